@@ -1,0 +1,118 @@
+"""Exceptions and warnings of kafkalog.
+
+Every error kafkalog raises about the bytes it reads is a :class:`KafkaLogError`. Each carries
+attributes a program can act on:
+
+- ``path``: the file the bytes came from (``None`` for a buffer in memory);
+- ``position``: the byte position, in that file or buffer, of the log entry (batch) at fault;
+- ``offset``: the batch's offset as its header states it, when it could be read;
+- ``kind``: a short machine-readable category (``"corrupt"``, ``"crc_mismatch"``, ...).
+
+Damage that kafkalog reads past without failing (a partial batch at the end of a segment, a
+batch left out with ``on_corrupt="skip"``) is reported as a :class:`KafkaLogWarning`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "KafkaLogError",
+    "CorruptRecordError",
+    "CrcMismatchError",
+    "DecompressionError",
+    "LimitExceededError",
+    "InvalidArgumentError",
+    "KafkaLogIOError",
+    "KafkaLogWarning",
+    "TruncatedSegmentWarning",
+    "SkippedBatchWarning",
+    "StoppedAtCorruptionWarning",
+]
+
+
+class KafkaLogError(Exception):
+    """Base class of every kafkalog error."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        position: int | None = None,
+        offset: int | None = None,
+        kind: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.position = position
+        self.offset = offset
+        self.kind = kind
+
+    def __reduce__(self):  # survive pickling (Spark ships exceptions between processes)
+        return (
+            _rebuild,
+            (type(self), self.message, self.path, self.position, self.offset, self.kind),
+        )
+
+
+def _rebuild(cls, message, path, position, offset, kind):
+    return cls(message, path=path, position=position, offset=offset, kind=kind)
+
+
+class CorruptRecordError(KafkaLogError):
+    """The bytes are not a valid Kafka batch or record: an impossible size, a bad varint,
+    a record running past its batch, an unknown magic or codec."""
+
+
+class CrcMismatchError(CorruptRecordError):
+    """A batch's stored CRC does not match its bytes (CRC-32C for v2, CRC-32 for v0/v1)."""
+
+
+class DecompressionError(CorruptRecordError):
+    """A batch's compressed records could not be decompressed."""
+
+
+class LimitExceededError(KafkaLogError):
+    """A configured limit was reached, such as ``max_decompressed_size``."""
+
+
+class InvalidArgumentError(KafkaLogError, ValueError):
+    """An option or input value is not acceptable."""
+
+
+class KafkaLogIOError(KafkaLogError, OSError):
+    """The operating system failed to read or write a file."""
+
+
+class KafkaLogWarning(UserWarning):
+    """Base class of kafkalog's warnings; carries ``path``, ``position``, ``offset`` and
+    ``bytes`` (how many bytes were passed over)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        position: int | None = None,
+        offset: int | None = None,
+        bytes: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.position = position
+        self.offset = offset
+        self.bytes = bytes
+
+
+class TruncatedSegmentWarning(KafkaLogWarning):
+    """A segment ends in a partial batch (a crash, or a copy of a live segment) or in zero
+    bytes never written. The complete batches before it were returned."""
+
+
+class SkippedBatchWarning(KafkaLogWarning):
+    """A corrupt batch was left out (``on_corrupt="skip"``)."""
+
+
+class StoppedAtCorruptionWarning(KafkaLogWarning):
+    """Reading a partition stopped at a corrupt batch (``on_corrupt="stop"``, as Kafka's log
+    recovery does, or ``"skip"`` where the batch's size itself is broken)."""

@@ -1,0 +1,329 @@
+//! A decoder that does no I/O, after arrow-rs's CSV/JSON decoders: it is fed bytes (a
+//! segment's, a byte range of one, a Fetch response's `records`), consumes the complete log
+//! entries at their front, and emits an Arrow `RecordBatch` on [`Decoder::flush`]. The file
+//! reader is a thin loop around it; so is decoding a buffer already in memory.
+//!
+//! It applies the corrupt-batch policy and notes what it skipped or left unread as [`Issue`]s,
+//! the way `kafka-dump-log` reports invalid bytes at the end of a segment.
+
+use super::builder::{Origin, RecordColumns, RecordFilter};
+use super::output::Output;
+use super::schema::Projection;
+use crate::error::{Error, Result};
+use crate::format::batch::{annotate, BatchDecoder, DecodeOptions};
+use crate::format::segment::{next_entry, Frame};
+use arrow_array::RecordBatch;
+use std::path::PathBuf;
+
+/// What to do with a batch that fails to decode (bad CRC, bad size, corrupt records, ...).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnCorrupt {
+    /// Raise the error (the default).
+    #[default]
+    Error,
+    /// Leave the batch out, note it, and go on with the next one. Where the entry's size itself
+    /// is broken there is no next one to find, and reading stops there.
+    Skip,
+    /// Stop at the first bad batch and keep what came before, as Kafka's log recovery does.
+    Stop,
+}
+
+impl OnCorrupt {
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "error" | "raise" => Ok(OnCorrupt::Error),
+            "skip" => Ok(OnCorrupt::Skip),
+            "stop" => Ok(OnCorrupt::Stop),
+            other => Err(Error::invalid_argument(format!(
+                "on_corrupt must be \"error\", \"skip\" or \"stop\", not {other:?}"
+            ))),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IssueKind {
+    /// Bytes at the end that do not form a complete entry: a torn write or a copy of a live
+    /// segment. Not an error; Kafka reports the same as "invalid bytes at the end".
+    TornTail,
+    /// Zero bytes at the end: space preallocated (`log.preallocate`) and never written.
+    ZeroTail,
+    /// A corrupt batch was left out (`on_corrupt="skip"`).
+    SkippedBatch,
+    /// Reading stopped at a corrupt batch (`on_corrupt="stop"`, or "skip" where the size of
+    /// an entry is itself broken).
+    Stopped,
+}
+
+/// Something the reader passed over without failing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issue {
+    pub kind: IssueKind,
+    pub message: String,
+    pub path: Option<PathBuf>,
+    pub position: u64,
+    pub offset: Option<i64>,
+    /// Bytes passed over.
+    pub bytes: u64,
+}
+
+impl std::fmt::Display for Issue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(p) = &self.path {
+            write!(f, "{}: ", p.display())?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct DecoderOptions {
+    pub decode: DecodeOptions,
+    pub projection: Projection,
+    pub filter: RecordFilter,
+    /// Target rows per output batch; a Kafka batch is never split, so a batch may exceed it by
+    /// the records of one Kafka batch.
+    pub batch_size: usize,
+    /// Target bytes of decoded data per output batch.
+    pub batch_bytes: usize,
+    pub on_corrupt: OnCorrupt,
+}
+
+impl Default for DecoderOptions {
+    fn default() -> Self {
+        DecoderOptions {
+            decode: DecodeOptions::default(),
+            projection: Projection::default(),
+            filter: RecordFilter::default(),
+            batch_size: 64 * 1024,
+            batch_bytes: 64 << 20,
+            on_corrupt: OnCorrupt::Error,
+        }
+    }
+}
+
+/// Arrow offsets are int32: no output batch may hold more bytes than this in one column.
+const MAX_BATCH_BYTES: usize = i32::MAX as usize;
+
+pub struct Decoder<O = RecordColumns> {
+    batches: BatchDecoder,
+    columns: O,
+    batch_size: usize,
+    batch_bytes: usize,
+    on_corrupt: OnCorrupt,
+    /// Absolute position of the next byte to consume.
+    position: u64,
+    /// Bytes of (decompressed) records in the buffered rows.
+    decoded: usize,
+    /// Bytes the entry at `position` needs in all, when the last call ran out of bytes.
+    need: usize,
+    /// Where a run of zero bytes began that may turn out to be preallocated space.
+    zeros_from: Option<u64>,
+    stopped: bool,
+    issues: Vec<Issue>,
+}
+
+impl Decoder<RecordColumns> {
+    /// A decoder of records, with the columns and filter of `options`.
+    pub fn new(options: DecoderOptions, origin: Origin, start_position: u64) -> Self {
+        let columns =
+            RecordColumns::new(options.projection.clone(), origin, options.filter.clone());
+        Decoder::with_output(options, columns, start_position)
+    }
+
+    pub fn projection(&self) -> &Projection {
+        self.columns.projection()
+    }
+}
+
+impl<O: Output> Decoder<O> {
+    /// A decoder filling `output`, for bytes starting at `start_position`.
+    pub fn with_output(options: DecoderOptions, output: O, start_position: u64) -> Self {
+        Decoder {
+            batches: BatchDecoder::new(options.decode),
+            columns: output,
+            batch_size: options.batch_size.max(1),
+            batch_bytes: options.batch_bytes.clamp(1, MAX_BATCH_BYTES),
+            on_corrupt: options.on_corrupt,
+            position: start_position,
+            decoded: 0,
+            need: 0,
+            zeros_from: None,
+            stopped: false,
+            issues: Vec::new(),
+        }
+    }
+
+    /// Position of the next byte the decoder expects.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// Bytes (from [`Self::position`]) the next entry needs before it can be decoded.
+    pub fn need(&self) -> usize {
+        self.need
+    }
+
+    /// Whether a batch is ready: call [`Self::flush`] before feeding more.
+    pub fn is_full(&self) -> bool {
+        self.columns.rows() >= self.batch_size || self.decoded >= self.batch_bytes
+    }
+
+    /// Whether decoding ended at a corrupt batch (policy `stop`, or an unframeable entry).
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+
+    pub fn rows(&self) -> usize {
+        self.columns.rows()
+    }
+
+    /// Decodes the complete entries at the front of `buf`, which must start at
+    /// [`Self::position`]. Returns how many bytes were consumed; stops early once a batch is
+    /// full, or when decoding stopped.
+    pub fn decode(&mut self, buf: &[u8]) -> Result<usize> {
+        let mut consumed = 0;
+        self.need = 0;
+        while !self.stopped && !self.is_full() {
+            let rest = &buf[consumed..];
+            if let Some(start) = self.zeros_from {
+                // Inside a run of zeros: more zeros keep it going, anything else is corruption
+                // at the run's start.
+                let zeros = rest.iter().take_while(|&&b| b == 0).count();
+                consumed += zeros;
+                self.position += zeros as u64;
+                if zeros == rest.len() {
+                    self.need = 1;
+                    break;
+                }
+                self.zeros_from = None;
+                let err =
+                    Error::corrupt("found record size 0 smaller than minimum record overhead (14)")
+                        .at(start);
+                self.corrupt(err, None)?;
+                break;
+            }
+            match next_entry(rest) {
+                Ok(Frame::Incomplete { need }) => {
+                    self.need = need;
+                    break;
+                }
+                Ok(Frame::Entry(len)) => {
+                    if self.columns.rows() > 0
+                        && self.decoded + len.max(self.batches.options.max_decompressed_size)
+                            > MAX_BATCH_BYTES
+                    {
+                        // This entry could overflow the output batch: flush first.
+                        self.decoded = MAX_BATCH_BYTES;
+                        break;
+                    }
+                    let entry = &rest[..len];
+                    let rows_before = self.columns.rows();
+                    match self.batches.decode(entry, self.position, &mut self.columns) {
+                        Ok(_) => self.decoded += len.max(self.batches.decompressed_len()),
+                        Err(err) => {
+                            self.columns.truncate(rows_before);
+                            self.corrupt(err, Some(len as u64))?;
+                        }
+                    }
+                    if !self.stopped {
+                        consumed += len;
+                        self.position += len as u64;
+                    }
+                }
+                Err(err) => {
+                    if rest.len() >= 12 && rest[..12].iter().all(|&b| b == 0) {
+                        // A size of 0 with nothing but zeros: maybe preallocated space.
+                        self.zeros_from = Some(self.position);
+                        continue;
+                    }
+                    self.corrupt(annotate(err, rest, self.position), None)?;
+                }
+            }
+        }
+        Ok(consumed)
+    }
+
+    /// Applies the corrupt-batch policy. `skippable` is the entry's length when it is known.
+    fn corrupt(&mut self, err: Error, skippable: Option<u64>) -> Result<()> {
+        let (kind, bytes) = match (self.on_corrupt, skippable) {
+            (OnCorrupt::Error, _) => return Err(err),
+            (OnCorrupt::Skip, Some(len)) => (IssueKind::SkippedBatch, len),
+            _ => {
+                self.stopped = true;
+                (IssueKind::Stopped, 0)
+            }
+        };
+        let what = match kind {
+            IssueKind::SkippedBatch => "skipped a corrupt batch",
+            _ => "stopped reading at a corrupt batch",
+        };
+        self.issues.push(Issue {
+            kind,
+            message: format!(
+                "{what}: {}",
+                Error {
+                    path: None,
+                    ..err.clone()
+                }
+            ),
+            path: err.path.clone(),
+            position: err.position.unwrap_or(self.position),
+            offset: err.offset,
+            bytes,
+        });
+        Ok(())
+    }
+
+    /// Ends the input: `rest` holds the bytes after the last complete entry. A partial entry
+    /// there is a torn tail, noted as an issue, not an error.
+    pub fn finish(&mut self, rest: &[u8]) {
+        if self.stopped {
+            return;
+        }
+        let start = self.zeros_from.take().unwrap_or(self.position);
+        let zeros = rest.iter().all(|&b| b == 0);
+        let bytes = self.position - start + rest.len() as u64;
+        if bytes == 0 {
+            return;
+        }
+        let (kind, message) = if zeros {
+            (
+                IssueKind::ZeroTail,
+                format!("{bytes} zero bytes at the end (preallocated space, never written)"),
+            )
+        } else {
+            (
+                IssueKind::TornTail,
+                format!("found {bytes} invalid bytes at the end (a partial batch)"),
+            )
+        };
+        let offset = rest
+            .get(0..8)
+            .map(|b| i64::from_be_bytes(b.try_into().unwrap()));
+        self.issues.push(Issue {
+            kind,
+            message,
+            path: None,
+            position: start,
+            offset,
+            bytes,
+        });
+        self.position += rest.len() as u64;
+    }
+
+    /// The buffered rows as a `RecordBatch`, or `None` when there are none.
+    pub fn flush(&mut self) -> Option<RecordBatch> {
+        self.decoded = 0;
+        (self.columns.rows() > 0).then(|| self.columns.finish())
+    }
+
+    /// Issues noted since the last call.
+    pub fn take_issues(&mut self) -> Vec<Issue> {
+        std::mem::take(&mut self.issues)
+    }
+
+    pub fn schema(&self) -> arrow_schema::SchemaRef {
+        self.columns.schema()
+    }
+}

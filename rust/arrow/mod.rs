@@ -1,0 +1,17 @@
+//! The Arrow layer: decoded records into `RecordBatch`es (and back); owns the schema.
+//!
+//! | file | what |
+//! |---|---|
+//! | `schema.rs` | the columns, their names and Arrow types |
+//! | `builder.rs` | column buffers filled record by record (the hot loop) |
+//! | `decoder.rs` | sans-I/O decoder: bytes in, record batches out, corrupt-batch policy |
+//! | `output.rs` | what a decoder fills: record columns or a batch listing |
+//! | `batches.rs` | the batch listing: one row per batch |
+//! | `reader.rs` | options builder, file discovery, the streaming file reader |
+
+pub mod batches;
+pub mod builder;
+pub mod decoder;
+pub mod output;
+pub mod reader;
+pub mod schema;

@@ -1,0 +1,16 @@
+//! What a [`super::decoder::Decoder`] fills: record columns (one row per record) or a batch
+//! listing (one row per batch).
+
+use crate::format::batch::RecordSink;
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+pub trait Output: RecordSink {
+    /// Rows buffered so far.
+    fn rows(&self) -> usize;
+    /// Drops every row from `rows` on (a batch that failed half way).
+    fn truncate(&mut self, rows: usize);
+    fn schema(&self) -> SchemaRef;
+    /// The buffered rows as a `RecordBatch`; starts empty again.
+    fn finish(&mut self) -> RecordBatch;
+}

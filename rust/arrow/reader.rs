@@ -1,0 +1,467 @@
+//! Reading segment files into Arrow: options ([`ReaderBuilder`]), finding the segments under a
+//! path ([`discover`]), and the streaming reader ([`LogReader`]), a thin loop that reads a file
+//! in chunks and feeds a [`Decoder`]. Memory stays bounded by the chunk, the largest batch and
+//! the output batch, never by the file.
+
+use super::batches::BatchColumns;
+use super::builder::{Origin, RecordColumns, RecordFilter};
+use super::decoder::{Decoder, DecoderOptions, Issue, IssueKind, OnCorrupt};
+use super::output::Output;
+use super::schema::Projection;
+use crate::error::{Error, Result};
+use crate::format::batch::CrcPolicy;
+use crate::format::segment::{base_offset_from_name, topic_partition_from_dir};
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, SchemaRef};
+use std::collections::{HashSet, VecDeque};
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Bytes read from a file at a time.
+const CHUNK: usize = 4 << 20;
+
+/// One segment file to read, with the topic and partition its records belong to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentFile {
+    pub path: PathBuf,
+    /// From the file name, when it is a segment name.
+    pub base_offset: Option<i64>,
+    pub origin: Origin,
+    /// Byte range to read: from `start` to `end` (exclusive; `None` = end of file). Both are
+    /// batch boundaries; an entry that crosses `end` reads as a torn tail.
+    pub start: u64,
+    pub end: Option<u64>,
+}
+
+impl SegmentFile {
+    pub fn new(path: PathBuf, origin: Origin) -> Self {
+        SegmentFile {
+            base_offset: base_offset_from_name(&path),
+            path,
+            origin,
+            start: 0,
+            end: None,
+        }
+    }
+}
+
+fn is_segment(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "log") && base_offset_from_name(path).is_some()
+}
+
+fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut paths = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(e, dir))?
+        .map(|e| e.map(|e| e.path()).map_err(|err| Error::io(err, dir)))
+        .collect::<Result<Vec<_>>>()?;
+    paths.sort();
+    Ok(paths)
+}
+
+/// The segments of one partition directory, in offset order.
+fn partition_segments(dir: &Path, origin: &Origin) -> Result<Vec<SegmentFile>> {
+    let mut segments: Vec<SegmentFile> = read_dir_sorted(dir)?
+        .into_iter()
+        .filter(|p| p.is_file() && is_segment(p))
+        .map(|p| SegmentFile::new(p, origin.clone()))
+        .collect();
+    segments.sort_by_key(|s| s.base_offset);
+    Ok(segments)
+}
+
+/// The segment files under `path`, in reading order:
+/// - a file: that file, with topic and partition from its directory's name when it is a
+///   partition directory `<topic>-<partition>`;
+/// - a directory holding `.log` segments: a partition directory, its segments in offset order;
+/// - any other directory: a log directory; each partition directory in it, ordered by topic
+///   and partition.
+///
+/// Segments being deleted, cleaned or swapped (`.log.deleted`, `.log.cleaned`, `.log.swap`)
+/// and directories Kafka is deleting or moving are left out, as a broker would.
+pub fn discover(path: &Path) -> Result<Vec<SegmentFile>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(e, path))?;
+    let dir_origin = |dir: Option<&Path>| {
+        dir.and_then(topic_partition_from_dir)
+            .map(|(topic, partition)| Origin {
+                topic: Some(topic),
+                partition: Some(partition),
+            })
+            .unwrap_or_default()
+    };
+    if meta.is_file() {
+        return Ok(vec![SegmentFile::new(
+            path.to_path_buf(),
+            dir_origin(path.parent()),
+        )]);
+    }
+    let segments = partition_segments(path, &dir_origin(Some(path)))?;
+    if !segments.is_empty() {
+        return Ok(segments);
+    }
+    let mut partitions: Vec<(String, i32, PathBuf)> = read_dir_sorted(path)?
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .filter_map(|p| topic_partition_from_dir(&p).map(|(t, n)| (t, n, p)))
+        .collect();
+    partitions.sort();
+    let mut all = Vec::new();
+    for (topic, partition, dir) in partitions {
+        all.extend(partition_segments(
+            &dir,
+            &Origin {
+                topic: Some(topic),
+                partition: Some(partition),
+            },
+        )?);
+    }
+    Ok(all)
+}
+
+/// Options for reading, after arrow-rs's `ReaderBuilder`.
+#[derive(Clone, Debug, Default)]
+pub struct ReaderBuilder {
+    options: DecoderOptions,
+    origin: Option<Origin>,
+}
+
+impl ReaderBuilder {
+    pub fn new() -> Self {
+        ReaderBuilder::default()
+    }
+
+    /// Target rows per output batch (default 65536).
+    pub fn with_batch_size(mut self, rows: usize) -> Self {
+        self.options.batch_size = rows;
+        self
+    }
+
+    pub fn with_projection(mut self, projection: Projection) -> Self {
+        self.options.projection = projection;
+        self
+    }
+
+    pub fn with_crc(mut self, policy: CrcPolicy) -> Self {
+        self.options.decode.crc = policy;
+        self
+    }
+
+    pub fn with_on_corrupt(mut self, policy: OnCorrupt) -> Self {
+        self.options.on_corrupt = policy;
+        self
+    }
+
+    pub fn with_include_control(mut self, include: bool) -> Self {
+        self.options.filter.include_control = include;
+        self
+    }
+
+    /// Cap on one batch's decompressed bytes (default 256 MiB, at most 1 GiB).
+    pub fn with_max_decompressed_size(mut self, bytes: usize) -> Result<Self> {
+        if bytes > 1 << 30 {
+            return Err(Error::invalid_argument(
+                "max_decompressed_size may be at most 1 GiB (1073741824)",
+            ));
+        }
+        self.options.decode.max_decompressed_size = bytes;
+        Ok(self)
+    }
+
+    /// Topic and partition for the records, overriding what file and directory names say.
+    pub fn with_origin(mut self, origin: Origin) -> Self {
+        self.origin = Some(origin);
+        self
+    }
+
+    pub fn with_filter(mut self, filter: RecordFilter) -> Self {
+        self.options.filter = filter;
+        self
+    }
+
+    pub fn schema(&self) -> SchemaRef {
+        self.options.projection.schema()
+    }
+
+    /// A decoder for bytes that start at `position` of a stream from `origin`.
+    pub fn build_decoder(&self, origin: Origin, position: u64) -> Decoder {
+        Decoder::new(
+            self.options.clone(),
+            self.origin.clone().unwrap_or(origin),
+            position,
+        )
+    }
+
+    fn decoder_for<O: Output>(
+        &self,
+        make: MakeOutput<O>,
+        origin: Origin,
+        position: u64,
+    ) -> Decoder<O> {
+        let output = make(&self.options, self.origin.clone().unwrap_or(origin));
+        Decoder::with_output(self.options.clone(), output, position)
+    }
+
+    /// A reader of every segment under `path` (see [`discover`]).
+    pub fn build(self, path: impl AsRef<Path>) -> Result<LogReader> {
+        let files = discover(path.as_ref())?;
+        Ok(self.build_files(files))
+    }
+
+    /// A reader of the given segment files (or byte ranges of them), in order.
+    pub fn build_files(self, files: Vec<SegmentFile>) -> LogReader {
+        self.reader(files, record_columns)
+    }
+
+    /// A reader listing the batches (one row each, see [`super::batches`]) of the given files.
+    pub fn build_batch_listing(self, files: Vec<SegmentFile>) -> LogReader<BatchColumns> {
+        self.reader(files, batch_columns)
+    }
+
+    fn reader<O: Output>(self, files: Vec<SegmentFile>, make: MakeOutput<O>) -> LogReader<O> {
+        LogReader {
+            schema: make(&self.options, Origin::default()).schema(),
+            make,
+            builder: self,
+            files: files.into(),
+            current: None,
+            stopped_partitions: HashSet::new(),
+            issues: Vec::new(),
+            done: false,
+        }
+    }
+}
+
+/// Makes the output a decoder fills, from the options and a file's origin.
+type MakeOutput<O> = fn(&DecoderOptions, Origin) -> O;
+
+fn record_columns(options: &DecoderOptions, origin: Origin) -> RecordColumns {
+    RecordColumns::new(options.projection.clone(), origin, options.filter.clone())
+}
+
+fn batch_columns(_: &DecoderOptions, origin: Origin) -> BatchColumns {
+    BatchColumns::new(origin)
+}
+
+struct OpenFile<O> {
+    segment: SegmentFile,
+    file: File,
+    decoder: Decoder<O>,
+    buf: Vec<u8>,
+    /// `buf[start..end]` holds the bytes from the decoder's position on.
+    start: usize,
+    end: usize,
+    /// Bytes of the range not yet read into `buf`.
+    unread: u64,
+}
+
+impl<O: Output> OpenFile<O> {
+    fn open(segment: SegmentFile, builder: &ReaderBuilder, make: MakeOutput<O>) -> Result<Self> {
+        use std::io::{Seek, SeekFrom};
+        let path = &segment.path;
+        let mut file = File::open(path).map_err(|e| Error::io(e, path))?;
+        let len = file.metadata().map_err(|e| Error::io(e, path))?.len();
+        let end = segment.end.map_or(len, |e| e.min(len));
+        if segment.start > 0 {
+            file.seek(SeekFrom::Start(segment.start))
+                .map_err(|e| Error::io(e, path))?;
+        }
+        let decoder = builder.decoder_for(make, segment.origin.clone(), segment.start);
+        Ok(OpenFile {
+            unread: end.saturating_sub(segment.start),
+            segment,
+            file,
+            decoder,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+        })
+    }
+
+    /// Reads more of the file: at least enough for the entry the decoder is waiting for, when
+    /// the file has that many bytes. Returns false at the end of the range.
+    fn fill(&mut self) -> Result<bool> {
+        if self.unread == 0 {
+            return Ok(false);
+        }
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        let want = CHUNK.max(self.decoder.need());
+        // Never more than the bytes the file has: a size field claiming gigabytes is a torn tail
+        // here, not an allocation.
+        let target =
+            self.end + (want.saturating_sub(self.end).max(1) as u64).min(self.unread) as usize;
+        if self.buf.len() < target {
+            self.buf.resize(target, 0);
+        }
+        while self.end < target {
+            let n = self
+                .file
+                .read(&mut self.buf[self.end..target])
+                .map_err(|e| Error::io(e, &self.segment.path))?;
+            if n == 0 {
+                // The file is shorter than it was: treat as its end.
+                self.unread = 0;
+                break;
+            }
+            self.end += n;
+            self.unread -= n as u64;
+        }
+        Ok(true)
+    }
+}
+
+/// Streams `RecordBatch`es from segment files. Also an arrow-rs `RecordBatchReader`.
+pub struct LogReader<O = RecordColumns> {
+    builder: ReaderBuilder,
+    make: MakeOutput<O>,
+    schema: SchemaRef,
+    files: VecDeque<SegmentFile>,
+    current: Option<OpenFile<O>>,
+    /// Partitions where reading stopped at a corrupt batch: their later segments are not read,
+    /// as Kafka's recovery drops what follows a corruption.
+    stopped_partitions: HashSet<Origin>,
+    issues: Vec<Issue>,
+    done: bool,
+}
+
+impl<O: Output> LogReader<O> {
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// What was passed over so far (torn tails, skipped batches, ...), emptied by each call.
+    pub fn take_issues(&mut self) -> Vec<Issue> {
+        std::mem::take(&mut self.issues)
+    }
+
+    fn collect_issues(&mut self) {
+        if let Some(f) = &mut self.current {
+            let path = &f.segment.path;
+            for mut issue in f.decoder.take_issues() {
+                issue.path = Some(path.clone());
+                if issue.kind == IssueKind::Stopped {
+                    self.stopped_partitions.insert(f.segment.origin.clone());
+                }
+                self.issues.push(issue);
+            }
+        }
+    }
+
+    fn step(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            if self.current.is_none() {
+                let Some(segment) = self.files.pop_front() else {
+                    return Ok(None);
+                };
+                if segment.origin.topic.is_some()
+                    && self.stopped_partitions.contains(&segment.origin)
+                {
+                    continue;
+                }
+                self.current = Some(OpenFile::open(segment, &self.builder, self.make)?);
+            }
+            let f = self.current.as_mut().unwrap();
+            let consumed = f
+                .decoder
+                .decode(&f.buf[f.start..f.end])
+                .map_err(|e| e.with_path(&f.segment.path))?;
+            f.start += consumed;
+            if f.decoder.is_full() {
+                let batch = f.decoder.flush();
+                self.collect_issues();
+                if batch.is_some() {
+                    return Ok(batch);
+                }
+                continue;
+            }
+            let at_end = f.decoder.is_stopped() || !f.fill()?;
+            if at_end {
+                f.decoder.finish(&f.buf[f.start..f.end]);
+                let batch = f.decoder.flush();
+                self.collect_issues();
+                self.current = None;
+                if batch.is_some() {
+                    return Ok(batch);
+                }
+            }
+        }
+    }
+}
+
+impl<O: Output> Iterator for LogReader<O> {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.step() {
+            Ok(Some(batch)) => Some(Ok(batch)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                self.collect_issues();
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// For arrow-rs consumers; errors become `ArrowError::ExternalError` carrying our [`Error`].
+pub struct ArrowReader(pub LogReader);
+
+impl Iterator for ArrowReader {
+    type Item = Result<RecordBatch, ArrowError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0
+            .next()
+            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for ArrowReader {
+    fn schema(&self) -> SchemaRef {
+        self.0.schema()
+    }
+}
+
+/// Decodes a buffer already in memory (a segment's bytes, or a Fetch response's `records`):
+/// every batch, then what was passed over.
+pub fn decode_bytes(
+    builder: &ReaderBuilder,
+    bytes: &[u8],
+    origin: Origin,
+) -> Result<(Vec<RecordBatch>, Vec<Issue>)> {
+    drain(builder.decoder_for(record_columns, origin, 0), bytes)
+}
+
+/// Lists the batches of a buffer already in memory.
+pub fn list_batches_in_bytes(
+    builder: &ReaderBuilder,
+    bytes: &[u8],
+    origin: Origin,
+) -> Result<(Vec<RecordBatch>, Vec<Issue>)> {
+    drain(builder.decoder_for(batch_columns, origin, 0), bytes)
+}
+
+fn drain<O: Output>(
+    mut decoder: Decoder<O>,
+    bytes: &[u8],
+) -> Result<(Vec<RecordBatch>, Vec<Issue>)> {
+    let mut batches = Vec::new();
+    let mut pos = 0usize;
+    loop {
+        pos += decoder.decode(&bytes[pos..])?;
+        if decoder.is_full() {
+            batches.extend(decoder.flush());
+            continue;
+        }
+        decoder.finish(&bytes[pos..]);
+        batches.extend(decoder.flush());
+        return Ok((batches, decoder.take_issues()));
+    }
+}

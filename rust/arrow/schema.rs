@@ -1,0 +1,228 @@
+//! The Arrow schema of decoded records.
+//!
+//! The first eight columns have the names, types and meaning of Spark's Kafka source, so code
+//! written against a live topic runs unchanged on files. The batch-metadata columns after them
+//! expose what Kafka keeps per batch. Every type is one Spark maps exactly
+//! (`timestamp[us, UTC]`, `int32` for IntegerType, `binary`, `list<struct>`).
+
+use crate::error::{Error, Result};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use std::sync::{Arc, OnceLock};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Column {
+    Key,
+    Value,
+    Topic,
+    Partition,
+    Offset,
+    Timestamp,
+    TimestampType,
+    Headers,
+    // Batch metadata.
+    BaseOffset,
+    LastOffset,
+    BatchPosition,
+    BatchSize,
+    Magic,
+    Compression,
+    CrcValid,
+    ProducerId,
+    ProducerEpoch,
+    Sequence,
+    PartitionLeaderEpoch,
+    IsTransactional,
+    IsControl,
+    MaxTimestamp,
+    DeleteHorizonMs,
+    ControlType,
+}
+
+impl Column {
+    /// The columns of Spark's Kafka source (with headers), in its order.
+    pub const DEFAULT: [Column; 8] = [
+        Column::Key,
+        Column::Value,
+        Column::Topic,
+        Column::Partition,
+        Column::Offset,
+        Column::Timestamp,
+        Column::TimestampType,
+        Column::Headers,
+    ];
+
+    /// Kafka's per-batch values, added by the `batch_metadata` option.
+    pub const METADATA: [Column; 16] = [
+        Column::BaseOffset,
+        Column::LastOffset,
+        Column::BatchPosition,
+        Column::BatchSize,
+        Column::Magic,
+        Column::Compression,
+        Column::CrcValid,
+        Column::ProducerId,
+        Column::ProducerEpoch,
+        Column::Sequence,
+        Column::PartitionLeaderEpoch,
+        Column::IsTransactional,
+        Column::IsControl,
+        Column::MaxTimestamp,
+        Column::DeleteHorizonMs,
+        Column::ControlType,
+    ];
+
+    pub fn all() -> impl Iterator<Item = Column> {
+        Column::DEFAULT.into_iter().chain(Column::METADATA)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Column::Key => "key",
+            Column::Value => "value",
+            Column::Topic => "topic",
+            Column::Partition => "partition",
+            Column::Offset => "offset",
+            Column::Timestamp => "timestamp",
+            Column::TimestampType => "timestampType",
+            Column::Headers => "headers",
+            Column::BaseOffset => "baseOffset",
+            Column::LastOffset => "lastOffset",
+            Column::BatchPosition => "batchPosition",
+            Column::BatchSize => "batchSize",
+            Column::Magic => "magic",
+            Column::Compression => "compression",
+            Column::CrcValid => "crcValid",
+            Column::ProducerId => "producerId",
+            Column::ProducerEpoch => "producerEpoch",
+            Column::Sequence => "sequence",
+            Column::PartitionLeaderEpoch => "partitionLeaderEpoch",
+            Column::IsTransactional => "isTransactional",
+            Column::IsControl => "isControl",
+            Column::MaxTimestamp => "maxTimestamp",
+            Column::DeleteHorizonMs => "deleteHorizonMs",
+            Column::ControlType => "controlType",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Column> {
+        Column::all().find(|c| c.name() == name).ok_or_else(|| {
+            let known: Vec<_> = Column::all().map(Column::name).collect();
+            Error::invalid_argument(format!(
+                "unknown column {name:?}; columns are {}",
+                known.join(", ")
+            ))
+        })
+    }
+
+    pub fn field(self) -> Field {
+        let (ty, nullable) = match self {
+            Column::Key | Column::Value => (DataType::Binary, true),
+            Column::Topic => (DataType::Utf8, true),
+            Column::Partition => (DataType::Int32, true),
+            Column::Offset => (DataType::Int64, false),
+            Column::Timestamp => (timestamp_type(), true),
+            Column::TimestampType => (DataType::Int32, false),
+            Column::Headers => (headers_type(), true),
+            Column::BaseOffset | Column::LastOffset | Column::BatchPosition => {
+                (DataType::Int64, false)
+            }
+            Column::BatchSize => (DataType::Int32, false),
+            Column::Magic => (DataType::Int8, false),
+            Column::Compression => (DataType::Utf8, false),
+            Column::CrcValid => (DataType::Boolean, true),
+            Column::ProducerId => (DataType::Int64, false),
+            Column::ProducerEpoch => (DataType::Int16, false),
+            Column::Sequence | Column::PartitionLeaderEpoch => (DataType::Int32, false),
+            Column::IsTransactional | Column::IsControl => (DataType::Boolean, false),
+            Column::MaxTimestamp => (DataType::Int64, false),
+            Column::DeleteHorizonMs => (DataType::Int64, true),
+            Column::ControlType => (DataType::Int16, true),
+        };
+        Field::new(self.name(), ty, nullable)
+    }
+}
+
+/// Milliseconds become microseconds: Spark's TimestampType in Arrow.
+pub fn timestamp_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+}
+
+/// `list<struct<key: string, value: binary>>`, as Spark's Kafka source types `headers`.
+pub fn headers_type() -> DataType {
+    DataType::List(Arc::new(Field::new(
+        "element",
+        DataType::Struct(header_fields()),
+        true,
+    )))
+}
+
+pub fn header_fields() -> Fields {
+    static FIELDS: OnceLock<Fields> = OnceLock::new();
+    FIELDS
+        .get_or_init(|| {
+            Fields::from(vec![
+                Field::new("key", DataType::Utf8, true),
+                Field::new("value", DataType::Binary, true),
+            ])
+        })
+        .clone()
+}
+
+/// A choice of columns, in output order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Projection {
+    columns: Vec<Column>,
+}
+
+impl Projection {
+    pub fn new(columns: Vec<Column>) -> Result<Self> {
+        let mut seen = std::collections::HashSet::new();
+        for c in &columns {
+            if !seen.insert(*c) {
+                return Err(Error::invalid_argument(format!(
+                    "column {:?} asked for twice",
+                    c.name()
+                )));
+            }
+        }
+        Ok(Projection { columns })
+    }
+
+    /// Spark's Kafka columns, plus the batch metadata when asked.
+    pub fn default_with_metadata(batch_metadata: bool) -> Self {
+        let mut columns = Column::DEFAULT.to_vec();
+        if batch_metadata {
+            columns.extend(Column::METADATA);
+        }
+        Projection { columns }
+    }
+
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Self> {
+        Projection::new(
+            names
+                .iter()
+                .map(|n| Column::from_name(n.as_ref()))
+                .collect::<Result<_>>()?,
+        )
+    }
+
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    pub fn contains(&self, column: Column) -> bool {
+        self.columns.contains(&column)
+    }
+
+    pub fn schema(&self) -> SchemaRef {
+        Arc::new(Schema::new(
+            self.columns.iter().map(|c| c.field()).collect::<Vec<_>>(),
+        ))
+    }
+}
+
+impl Default for Projection {
+    fn default() -> Self {
+        Projection::default_with_metadata(false)
+    }
+}

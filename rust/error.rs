@@ -1,0 +1,113 @@
+//! The one error type of kafkalog.
+//!
+//! Every failure carries what a person (or a program) needs to find the bad bytes: the file, the
+//! byte position of the batch (log entry) in it, and the batch's offset when it could be read.
+//! The format layer fills `position` and `offset`; the reader adds `path`. The Python bindings map
+//! [`ErrorKind`] to the exception classes in `kafkalog.errors`, in one place.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What went wrong, as a category a program can act on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The bytes do not form a valid batch or record (bad size, bad varint, overrun, ...).
+    Corrupt,
+    /// A stored CRC does not match the bytes it covers.
+    CrcMismatch,
+    /// A compressed stream could not be decompressed.
+    Decompression,
+    /// A configured limit was reached (decompressed size, batch size, ...).
+    LimitExceeded,
+    /// The caller asked for something impossible (bad option, bad column, bad input table).
+    InvalidArgument,
+    /// The operating system failed a read or write.
+    Io,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::CrcMismatch => "crc_mismatch",
+            ErrorKind::Decompression => "decompression",
+            ErrorKind::LimitExceeded => "limit_exceeded",
+            ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::Io => "io",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// The file the bytes came from, when they came from a file.
+    pub path: Option<PathBuf>,
+    /// Byte position, in the file or buffer, of the log entry (batch) the error is in.
+    pub position: Option<u64>,
+    /// The offset of that batch as its header states it (base offset for v2, the entry's offset
+    /// for v0/v1), when the header could be read.
+    pub offset: Option<i64>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+            path: None,
+            position: None,
+            offset: None,
+        }
+    }
+
+    pub fn corrupt(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Corrupt, message)
+    }
+
+    pub fn invalid_argument(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidArgument, message)
+    }
+
+    pub fn io(err: std::io::Error, path: &Path) -> Self {
+        Error::new(ErrorKind::Io, err.to_string()).with_path(path)
+    }
+
+    /// Sets the position unless an inner layer already set a more precise one.
+    pub fn at(mut self, position: u64) -> Self {
+        self.position.get_or_insert(position);
+        self
+    }
+
+    pub fn with_offset(mut self, offset: i64) -> Self {
+        self.offset.get_or_insert(offset);
+        self
+    }
+
+    pub fn with_path(mut self, path: &Path) -> Self {
+        if self.path.is_none() {
+            self.path = Some(path.to_path_buf());
+        }
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(path) = &self.path {
+            write!(f, "{}: ", path.display())?;
+        }
+        f.write_str(&self.message)?;
+        match (self.position, self.offset) {
+            (Some(p), Some(o)) => write!(f, " (batch at byte position {p}, offset {o})"),
+            (Some(p), None) => write!(f, " (at byte position {p})"),
+            (None, Some(o)) => write!(f, " (batch offset {o})"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

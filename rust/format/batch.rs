@@ -1,0 +1,305 @@
+//! What every message format decodes to: a batch's header ([`BatchInfo`]) and borrowed views
+//! of its records ([`Record`]), handed to a [`RecordSink`] so that nothing is allocated per
+//! record. [`BatchDecoder`] decodes one log entry of any magic.
+//!
+//! "Batch" means what Kafka's own `RecordBatch` means: a v2 record batch, a v0/v1 compressed
+//! wrapper message with its inner messages, or a single uncompressed v0/v1 message.
+
+use super::compression::Compression;
+use super::{legacy, v2};
+use crate::error::{Error, Result};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimestampType {
+    /// Magic 0 has no timestamps.
+    NoTimestamp = -1,
+    CreateTime = 0,
+    LogAppendTime = 1,
+}
+
+impl TimestampType {
+    /// Kafka's name, as `kafka-dump-log` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimestampType::NoTimestamp => "NoTimestampType",
+            TimestampType::CreateTime => "CreateTime",
+            TimestampType::LogAppendTime => "LogAppendTime",
+        }
+    }
+}
+
+/// Kafka's "no timestamp" / "no producer" sentinel.
+pub const NO_TIMESTAMP: i64 = -1;
+
+/// One batch's header, with the values Kafka derives from it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchInfo {
+    /// Byte position of the log entry in its file or buffer.
+    pub position: u64,
+    /// Bytes of the log entry, including the 12 bytes of offset and size.
+    pub size: u32,
+    pub magic: i8,
+    /// v2: the header's base offset. v0/v1: the first (inner) record's offset.
+    pub base_offset: i64,
+    /// v2: base offset + last offset delta. v0/v1: the entry's offset.
+    pub last_offset: i64,
+    pub crc: u32,
+    /// Whether the stored CRC matches; `None` when it was not computed.
+    pub crc_valid: Option<bool>,
+    pub attributes: i16,
+    pub compression: Compression,
+    pub timestamp_type: TimestampType,
+    /// v2: the base timestamp field (the delete horizon when [`Self::delete_horizon`] is set).
+    /// v0/v1: the message's timestamp.
+    pub base_timestamp: i64,
+    pub max_timestamp: i64,
+    pub partition_leader_epoch: i32,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub base_sequence: i32,
+    /// v2: the records count field. v0/v1: the number of (inner) messages.
+    pub record_count: i32,
+    pub is_transactional: bool,
+    pub is_control: bool,
+    /// v2 attribute bit 6: the base timestamp holds the delete horizon (KIP-534).
+    pub delete_horizon: bool,
+}
+
+impl BatchInfo {
+    /// Kafka's `lastSequence()`: the base sequence advanced by the last offset delta, wrapping
+    /// past `i32::MAX` to 0, or -1 without a producer.
+    pub fn last_sequence(&self) -> i32 {
+        if self.magic < 2 {
+            return -1;
+        }
+        increment_sequence(
+            self.base_sequence,
+            (self.last_offset - self.base_offset) as i32,
+        )
+    }
+
+    pub fn delete_horizon_ms(&self) -> Option<i64> {
+        self.delete_horizon.then_some(self.base_timestamp)
+    }
+}
+
+/// Kafka's `DefaultRecordBatch.incrementSequence`, including its wrap to 0.
+pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
+    if sequence < 0 {
+        return -1;
+    }
+    // Java int arithmetic, which wraps: a corrupt negative delta must not panic.
+    if sequence > i32::MAX.wrapping_sub(increment) {
+        increment
+            .wrapping_sub(i32::MAX.wrapping_sub(sequence))
+            .wrapping_sub(1)
+    } else {
+        sequence.wrapping_add(increment)
+    }
+}
+
+/// One record, borrowing its bytes from the segment (or the decompression buffer).
+#[derive(Clone, Copy, Debug)]
+pub struct Record<'a> {
+    pub offset: i64,
+    /// Milliseconds since the epoch, or -1 ([`NO_TIMESTAMP`]).
+    pub timestamp: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub headers: Headers<'a>,
+    /// v2: the record's producer sequence (-1 without a producer). v0/v1: -1.
+    pub sequence: i32,
+}
+
+/// A record's headers, already validated, read on demand.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Headers<'a> {
+    pub(crate) count: u32,
+    pub(crate) bytes: &'a [u8],
+}
+
+impl<'a> Headers<'a> {
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Header keys and values in order; a value may be null.
+    pub fn iter(&self) -> HeaderIter<'a> {
+        HeaderIter {
+            remaining: self.count,
+            bytes: self.bytes,
+            pos: 0,
+        }
+    }
+}
+
+pub struct HeaderIter<'a> {
+    remaining: u32,
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Iterator for HeaderIter<'a> {
+    type Item = (&'a [u8], Option<&'a [u8]>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        // The record parser validated these bytes; a failure here would mean a bug, and ends
+        // the iteration instead of panicking.
+        let key = v2::read_sized(self.bytes, &mut self.pos).ok()??;
+        let value = v2::read_sized(self.bytes, &mut self.pos).ok()?;
+        Some((key, value))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.remaining as usize))
+    }
+}
+
+/// Receives decoded batches and records.
+pub trait RecordSink {
+    /// Called before a batch's records. Returning `false` skips them without decoding (for
+    /// instance control batches nobody asked for).
+    fn begin_batch(&mut self, batch: &BatchInfo) -> bool;
+
+    /// Called for each record of the batch, in order.
+    fn record(&mut self, batch: &BatchInfo, record: &Record<'_>);
+}
+
+/// What to do with each batch's CRC (CRC-32C for v2, CRC-32 for v0/v1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CrcPolicy {
+    /// Compute it and fail on a mismatch (the default).
+    #[default]
+    Verify,
+    /// Compute it and report the result in [`BatchInfo::crc_valid`] without failing.
+    Report,
+    /// Do not compute it.
+    Ignore,
+}
+
+/// Options for decoding batches.
+#[derive(Clone, Debug)]
+pub struct DecodeOptions {
+    pub crc: CrcPolicy,
+    /// Cap on the decompressed bytes of one batch or wrapper.
+    pub max_decompressed_size: usize,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions {
+            crc: CrcPolicy::Verify,
+            max_decompressed_size: 256 << 20,
+        }
+    }
+}
+
+/// Decodes log entries of any magic, reusing its buffers from one entry to the next.
+#[derive(Default)]
+pub struct BatchDecoder {
+    pub options: DecodeOptions,
+    /// Decompressed records of the current batch.
+    pub(crate) scratch: Vec<u8>,
+    /// Inner message spans of the current v0/v1 wrapper.
+    pub(crate) inner: Vec<legacy::Inner>,
+    /// Decompressed bytes of the last batch decoded (0 when it was not compressed).
+    pub(crate) decompressed: usize,
+}
+
+impl BatchDecoder {
+    pub fn new(options: DecodeOptions) -> Self {
+        BatchDecoder {
+            options,
+            scratch: Vec::new(),
+            inner: Vec::new(),
+            decompressed: 0,
+        }
+    }
+
+    /// Decodes one complete log entry (as framed by [`super::segment::next_entry`]) found at
+    /// `position`, feeding its records to `sink`. On error the sink may have seen part of the
+    /// batch; the error names the position and the offset.
+    pub fn decode<S: RecordSink>(
+        &mut self,
+        entry: &[u8],
+        position: u64,
+        sink: &mut S,
+    ) -> Result<BatchInfo> {
+        self.decompressed = 0;
+        let magic = entry_magic(entry)?;
+        let result = if magic >= 2 {
+            v2::decode(self, entry, position, sink)
+        } else {
+            legacy::decode(self, entry, position, sink)
+        };
+        result.map_err(|e| annotate(e, entry, position))
+    }
+
+    /// Decompressed bytes of the last batch decoded (0 when it was not compressed).
+    pub fn decompressed_len(&self) -> usize {
+        self.decompressed
+    }
+
+    /// Reads a batch's header (and, for v0/v1 wrappers, its inner offsets) without passing its
+    /// records anywhere.
+    pub fn header(&mut self, entry: &[u8], position: u64) -> Result<BatchInfo> {
+        struct Nothing;
+        impl RecordSink for Nothing {
+            fn begin_batch(&mut self, _: &BatchInfo) -> bool {
+                false
+            }
+            fn record(&mut self, _: &BatchInfo, _: &Record<'_>) {}
+        }
+        self.decode(entry, position, &mut Nothing)
+    }
+}
+
+/// Applies a [`CrcPolicy`]: the value for [`BatchInfo::crc_valid`], or the error to raise.
+pub(crate) fn check_crc(
+    policy: CrcPolicy,
+    stored: u32,
+    compute: impl FnOnce() -> u32,
+) -> Result<Option<bool>> {
+    if policy == CrcPolicy::Ignore {
+        return Ok(None);
+    }
+    let computed = compute();
+    if computed == stored {
+        return Ok(Some(true));
+    }
+    if policy == CrcPolicy::Report {
+        return Ok(Some(false));
+    }
+    Err(Error::new(
+        crate::error::ErrorKind::CrcMismatch,
+        format!("record is corrupt (stored crc = {stored}, computed crc = {computed})"),
+    ))
+}
+
+/// The magic byte of an entry; magic above 2 is refused rather than guessed at.
+pub(crate) fn entry_magic(entry: &[u8]) -> Result<i8> {
+    let magic = *entry
+        .get(16)
+        .ok_or_else(|| Error::corrupt("log entry shorter than its header"))? as i8;
+    if !(0..=2).contains(&magic) {
+        return Err(Error::corrupt(format!("invalid magic byte {magic}")));
+    }
+    Ok(magic)
+}
+
+/// Adds the entry's position and header offset to an error.
+pub(crate) fn annotate(err: Error, entry: &[u8], position: u64) -> Error {
+    let err = err.at(position);
+    match entry.get(0..8) {
+        Some(b) => err.with_offset(i64::from_be_bytes(b.try_into().unwrap())),
+        None => err,
+    }
+}

@@ -1,0 +1,27 @@
+//! The format layer: Kafka's bytes, and nothing else — no Arrow, no Python, no I/O.
+//! Borrowing parsers over `&[u8]` and writers into `Vec<u8>`.
+//!
+//! | file | what |
+//! |---|---|
+//! | `varint.rs` | zig-zag varints of v2 records |
+//! | `crc.rs` | CRC-32C (v2) and CRC-32 (v0/v1) |
+//! | `compression/` | gzip, snappy (xerial and raw), lz4 (Kafka's frame), zstd |
+//! | `batch.rs` | the decoded model: batch info, record views, the sink, the per-entry decoder |
+//! | `v2.rs` | magic v2 record batches |
+//! | `legacy.rs` | magic v0 and v1 messages and compressed wrappers |
+//! | `control.rs` | control records: transaction markers, KRaft control records |
+//! | `segment.rs` | framing of log entries in a segment, file and directory names |
+
+pub mod batch;
+pub mod compression;
+pub mod control;
+pub mod crc;
+pub mod legacy;
+pub mod segment;
+pub mod v2;
+pub mod varint;
+
+pub use batch::{
+    BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink, TimestampType,
+};
+pub use compression::Compression;

@@ -1,0 +1,15 @@
+//! kafkalog: Apache Kafka's on-disk log as Apache Arrow.
+//!
+//! Data flows one way, through layers that do not reach past each other:
+//! - [`format`]: Kafka's bytes (message formats, codecs, CRCs, segment framing). No Arrow.
+//! - [`arrow`]: decoded records into Arrow `RecordBatch`es; owns the schema and the readers.
+//! - `python` (feature `python`): the PyO3 bindings, thin.
+
+pub mod arrow;
+pub mod error;
+pub mod format;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, ErrorKind, Result};

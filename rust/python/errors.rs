@@ -1,0 +1,99 @@
+//! Rust errors and issues as Python exceptions and warnings, in one place. The classes live in
+//! `kafkalog/errors.py`, where their docstrings are; this maps [`ErrorKind`] and [`IssueKind`]
+//! onto them and fills their attributes (path, position, offset).
+
+use crate::arrow::decoder::{Issue, IssueKind};
+use crate::error::{Error, ErrorKind};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+fn class_name(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Corrupt => "CorruptRecordError",
+        ErrorKind::CrcMismatch => "CrcMismatchError",
+        ErrorKind::Decompression => "DecompressionError",
+        ErrorKind::LimitExceeded => "LimitExceededError",
+        ErrorKind::InvalidArgument => "InvalidArgumentError",
+        ErrorKind::Io => "KafkaLogIOError",
+    }
+}
+
+fn issue_class_name(kind: IssueKind) -> &'static str {
+    match kind {
+        IssueKind::TornTail | IssueKind::ZeroTail => "TruncatedSegmentWarning",
+        IssueKind::SkippedBatch => "SkippedBatchWarning",
+        IssueKind::Stopped => "StoppedAtCorruptionWarning",
+    }
+}
+
+fn errors_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    py.import("kafkalog.errors")
+}
+
+/// The Python exception for `err`, with `path`, `position`, `offset` and `kind` attributes.
+pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let class = errors_module(py)?.getattr(class_name(err.kind))?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item(
+            "path",
+            err.path.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        )?;
+        kwargs.set_item("position", err.position)?;
+        kwargs.set_item("offset", err.offset)?;
+        kwargs.set_item("kind", err.kind.name())?;
+        let instance = class.call((err.to_string(),), Some(&kwargs))?;
+        Ok(PyErr::from_value(instance))
+    };
+    // If the Python side cannot even be imported, say so rather than lose the error.
+    build().unwrap_or_else(|import_err| PyValueError::new_err(format!("{err} ({import_err})")))
+}
+
+/// Converts a result, acquiring the GIL only on the error path.
+pub trait IntoPyResult<T> {
+    fn py_err(self) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for Result<T, Error> {
+    fn py_err(self) -> PyResult<T> {
+        self.map_err(|e| Python::attach(|py| to_py(py, e)))
+    }
+}
+
+/// Emits an issue as a Python warning of its class.
+pub fn warn(py: Python<'_>, issue: &Issue) -> PyResult<()> {
+    let class = errors_module(py)?.getattr(issue_class_name(issue.kind))?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(
+        "path",
+        issue
+            .path
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
+    )?;
+    kwargs.set_item("position", issue.position)?;
+    kwargs.set_item("offset", issue.offset)?;
+    kwargs.set_item("bytes", issue.bytes)?;
+    let warning = class.call((issue.to_string(),), Some(&kwargs))?;
+    py.import("warnings")?.call_method1("warn", (warning, 2))?;
+    Ok(())
+}
+
+/// The issues as dicts, for programs that want them without the warnings machinery.
+pub fn issue_dict<'py>(py: Python<'py>, issue: &Issue) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("kind", format!("{:?}", issue.kind))?;
+    d.set_item("message", issue.to_string())?;
+    d.set_item(
+        "path",
+        issue
+            .path
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
+    )?;
+    d.set_item("position", issue.position)?;
+    d.set_item("offset", issue.offset)?;
+    d.set_item("bytes", issue.bytes)?;
+    Ok(d)
+}

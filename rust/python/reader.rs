@@ -1,0 +1,192 @@
+//! The native reader behind `kafkalog.read` and `kafkalog.read_bytes`: options in, a Python
+//! iterator of Arrow record batches out (handed over through the Arrow PyCapsule interface).
+//! Decoding runs with the GIL released.
+
+use super::errors::{issue_dict, warn, IntoPyResult};
+use crate::arrow::builder::Origin;
+use crate::arrow::decoder::{Issue, OnCorrupt};
+use crate::arrow::output::Output;
+use crate::arrow::reader::{
+    decode_bytes, discover, list_batches_in_bytes, LogReader, ReaderBuilder,
+};
+use crate::arrow::schema::Projection;
+use crate::format::batch::CrcPolicy;
+use arrow_array::RecordBatch;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::PyList;
+use pyo3_arrow::{PyRecordBatch, PySchema};
+use std::collections::VecDeque;
+
+/// Reader options as Python passes them.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub struct Options {
+    columns: Option<Vec<String>>,
+    batch_metadata: bool,
+    batch_size: usize,
+    include_control: bool,
+    check_crc: bool,
+    on_corrupt: String,
+    max_decompressed_size: usize,
+    topic: Option<String>,
+    partition: Option<i32>,
+    /// One row per batch instead of per record.
+    list_batches: bool,
+}
+
+impl Options {
+    fn crc(&self) -> CrcPolicy {
+        match (self.check_crc, self.list_batches) {
+            (false, _) => CrcPolicy::Ignore,
+            // A listing reports each batch's CRC, as kafka-dump-log's `isvalid` does.
+            (true, true) => CrcPolicy::Report,
+            (true, false) => CrcPolicy::Verify,
+        }
+    }
+
+    fn builder(&self) -> crate::Result<ReaderBuilder> {
+        let projection = match &self.columns {
+            Some(names) => Projection::from_names(names)?,
+            None => Projection::default_with_metadata(self.batch_metadata),
+        };
+        let mut builder = ReaderBuilder::new()
+            .with_projection(projection)
+            .with_batch_size(self.batch_size)
+            .with_include_control(self.include_control)
+            .with_crc(self.crc())
+            .with_on_corrupt(OnCorrupt::from_name(&self.on_corrupt)?)
+            .with_max_decompressed_size(self.max_decompressed_size)?;
+        if self.topic.is_some() || self.partition.is_some() {
+            builder = builder.with_origin(Origin {
+                topic: self.topic.clone(),
+                partition: self.partition,
+            });
+        }
+        Ok(builder)
+    }
+}
+
+/// A file reader of records or of batches, behind one face.
+trait FileStream: Send + Sync {
+    fn next_batch(&mut self) -> Option<crate::Result<RecordBatch>>;
+    fn take_issues(&mut self) -> Vec<Issue>;
+}
+
+impl<O: Output + Send + Sync> FileStream for LogReader<O> {
+    fn next_batch(&mut self) -> Option<crate::Result<RecordBatch>> {
+        self.next()
+    }
+    fn take_issues(&mut self) -> Vec<Issue> {
+        LogReader::take_issues(self)
+    }
+}
+
+enum Source {
+    Files(Box<dyn FileStream>),
+    Decoded(VecDeque<RecordBatch>),
+}
+
+/// An iterator of record batches. Issues (torn tails, skipped batches) become Python
+/// warnings as they are met, and stay readable from `issues`.
+#[pyclass(module = "kafkalog._native")]
+pub struct Reader {
+    source: Source,
+    schema: arrow_schema::SchemaRef,
+    issues: Vec<Issue>,
+}
+
+impl Reader {
+    fn note(&mut self, py: Python<'_>, issues: Vec<Issue>) -> PyResult<()> {
+        for issue in &issues {
+            warn(py, issue)?;
+        }
+        self.issues.extend(issues);
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl Reader {
+    /// Opens every segment under `path` (a `.log` file, a partition directory or a log directory).
+    #[staticmethod]
+    fn open(py: Python<'_>, path: std::path::PathBuf, options: Options) -> PyResult<Self> {
+        let builder = options.builder().py_err()?;
+        let files = py.detach(|| discover(&path)).py_err()?;
+        let (schema, source): (_, Box<dyn FileStream>) = if options.list_batches {
+            let reader = builder.build_batch_listing(files);
+            (reader.schema(), Box::new(reader))
+        } else {
+            let reader = builder.build_files(files);
+            (reader.schema(), Box::new(reader))
+        };
+        let source = Source::Files(source);
+        Ok(Reader {
+            schema,
+            source,
+            issues: Vec::new(),
+        })
+    }
+
+    /// Decodes log entries already in memory.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: PyBackedBytes, options: Options) -> PyResult<Self> {
+        let builder = options.builder().py_err()?;
+        let origin = Origin {
+            topic: options.topic.clone(),
+            partition: options.partition,
+        };
+        let schema = if options.list_batches {
+            crate::arrow::batches::batch_schema()
+        } else {
+            builder.schema()
+        };
+        let decode = if options.list_batches {
+            list_batches_in_bytes
+        } else {
+            decode_bytes
+        };
+        let (batches, issues) = py.detach(|| decode(&builder, &data, origin)).py_err()?;
+        let mut reader = Reader {
+            source: Source::Decoded(batches.into()),
+            schema,
+            issues: Vec::new(),
+        };
+        reader.note(py, issues)?;
+        Ok(reader)
+    }
+
+    /// The schema of the batches, as an Arrow PyCapsule-exporting object.
+    #[getter]
+    fn schema(&self) -> PySchema {
+        PySchema::new(self.schema.clone())
+    }
+
+    /// What was passed over so far: a list of dicts (kind, message, path, position, offset, bytes).
+    #[getter]
+    fn issues<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items = self
+            .issues
+            .iter()
+            .map(|i| issue_dict(py, i))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<PyRecordBatch>> {
+        let next = match &mut self.source {
+            Source::Decoded(batches) => batches.pop_front().map(Ok),
+            Source::Files(reader) => {
+                let next = py.detach(|| reader.next_batch());
+                let issues = reader.take_issues();
+                self.note(py, issues)?;
+                next
+            }
+        };
+        next.transpose().py_err().map(|b| b.map(PyRecordBatch::new))
+    }
+}
