@@ -327,3 +327,216 @@ impl<O: Output> Decoder<O> {
         self.columns.schema()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arrow::schema::Column;
+    use crate::format::batch::TimestampType;
+    use crate::format::compression::Compression;
+    use crate::format::v2::{write_batch, write_record, BatchHeader};
+    use arrow_array::{Array, Int64Array};
+
+    /// A v2 batch of `n` records at `base`, values "v<offset>".
+    fn batch(base: i64, n: i32) -> Vec<u8> {
+        let mut records = Vec::new();
+        for i in 0..n {
+            let v = format!("v{}", base + i as i64);
+            write_record(
+                &mut records,
+                i,
+                i as i64,
+                None,
+                Some(v.as_bytes()),
+                std::iter::empty(),
+            );
+        }
+        let header = BatchHeader {
+            base_offset: base,
+            partition_leader_epoch: 0,
+            compression: Compression::None,
+            timestamp_type: TimestampType::CreateTime,
+            is_transactional: false,
+            is_control: false,
+            delete_horizon: false,
+            last_offset_delta: n - 1,
+            base_timestamp: 0,
+            max_timestamp: n as i64 - 1,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+        };
+        let mut out = Vec::new();
+        write_batch(&mut out, &header, &records, n, None).unwrap();
+        out
+    }
+
+    /// A batch whose CRC is right but whose last record is broken (it claims more bytes than
+    /// it has): decoding fails after the first records were already handed to the columns.
+    fn half_bad_batch(base: i64) -> Vec<u8> {
+        let good = batch(base, 3);
+        let mut records = good[61..].to_vec();
+        let last = records.len() - 1;
+        records[last] = 0x7e; // headers count 63: more than the bytes left
+        let header =
+            crate::format::v2::parse_header(&good, 0, crate::format::CrcPolicy::Ignore).unwrap();
+        let header = BatchHeader {
+            base_offset: base,
+            partition_leader_epoch: 0,
+            compression: Compression::None,
+            timestamp_type: header.timestamp_type,
+            is_transactional: false,
+            is_control: false,
+            delete_horizon: false,
+            last_offset_delta: 2,
+            base_timestamp: 0,
+            max_timestamp: 2,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+        };
+        let mut out = Vec::new();
+        write_batch(&mut out, &header, &records, 3, None).unwrap();
+        out
+    }
+
+    fn offsets(batches: &[RecordBatch]) -> Vec<i64> {
+        batches
+            .iter()
+            .flat_map(|b| {
+                let col = b
+                    .column_by_name("offset")
+                    .unwrap()
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap();
+                col.values().to_vec()
+            })
+            .collect()
+    }
+
+    fn run(bytes: &[u8], options: DecoderOptions) -> Result<(Vec<RecordBatch>, Vec<Issue>)> {
+        let mut d = Decoder::new(options, Origin::default(), 0);
+        let mut out = Vec::new();
+        let mut pos = 0;
+        loop {
+            pos += d.decode(&bytes[pos..])?;
+            if d.is_full() {
+                out.extend(d.flush());
+                continue;
+            }
+            d.finish(&bytes[pos..]);
+            out.extend(d.flush());
+            return Ok((out, d.take_issues()));
+        }
+    }
+
+    fn segment(parts: &[Vec<u8>]) -> Vec<u8> {
+        parts.concat()
+    }
+
+    #[test]
+    fn policies_never_emit_half_a_batch() {
+        let bytes = segment(&[batch(0, 2), half_bad_batch(2), batch(5, 2)]);
+        let err = run(&bytes, DecoderOptions::default()).unwrap_err();
+        assert_eq!(
+            (err.position, err.offset),
+            (Some(batch(0, 2).len() as u64), Some(2))
+        );
+
+        let skip = DecoderOptions {
+            on_corrupt: OnCorrupt::Skip,
+            ..Default::default()
+        };
+        let (batches, issues) = run(&bytes, skip).unwrap();
+        assert_eq!(offsets(&batches), [0, 1, 5, 6]);
+        assert_eq!(issues.len(), 1);
+        assert_eq!(issues[0].kind, IssueKind::SkippedBatch);
+
+        let stop = DecoderOptions {
+            on_corrupt: OnCorrupt::Stop,
+            ..Default::default()
+        };
+        let (batches, issues) = run(&bytes, stop).unwrap();
+        assert_eq!(offsets(&batches), [0, 1]);
+        assert_eq!(issues[0].kind, IssueKind::Stopped);
+    }
+
+    #[test]
+    fn torn_and_zero_tails_are_issues_not_errors() {
+        let whole = segment(&[batch(0, 2), batch(2, 2)]);
+        for cut in 1..batch(2, 2).len() {
+            let bytes = &whole[..whole.len() - cut];
+            let (batches, issues) = run(bytes, DecoderOptions::default()).unwrap();
+            assert_eq!(offsets(&batches), [0, 1], "cut {cut}");
+            assert_eq!(issues.len(), 1);
+            let rest = &whole[bytes.len() - (batch(2, 2).len() - cut)..bytes.len()];
+            // A tail of nothing but zeros (an offset's high bytes, say) reads as unwritten space.
+            let kind = if rest.iter().all(|&b| b == 0) {
+                IssueKind::ZeroTail
+            } else {
+                IssueKind::TornTail
+            };
+            assert_eq!(
+                (issues[0].kind, issues[0].bytes),
+                (kind, rest.len() as u64),
+                "cut {cut}"
+            );
+        }
+        let mut zeros = whole.clone();
+        zeros.extend(vec![0u8; 1000]);
+        let (batches, issues) = run(&zeros, DecoderOptions::default()).unwrap();
+        assert_eq!(offsets(&batches).len(), 4);
+        assert_eq!(
+            (issues[0].kind, issues[0].bytes, issues[0].position),
+            (IssueKind::ZeroTail, 1000, whole.len() as u64)
+        );
+
+        zeros.extend(batch(4, 1));
+        let err = run(&zeros, DecoderOptions::default()).unwrap_err();
+        assert_eq!(err.position, Some(whole.len() as u64));
+    }
+
+    #[test]
+    fn batches_are_cut_at_batch_size_and_chunks_may_split_entries() {
+        let bytes = segment(&(0..10).map(|i| batch(i * 3, 3)).collect::<Vec<_>>());
+        let options = DecoderOptions {
+            batch_size: 7,
+            ..Default::default()
+        };
+        let (batches, _) = run(&bytes, options.clone()).unwrap();
+        // A Kafka batch is never split: 7 rows asked, 9 come (three Kafka batches).
+        assert_eq!(
+            batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(),
+            [9, 9, 9, 3]
+        );
+
+        // Feeding one byte at a time gives the same rows.
+        let mut d = Decoder::new(options, Origin::default(), 0);
+        let (mut buf, mut out) = (Vec::new(), Vec::new());
+        for &byte in &bytes {
+            buf.push(byte);
+            let n = d.decode(&buf).unwrap();
+            buf.drain(..n);
+            if d.is_full() {
+                out.extend(d.flush());
+            }
+        }
+        d.finish(&buf);
+        out.extend(d.flush());
+        assert_eq!(offsets(&out), (0..30).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn projection_builds_only_what_was_asked() {
+        let options = DecoderOptions {
+            projection: Projection::new(vec![Column::Offset, Column::Magic]).unwrap(),
+            ..Default::default()
+        };
+        let (batches, _) = run(&batch(0, 3), options).unwrap();
+        let b = &batches[0];
+        assert_eq!(b.num_columns(), 2);
+        assert_eq!(b.schema().field(1).name(), "magic");
+        assert_eq!(b.column(1).null_count(), 0);
+    }
+}

@@ -303,3 +303,65 @@ pub(crate) fn annotate(err: Error, entry: &[u8], position: u64) -> Error {
         None => err,
     }
 }
+
+/// Test support: a sink that keeps owned copies of what it is given.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Owned {
+        pub offset: i64,
+        pub timestamp: i64,
+        pub key: Option<Vec<u8>>,
+        pub value: Option<Vec<u8>>,
+        pub headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        pub sequence: i32,
+    }
+
+    #[derive(Default)]
+    pub struct Collect {
+        pub batches: Vec<BatchInfo>,
+        pub records: Vec<Owned>,
+        pub skip_control: bool,
+    }
+
+    impl RecordSink for Collect {
+        fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
+            self.batches.push(batch.clone());
+            !(self.skip_control && batch.is_control)
+        }
+
+        fn record(&mut self, _: &BatchInfo, r: &Record<'_>) {
+            self.records.push(Owned {
+                offset: r.offset,
+                timestamp: r.timestamp,
+                key: r.key.map(<[u8]>::to_vec),
+                value: r.value.map(<[u8]>::to_vec),
+                headers: r
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.to_vec(), v.map(<[u8]>::to_vec)))
+                    .collect(),
+                sequence: r.sequence,
+            });
+        }
+    }
+
+    /// Decodes every entry of `bytes` with default options.
+    pub fn decode_all(bytes: &[u8]) -> Result<Collect> {
+        let mut dec = BatchDecoder::default();
+        let mut sink = Collect::default();
+        let mut pos = 0;
+        while pos < bytes.len() {
+            match super::super::segment::next_entry(&bytes[pos..])? {
+                super::super::segment::Frame::Entry(len) => {
+                    dec.decode(&bytes[pos..pos + len], pos as u64, &mut sink)?;
+                    pos += len;
+                }
+                super::super::segment::Frame::Incomplete { .. } => break,
+            }
+        }
+        Ok(sink)
+    }
+}

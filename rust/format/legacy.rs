@@ -277,3 +277,366 @@ fn frame_inner(bytes: &[u8], inner: &mut Vec<Inner>) -> Result<()> {
     }
     Ok(())
 }
+
+/// Appends one v0/v1 log entry (offset, size, message) to `out`. `timestamp` is ignored for
+/// magic 0.
+pub fn write_entry(
+    out: &mut Vec<u8>,
+    offset: i64,
+    magic: i8,
+    attributes: u8,
+    timestamp: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Result<()> {
+    let start = out.len();
+    out.extend_from_slice(&offset.to_be_bytes());
+    out.extend_from_slice(&[0; 8]); // size and crc, below
+    out.push(magic as u8);
+    out.push(attributes);
+    if magic == 1 {
+        out.extend_from_slice(&timestamp.to_be_bytes());
+    }
+    for field in [key, value] {
+        match field {
+            Some(b) => {
+                let len = i32::try_from(b.len())
+                    .map_err(|_| Error::invalid_argument("field larger than 2 GiB"))?;
+                out.extend_from_slice(&len.to_be_bytes());
+                out.extend_from_slice(b);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    let size = i32::try_from(out.len() - start - LOG_OVERHEAD)
+        .map_err(|_| Error::invalid_argument("message larger than 2 GiB"))?;
+    out[start + 8..start + 12].copy_from_slice(&size.to_be_bytes());
+    let crc = crc::crc32(&out[start + 16..]);
+    out[start + 12..start + 16].copy_from_slice(&crc.to_be_bytes());
+    Ok(())
+}
+
+/// The fields of a compressed wrapper message to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wrapper {
+    /// The last inner record's absolute offset, as Kafka writes it.
+    pub offset: i64,
+    pub magic: i8,
+    pub compression: Compression,
+    pub timestamp_type: TimestampType,
+    /// v1: the max inner timestamp (CreateTime) or the append time (LogAppendTime).
+    pub timestamp: i64,
+}
+
+/// Appends a compressed wrapper entry holding `inner`: complete uncompressed entries written
+/// with [`write_entry`], their offsets as Kafka writes them (absolute for magic 0; 0, 1, 2, ...
+/// for magic 1).
+pub fn write_wrapper(
+    out: &mut Vec<u8>,
+    wrapper: &Wrapper,
+    inner: &[u8],
+    level: Option<i32>,
+) -> Result<()> {
+    let Wrapper {
+        offset,
+        magic,
+        compression,
+        timestamp_type,
+        timestamp,
+    } = *wrapper;
+    if compression == Compression::Zstd {
+        return Err(Error::invalid_argument(format!(
+            "zstd compression is not supported for magic {magic}"
+        )));
+    }
+    let mut packed = Vec::new();
+    compression::compress(compression, inner, magic, level, &mut packed)?;
+    let mut attributes = compression as u8;
+    if magic == 1 && timestamp_type == TimestampType::LogAppendTime {
+        attributes |= ATTR_TIMESTAMP_TYPE;
+    }
+    write_entry(
+        out,
+        offset,
+        magic,
+        attributes,
+        timestamp,
+        None,
+        Some(&packed),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::batch::testing::decode_all;
+    use crate::ErrorKind;
+
+    fn wrap(
+        out: &mut Vec<u8>,
+        offset: i64,
+        magic: i8,
+        compression: Compression,
+        timestamp_type: TimestampType,
+        timestamp: i64,
+        inner: &[u8],
+    ) -> Result<()> {
+        let wrapper = Wrapper {
+            offset,
+            magic,
+            compression,
+            timestamp_type,
+            timestamp,
+        };
+        write_wrapper(out, &wrapper, inner, None)
+    }
+
+    /// Inner entries for a wrapper: three records, offsets as Kafka writes them for `magic`.
+    fn inner(magic: i8, base: i64) -> Vec<u8> {
+        let mut out = Vec::new();
+        for i in 0..3i64 {
+            let offset = if magic == 0 { base + i } else { i };
+            write_entry(
+                &mut out,
+                offset,
+                magic,
+                0,
+                500 + i,
+                Some(format!("k{i}").as_bytes()),
+                Some(b"v"),
+            )
+            .unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn uncompressed_messages_are_batches_of_one() {
+        let mut out = Vec::new();
+        write_entry(&mut out, 5, 0, 0, -1, None, Some(b"a")).unwrap();
+        write_entry(&mut out, 6, 1, ATTR_TIMESTAMP_TYPE, 77, Some(b"k"), None).unwrap();
+        let got = decode_all(&out).unwrap();
+        assert_eq!(got.batches.len(), 2);
+        assert_eq!(got.batches[0].timestamp_type, TimestampType::NoTimestamp);
+        assert_eq!(got.batches[1].timestamp_type, TimestampType::LogAppendTime);
+        assert_eq!(got.records[0].timestamp, -1);
+        assert_eq!((got.records[1].offset, got.records[1].timestamp), (6, 77));
+        assert_eq!(got.records[1].value, None);
+    }
+
+    #[test]
+    fn wrapper_offsets_follow_kafka_rules_for_each_codec() {
+        for codec in [Compression::Gzip, Compression::Snappy, Compression::Lz4] {
+            // magic 1: inner offsets relative, base = wrapper offset - last inner offset
+            let mut out = Vec::new();
+            wrap(
+                &mut out,
+                52,
+                1,
+                codec,
+                TimestampType::CreateTime,
+                502,
+                &inner(1, 0),
+            )
+            .unwrap();
+            // magic 0: inner offsets absolute, the wrapper offset does not matter
+            wrap(
+                &mut out,
+                999,
+                0,
+                codec,
+                TimestampType::NoTimestamp,
+                -1,
+                &inner(0, 60),
+            )
+            .unwrap();
+            let got = decode_all(&out).unwrap();
+            let offsets: Vec<i64> = got.records.iter().map(|r| r.offset).collect();
+            assert_eq!(offsets, [50, 51, 52, 60, 61, 62], "{codec:?}");
+            assert_eq!(
+                (got.batches[0].base_offset, got.batches[0].last_offset),
+                (50, 52)
+            );
+            assert_eq!(got.batches[0].record_count, 3);
+            // CreateTime v1: inner records keep their own timestamps; magic 0 has none.
+            let ts: Vec<i64> = got.records.iter().map(|r| r.timestamp).collect();
+            assert_eq!(ts, [500, 501, 502, -1, -1, -1]);
+        }
+    }
+
+    #[test]
+    fn log_append_time_wrapper_overrides_inner_timestamps() {
+        let mut out = Vec::new();
+        wrap(
+            &mut out,
+            2,
+            1,
+            Compression::Gzip,
+            TimestampType::LogAppendTime,
+            9_000,
+            &inner(1, 0),
+        )
+        .unwrap();
+        let got = decode_all(&out).unwrap();
+        assert!(got.records.iter().all(|r| r.timestamp == 9_000));
+    }
+
+    #[test]
+    fn wrapper_offset_zero_takes_inner_offsets_as_they_are() {
+        let mut out = Vec::new();
+        wrap(
+            &mut out,
+            0,
+            1,
+            Compression::Gzip,
+            TimestampType::CreateTime,
+            1,
+            &inner(1, 0),
+        )
+        .unwrap();
+        let got = decode_all(&out).unwrap();
+        assert_eq!(
+            got.records.iter().map(|r| r.offset).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+    }
+
+    #[test]
+    fn wrapper_offset_below_last_inner_is_an_error() {
+        let mut out = Vec::new();
+        wrap(
+            &mut out,
+            1,
+            1,
+            Compression::Gzip,
+            TimestampType::CreateTime,
+            1,
+            &inner(1, 0),
+        )
+        .unwrap();
+        let err = decode_all(&out).err().unwrap();
+        assert!(err.message.contains("wrapper offset '1'"), "{err}");
+    }
+
+    #[test]
+    fn truncated_last_inner_entry_is_dropped_as_kafka_does() {
+        let mut entries = inner(1, 0);
+        entries.truncate(entries.len() - 3);
+        let mut out = Vec::new();
+        wrap(
+            &mut out,
+            1,
+            1,
+            Compression::Gzip,
+            TimestampType::CreateTime,
+            1,
+            &entries,
+        )
+        .unwrap();
+        let got = decode_all(&out).unwrap();
+        assert_eq!(got.records.len(), 2);
+    }
+
+    #[test]
+    fn bad_wrappers_are_errors() {
+        let nested = {
+            let mut w = Vec::new();
+            wrap(
+                &mut w,
+                2,
+                1,
+                Compression::Gzip,
+                TimestampType::CreateTime,
+                1,
+                &inner(1, 0),
+            )
+            .unwrap();
+            // Re-label the outer offset as relative 0 so the offsets themselves are fine.
+            w[0..8].copy_from_slice(&0i64.to_be_bytes());
+            let crc = crc::crc32(&w[16..]);
+            w[12..16].copy_from_slice(&crc.to_be_bytes());
+            w
+        };
+        let mut out = Vec::new();
+        wrap(
+            &mut out,
+            0,
+            1,
+            Compression::Gzip,
+            TimestampType::CreateTime,
+            1,
+            &nested,
+        )
+        .unwrap();
+        assert!(decode_all(&out)
+            .err()
+            .unwrap()
+            .message
+            .contains("must not be compressed"));
+
+        let mut empty = Vec::new();
+        wrap(
+            &mut empty,
+            0,
+            0,
+            Compression::Gzip,
+            TimestampType::NoTimestamp,
+            -1,
+            &[],
+        )
+        .unwrap();
+        assert!(decode_all(&empty)
+            .err()
+            .unwrap()
+            .message
+            .contains("no inner records"));
+
+        let mut null_value = Vec::new();
+        write_entry(
+            &mut null_value,
+            0,
+            1,
+            Compression::Snappy as u8,
+            0,
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(decode_all(&null_value)
+            .err()
+            .unwrap()
+            .message
+            .contains("null value"));
+
+        let mut zstd = Vec::new();
+        write_entry(
+            &mut zstd,
+            0,
+            1,
+            Compression::Zstd as u8,
+            0,
+            None,
+            Some(b"x"),
+        )
+        .unwrap();
+        assert_eq!(decode_all(&zstd).err().unwrap().kind, ErrorKind::Corrupt);
+        assert!(wrap(
+            &mut zstd,
+            0,
+            1,
+            Compression::Zstd,
+            TimestampType::CreateTime,
+            0,
+            &[]
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn crc32_covers_magic_to_end() {
+        let mut out = Vec::new();
+        write_entry(&mut out, 0, 1, 0, 5, Some(b"k"), Some(b"v")).unwrap();
+        out[17] ^= 0x08; // flip the timestamp-type bit: covered by the CRC
+        assert_eq!(decode_all(&out).err().unwrap().kind, ErrorKind::CrcMismatch);
+    }
+}
