@@ -22,6 +22,7 @@ import pyarrow as pa
 from kafkalog import errors
 from kafkalog._native import Reader as _Reader
 from kafkalog._native import __version__
+from kafkalog._native import write as _write
 from kafkalog.errors import (
     CorruptRecordError,
     CrcMismatchError,
@@ -41,6 +42,7 @@ __all__ = [
     "read",
     "read_bytes",
     "read_batches",
+    "write",
     "schema",
     "COLUMNS",
     "METADATA_COLUMNS",
@@ -73,7 +75,8 @@ COLUMNS: tuple[str, ...] = (
 #: Kafka's per-batch values, added by ``batch_metadata=True`` (or named in ``columns``):
 #: the batch's base and last offset, byte position and size in the file, magic, compression,
 #: CRC check result (null when not checked), producer id and epoch, the record's sequence,
-#: partition leader epoch, transactional and control flags, the batch's max timestamp (ms),
+#: partition leader epoch, transactional and control flags, the batch's base and max
+#: timestamps (ms, as stored: the base is the delete horizon when one is set),
 #: its delete horizon (ms, null when unset), and the control record type (null for data).
 METADATA_COLUMNS: tuple[str, ...] = (
     "baseOffset",
@@ -89,6 +92,7 @@ METADATA_COLUMNS: tuple[str, ...] = (
     "partitionLeaderEpoch",
     "isTransactional",
     "isControl",
+    "baseTimestamp",
     "maxTimestamp",
     "deleteHorizonMs",
     "controlType",
@@ -269,3 +273,92 @@ def schema(columns: Sequence[str] | None = None, *, batch_metadata: bool = False
     """The Arrow schema :func:`read` produces for these options."""
     options = _options(columns=columns, batch_metadata=batch_metadata)
     return pa.schema(_Reader.from_bytes(b"", options).schema)
+
+
+def _as_stream(data):
+    """Anything Arrow-shaped as an object with ``__arrow_c_stream__``."""
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if hasattr(data, "__arrow_c_stream__"):
+        return data
+    if isinstance(data, list | tuple) and all(isinstance(b, pa.RecordBatch) for b in data):
+        if not data:
+            raise InvalidArgumentError("an empty list of batches has no schema; pass a table")
+        return pa.Table.from_batches(list(data))
+    raise InvalidArgumentError(
+        "data must be a pyarrow Table, RecordBatch, RecordBatchReader, a list of batches, or "
+        f"an object with __arrow_c_stream__; got {type(data).__name__}"
+    )
+
+
+def write(
+    path: str | os.PathLike,
+    data,
+    *,
+    magic: int | None = None,
+    compression: str | None = None,
+    compression_level: int | None = None,
+    timestamp_type: str | None = None,
+    log_append_time: int | None = None,
+    base_offset: int = 0,
+    batch_records: int = 10_000,
+    batch_bytes: int = 16_384,
+    preserve_batches: bool = True,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    partition_leader_epoch: int = 0,
+    segment_bytes: int = 1 << 30,
+    index_interval_bytes: int = 4096,
+    overwrite: bool = False,
+) -> list[dict]:
+    """Write records as a Kafka partition directory that a broker and any Kafka client read.
+
+    ``path`` is the partition directory to create (``.../<topic>-<partition>``): segments
+    ``<20-digit base offset>.log`` rolled before ``segment_bytes`` (``log.segment.bytes``),
+    each with ``.index`` and ``.timeindex`` entries every ``index_interval_bytes`` as a broker
+    adds them, and a ``.txnindex`` where a transaction is aborted. The write is atomic: it is
+    built in a hidden directory beside ``path`` and renamed into place when complete; an
+    existing ``path`` is only replaced with ``overwrite=True``.
+
+    ``data``: a pyarrow Table, RecordBatch(es) or RecordBatchReader with :func:`read`'s columns:
+    ``key`` and ``value`` (binary), ``timestamp``, ``headers``, optionally ``offset`` (kept:
+    strictly increasing, gaps allowed; else assigned from ``base_offset``) and optionally the
+    batch-metadata columns. With the metadata (``read(..., batch_metadata=True)``) and
+    ``preserve_batches``, each batch is rebuilt as it was: uncompressed batches come out byte
+    for byte, compressed ones with the same records and boundaries. Otherwise records are
+    batched as a producer does: up to ``batch_records`` records and ``batch_bytes``
+    uncompressed bytes (the producer's ``batch.size``) per batch.
+
+    ``magic`` (0, 1 or 2) and ``compression`` (``none``, ``gzip``, ``snappy``, ``lz4``, ``zstd``
+    from magic 2) default to the ``magic``/``compression`` columns when present, else 2 and
+    none. ``timestamp_type`` is ``"CreateTime"`` or ``"LogAppendTime"`` (then every batch gets
+    ``log_append_time``, default now). ``producer_id``/``producer_epoch``/``base_sequence`` and
+    ``transactional`` set the producer fields of fresh batches.
+
+    Bad input (headers or control records for magic 0/1, zstd below magic 2, decreasing
+    offsets, a null header key, a non-binary key) raises before anything is written.
+    Returns one dict per segment written (path, base_offset, last_offset, batches, records,
+    bytes).
+    """
+    options = {
+        "magic": magic,
+        "compression": compression,
+        "compression_level": compression_level,
+        "timestamp_type": timestamp_type,
+        "log_append_time": log_append_time,
+        "base_offset": base_offset,
+        "batch_records": batch_records,
+        "batch_bytes": batch_bytes,
+        "preserve_batches": preserve_batches,
+        "producer_id": producer_id,
+        "producer_epoch": producer_epoch,
+        "base_sequence": base_sequence,
+        "transactional": transactional,
+        "partition_leader_epoch": partition_leader_epoch,
+        "segment_bytes": segment_bytes,
+        "index_interval_bytes": index_interval_bytes,
+        "overwrite": overwrite,
+    }
+    return _write(os.fspath(path), _as_stream(data), options)

@@ -269,6 +269,7 @@ pub struct RecordColumns {
     partition_leader_epoch: Option<Prim<i32>>,
     is_transactional: Option<Bools>,
     is_control: Option<Bools>,
+    base_timestamp: Option<Prim<i64>>,
     max_timestamp: Option<Prim<i64>>,
     delete_horizon: Option<Prim<i64>>,
     control_type: Option<Prim<i16>>,
@@ -301,6 +302,7 @@ impl RecordColumns {
             partition_leader_epoch: when(p, Column::PartitionLeaderEpoch, Prim::new),
             is_transactional: when(p, Column::IsTransactional, Bools::new),
             is_control: when(p, Column::IsControl, Bools::new),
+            base_timestamp: when(p, Column::BaseTimestamp, Prim::new),
             max_timestamp: when(p, Column::MaxTimestamp, Prim::new),
             delete_horizon: when(p, Column::DeleteHorizonMs, Prim::new),
             control_type: when(p, Column::ControlType, Prim::new),
@@ -359,6 +361,7 @@ impl Output for RecordColumns {
             partition_leader_epoch,
             is_transactional,
             is_control,
+            base_timestamp,
             max_timestamp,
             delete_horizon,
             control_type
@@ -432,6 +435,9 @@ impl Output for RecordColumns {
                     ),
                     Column::IsTransactional => self.is_transactional.as_mut().unwrap().finish(),
                     Column::IsControl => self.is_control.as_mut().unwrap().finish(),
+                    Column::BaseTimestamp => {
+                        Arc::new(self.base_timestamp.as_mut().unwrap().finish::<Int64Type>())
+                    }
                     Column::MaxTimestamp => {
                         Arc::new(self.max_timestamp.as_mut().unwrap().finish::<Int64Type>())
                     }
@@ -519,6 +525,7 @@ impl RecordColumns {
         if let Some(c) = &mut self.is_control {
             c.push_opt(Some(b.is_control));
         }
+        put!(base_timestamp, b.base_timestamp);
         put!(max_timestamp, b.max_timestamp);
         if let Some(c) = &mut self.delete_horizon {
             c.push_opt(b.delete_horizon_ms());

@@ -7,11 +7,15 @@
 //! | `decoder.rs` | sans-I/O decoder: bytes in, record batches out, corrupt-batch policy |
 //! | `output.rs` | what a decoder fills: record columns or a batch listing |
 //! | `batches.rs` | the batch listing: one row per batch |
+//! | `encoder.rs` | Arrow rows into Kafka batches (faithful to batch metadata, or fresh) |
+//! | `writer.rs` | a partition directory: segments, indexes, atomic placement |
 //! | `reader.rs` | options builder, file discovery, the streaming file reader |
 
 pub mod batches;
 pub mod builder;
 pub mod decoder;
+pub mod encoder;
 pub mod output;
 pub mod reader;
 pub mod schema;
+pub mod writer;

@@ -33,6 +33,7 @@ pub enum Column {
     PartitionLeaderEpoch,
     IsTransactional,
     IsControl,
+    BaseTimestamp,
     MaxTimestamp,
     DeleteHorizonMs,
     ControlType,
@@ -52,7 +53,7 @@ impl Column {
     ];
 
     /// Kafka's per-batch values, added by the `batch_metadata` option.
-    pub const METADATA: [Column; 16] = [
+    pub const METADATA: [Column; 17] = [
         Column::BaseOffset,
         Column::LastOffset,
         Column::BatchPosition,
@@ -66,6 +67,7 @@ impl Column {
         Column::PartitionLeaderEpoch,
         Column::IsTransactional,
         Column::IsControl,
+        Column::BaseTimestamp,
         Column::MaxTimestamp,
         Column::DeleteHorizonMs,
         Column::ControlType,
@@ -98,6 +100,7 @@ impl Column {
             Column::PartitionLeaderEpoch => "partitionLeaderEpoch",
             Column::IsTransactional => "isTransactional",
             Column::IsControl => "isControl",
+            Column::BaseTimestamp => "baseTimestamp",
             Column::MaxTimestamp => "maxTimestamp",
             Column::DeleteHorizonMs => "deleteHorizonMs",
             Column::ControlType => "controlType",
@@ -134,7 +137,7 @@ impl Column {
             Column::ProducerEpoch => (DataType::Int16, false),
             Column::Sequence | Column::PartitionLeaderEpoch => (DataType::Int32, false),
             Column::IsTransactional | Column::IsControl => (DataType::Boolean, false),
-            Column::MaxTimestamp => (DataType::Int64, false),
+            Column::BaseTimestamp | Column::MaxTimestamp => (DataType::Int64, false),
             Column::DeleteHorizonMs => (DataType::Int64, true),
             Column::ControlType => (DataType::Int16, true),
         };

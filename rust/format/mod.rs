@@ -11,11 +11,13 @@
 //! | `legacy.rs` | magic v0 and v1 messages and compressed wrappers |
 //! | `control.rs` | control records: transaction markers, KRaft control records |
 //! | `segment.rs` | framing of log entries in a segment, file and directory names |
+//! | `index.rs` | `.index`, `.timeindex`, `.txnindex` layouts and the broker's indexing rule |
 
 pub mod batch;
 pub mod compression;
 pub mod control;
 pub mod crc;
+pub mod index;
 pub mod legacy;
 pub mod segment;
 pub mod v2;

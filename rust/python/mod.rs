@@ -3,12 +3,14 @@
 
 mod errors;
 mod reader;
+mod writer;
 
 use pyo3::prelude::*;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<reader::Reader>()?;
+    m.add_function(wrap_pyfunction!(writer::write, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

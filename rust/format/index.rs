@@ -1,0 +1,276 @@
+//! Segment index files (FORMAT.md §5): layouts, reading with Kafka's handling of preallocated
+//! zero slots, and the broker's rule for when it adds entries.
+//!
+//! - `.index`: 8-byte entries `relativeOffset i32 | position i32`;
+//! - `.timeindex`: 12-byte entries `timestamp i64 | relativeOffset i32`;
+//! - `.txnindex`: 34-byte entries `version i16 | producerId i64 | firstOffset i64 |
+//!   lastOffset i64 | lastStableOffset i64`, one per aborted transaction.
+
+/// An offset index entry, with the absolute offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OffsetEntry {
+    pub offset: i64,
+    pub position: u32,
+}
+
+/// A time index entry: the largest timestamp seen in the segment up to `offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeEntry {
+    pub timestamp: i64,
+    pub offset: i64,
+}
+
+/// A `.txnindex` entry: an aborted transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AbortedTxn {
+    pub version: i16,
+    pub producer_id: i64,
+    pub first_offset: i64,
+    /// The offset of the ABORT marker.
+    pub last_offset: i64,
+    pub last_stable_offset: i64,
+}
+
+pub const OFFSET_ENTRY_SIZE: usize = 8;
+pub const TIME_ENTRY_SIZE: usize = 12;
+pub const TXN_ENTRY_SIZE: usize = 34;
+
+/// Reads an offset index. Like `kafka-dump-log`, stops at the first slot after the first whose
+/// relative offset is 0: a preallocated, never-written slot. A partial slot at the end is
+/// ignored.
+pub fn read_offset_index(bytes: &[u8], base_offset: i64) -> Vec<OffsetEntry> {
+    let mut entries = Vec::with_capacity(bytes.len() / OFFSET_ENTRY_SIZE);
+    for (i, slot) in bytes.chunks_exact(OFFSET_ENTRY_SIZE).enumerate() {
+        let relative = i32::from_be_bytes(slot[0..4].try_into().unwrap());
+        if i > 0 && relative == 0 {
+            break;
+        }
+        let position = u32::from_be_bytes(slot[4..8].try_into().unwrap());
+        entries.push(OffsetEntry {
+            offset: base_offset + relative as i64,
+            position,
+        });
+    }
+    entries
+}
+
+/// Reads a time index, stopping at preallocated slots as [`read_offset_index`] does.
+pub fn read_time_index(bytes: &[u8], base_offset: i64) -> Vec<TimeEntry> {
+    let mut entries = Vec::with_capacity(bytes.len() / TIME_ENTRY_SIZE);
+    for (i, slot) in bytes.chunks_exact(TIME_ENTRY_SIZE).enumerate() {
+        let timestamp = i64::from_be_bytes(slot[0..8].try_into().unwrap());
+        let relative = i32::from_be_bytes(slot[8..12].try_into().unwrap());
+        if i > 0 && relative == 0 {
+            break;
+        }
+        entries.push(TimeEntry {
+            timestamp,
+            offset: base_offset + relative as i64,
+        });
+    }
+    entries
+}
+
+/// Reads a transaction index; a partial entry at the end is ignored, as in Kafka.
+pub fn read_txn_index(bytes: &[u8]) -> Vec<AbortedTxn> {
+    bytes
+        .chunks_exact(TXN_ENTRY_SIZE)
+        .map(|e| {
+            let at = |i: usize| i64::from_be_bytes(e[i..i + 8].try_into().unwrap());
+            AbortedTxn {
+                version: i16::from_be_bytes([e[0], e[1]]),
+                producer_id: at(2),
+                first_offset: at(10),
+                last_offset: at(18),
+                last_stable_offset: at(26),
+            }
+        })
+        .collect()
+}
+
+pub fn write_offset_entry(out: &mut Vec<u8>, base_offset: i64, entry: OffsetEntry) {
+    out.extend_from_slice(&((entry.offset - base_offset) as i32).to_be_bytes());
+    out.extend_from_slice(&entry.position.to_be_bytes());
+}
+
+pub fn write_time_entry(out: &mut Vec<u8>, base_offset: i64, entry: TimeEntry) {
+    out.extend_from_slice(&entry.timestamp.to_be_bytes());
+    out.extend_from_slice(&((entry.offset - base_offset) as i32).to_be_bytes());
+}
+
+pub fn write_txn_entry(out: &mut Vec<u8>, txn: &AbortedTxn) {
+    out.extend_from_slice(&txn.version.to_be_bytes());
+    for v in [
+        txn.producer_id,
+        txn.first_offset,
+        txn.last_offset,
+        txn.last_stable_offset,
+    ] {
+        out.extend_from_slice(&v.to_be_bytes());
+    }
+}
+
+/// Kafka's default `index.interval.bytes`.
+pub const DEFAULT_INDEX_INTERVAL_BYTES: u64 = 4096;
+
+/// Builds a segment's `.index` and `.timeindex` the way a broker does as batches are
+/// appended (`LogSegment.append`, FORMAT.md §5.5): an entry whenever more than
+/// `index.interval.bytes` were appended since the last one, pointing at the batch being
+/// appended; and a final time entry when the segment is closed.
+#[derive(Clone, Debug)]
+pub struct SegmentIndexer {
+    base_offset: i64,
+    interval: u64,
+    bytes_since_last_entry: u64,
+    max_timestamp: i64,
+    offset_of_max_timestamp: i64,
+    pub offsets: Vec<OffsetEntry>,
+    pub times: Vec<TimeEntry>,
+}
+
+impl SegmentIndexer {
+    pub fn new(base_offset: i64, interval: u64) -> Self {
+        SegmentIndexer {
+            base_offset,
+            interval,
+            bytes_since_last_entry: 0,
+            max_timestamp: -1,
+            offset_of_max_timestamp: base_offset,
+            offsets: Vec::new(),
+            times: Vec::new(),
+        }
+    }
+
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    /// Records the append of one batch of `size` bytes at `position`.
+    pub fn append(&mut self, position: u32, size: u32, last_offset: i64, max_timestamp: i64) {
+        if max_timestamp > self.max_timestamp {
+            self.max_timestamp = max_timestamp;
+            self.offset_of_max_timestamp = last_offset;
+        }
+        if self.bytes_since_last_entry > self.interval {
+            self.offsets.push(OffsetEntry {
+                offset: last_offset,
+                position,
+            });
+            self.maybe_append_time(self.max_timestamp, self.offset_of_max_timestamp);
+            self.bytes_since_last_entry = 0;
+        }
+        self.bytes_since_last_entry += size as u64;
+    }
+
+    /// A time entry is added only when its timestamp is greater than the last one's.
+    fn maybe_append_time(&mut self, timestamp: i64, offset: i64) {
+        let last = self.times.last().map_or(-1, |e| e.timestamp);
+        if timestamp > last {
+            self.times.push(TimeEntry { timestamp, offset });
+        }
+    }
+
+    /// Closes the segment: the final time index entry, as on roll or clean shutdown.
+    pub fn finish(&mut self) {
+        self.maybe_append_time(self.max_timestamp, self.offset_of_max_timestamp);
+    }
+
+    pub fn offset_index_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.offsets.len() * OFFSET_ENTRY_SIZE);
+        for e in &self.offsets {
+            write_offset_entry(&mut out, self.base_offset, *e);
+        }
+        out
+    }
+
+    pub fn time_index_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.times.len() * TIME_ENTRY_SIZE);
+        for e in &self.times {
+            write_time_entry(&mut out, self.base_offset, *e);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preallocated_slots_end_the_index() {
+        let mut bytes = Vec::new();
+        write_offset_entry(
+            &mut bytes,
+            100,
+            OffsetEntry {
+                offset: 100,
+                position: 0,
+            },
+        );
+        write_offset_entry(
+            &mut bytes,
+            100,
+            OffsetEntry {
+                offset: 130,
+                position: 4100,
+            },
+        );
+        bytes.extend([0u8; 80]);
+        bytes.extend([1u8; 3]); // a partial slot
+        let entries = read_offset_index(&bytes, 100);
+        assert_eq!(
+            entries,
+            [
+                OffsetEntry {
+                    offset: 100,
+                    position: 0
+                },
+                OffsetEntry {
+                    offset: 130,
+                    position: 4100
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn indexes_every_interval_and_closes_with_a_time_entry() {
+        let mut ix = SegmentIndexer::new(0, 4096);
+        let mut position = 0;
+        for i in 0..10i64 {
+            ix.append(position, 3000, i * 10 + 9, 1000 + i);
+            position += 3000;
+        }
+        // The first append is never indexed; then every second one (3000 <= 4096 < 6000).
+        assert_eq!(
+            ix.offsets.iter().map(|e| e.offset).collect::<Vec<_>>(),
+            [29, 49, 69, 89]
+        );
+        assert_eq!(ix.offsets[0].position, 6000);
+        ix.finish();
+        assert_eq!(
+            ix.times.last(),
+            Some(&TimeEntry {
+                timestamp: 1009,
+                offset: 99
+            })
+        );
+        let bytes = ix.time_index_bytes();
+        assert_eq!(read_time_index(&bytes, 0), ix.times);
+    }
+
+    #[test]
+    fn txn_entries_round_trip() {
+        let txn = AbortedTxn {
+            version: 0,
+            producer_id: 7,
+            first_offset: 10,
+            last_offset: 20,
+            last_stable_offset: 21,
+        };
+        let mut bytes = Vec::new();
+        write_txn_entry(&mut bytes, &txn);
+        assert_eq!(bytes.len(), TXN_ENTRY_SIZE);
+        assert_eq!(read_txn_index(&bytes), [txn]);
+    }
+}

@@ -1,0 +1,115 @@
+//! The native side of `kafkalog.write`: an Arrow stream (anything with `__arrow_c_stream__`)
+//! into a partition directory, with the GIL released while encoding and writing.
+
+use super::errors::IntoPyResult;
+use crate::arrow::encoder::EncodeOptions;
+use crate::arrow::writer::{PartitionWriter, WriteOptions};
+use crate::error::Error;
+use crate::format::batch::TimestampType;
+use crate::format::compression::Compression;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use pyo3_arrow::PyRecordBatchReader;
+
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub struct Options {
+    magic: Option<i8>,
+    compression: Option<String>,
+    compression_level: Option<i32>,
+    timestamp_type: Option<String>,
+    log_append_time: Option<i64>,
+    base_offset: i64,
+    batch_records: usize,
+    batch_bytes: usize,
+    preserve_batches: bool,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    transactional: bool,
+    partition_leader_epoch: i32,
+    segment_bytes: u64,
+    index_interval_bytes: u64,
+    overwrite: bool,
+}
+
+impl Options {
+    fn resolve(&self) -> crate::Result<WriteOptions> {
+        let compression =
+            match &self.compression {
+                None => None,
+                Some(name) => Some(Compression::from_name(name).ok_or_else(|| {
+                    Error::invalid_argument(format!("unknown compression {name:?}"))
+                })?),
+            };
+        let timestamp_type = match self.timestamp_type.as_deref() {
+            None => None,
+            Some("CreateTime" | "create_time") => Some(TimestampType::CreateTime),
+            Some("LogAppendTime" | "log_append_time") => Some(TimestampType::LogAppendTime),
+            Some(other) => {
+                return Err(Error::invalid_argument(format!(
+                    "timestamp_type must be \"CreateTime\" or \"LogAppendTime\", not {other:?}"
+                )))
+            }
+        };
+        Ok(WriteOptions {
+            encode: EncodeOptions {
+                magic: self.magic,
+                compression,
+                compression_level: self.compression_level,
+                timestamp_type,
+                log_append_time: self.log_append_time,
+                base_offset: self.base_offset,
+                batch_records: self.batch_records,
+                batch_bytes: self.batch_bytes,
+                preserve_batches: self.preserve_batches,
+                producer_id: self.producer_id,
+                producer_epoch: self.producer_epoch,
+                base_sequence: self.base_sequence,
+                transactional: self.transactional,
+                partition_leader_epoch: self.partition_leader_epoch,
+            },
+            segment_bytes: self.segment_bytes,
+            index_interval_bytes: self.index_interval_bytes,
+            overwrite: self.overwrite,
+        })
+    }
+}
+
+/// Writes the stream to the partition directory `path`; returns a summary per segment.
+#[pyfunction]
+pub fn write<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    data: PyRecordBatchReader,
+    options: Options,
+) -> PyResult<Bound<'py, PyList>> {
+    let options = options.resolve().py_err()?;
+    let mut reader = data.into_reader()?;
+    let summary = py
+        .detach(|| -> crate::Result<_> {
+            let mut writer = PartitionWriter::create(&path, options)?;
+            for batch in &mut reader {
+                let batch = batch
+                    .map_err(|e| Error::invalid_argument(format!("reading the input: {e}")))?;
+                writer.write(&batch).map_err(|e| e.with_path(&path))?;
+            }
+            writer.finish()
+        })
+        .py_err()?;
+    let items = summary
+        .segments
+        .iter()
+        .map(|s| -> PyResult<_> {
+            let d = PyDict::new(py);
+            d.set_item("path", s.path.to_string_lossy().into_owned())?;
+            d.set_item("base_offset", s.base_offset)?;
+            d.set_item("last_offset", s.last_offset)?;
+            d.set_item("batches", s.batches)?;
+            d.set_item("records", s.records)?;
+            d.set_item("bytes", s.bytes)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
