@@ -11,9 +11,8 @@ from __future__ import annotations
 import sys
 import warnings
 
-import pyarrow.compute as pc
-
 import kafkalog
+import pyarrow.compute as pc
 
 
 def main(path: str) -> int:

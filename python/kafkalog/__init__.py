@@ -22,6 +22,7 @@ import pyarrow as pa
 from kafkalog import errors
 from kafkalog._native import Reader as _Reader
 from kafkalog._native import __version__
+from kafkalog._native import read_index as _read_index
 from kafkalog._native import write as _write
 from kafkalog.errors import (
     CorruptRecordError,
@@ -42,6 +43,7 @@ __all__ = [
     "read",
     "read_bytes",
     "read_batches",
+    "read_index",
     "write",
     "schema",
     "COLUMNS",
@@ -113,6 +115,7 @@ def _options(
     topic: str | None = None,
     partition: int | None = None,
     list_batches: bool = False,
+    byte_range: tuple[int, int | None] | None = None,
 ) -> dict:
     """The options the native reader takes, checked."""
     if batch_size <= 0:
@@ -134,6 +137,8 @@ def _options(
         "topic": topic,
         "partition": partition,
         "list_batches": list_batches,
+        "start_position": None if byte_range is None else int(byte_range[0]),
+        "end_position": None if byte_range is None or byte_range[1] is None else int(byte_range[1]),
     }
 
 
@@ -161,6 +166,7 @@ def read(
     max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
     topic: str | None = None,
     partition: int | None = None,
+    byte_range: tuple[int, int | None] | None = None,
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -183,6 +189,9 @@ def read(
     - ``max_decompressed_size``: cap on one batch's decompressed bytes (at most 1 GiB).
     - ``topic``, ``partition``: values for those columns, overriding the directory name (a
       file outside a ``<topic>-<partition>`` directory otherwise gets nulls).
+    - ``byte_range``: ``(start, end)`` byte positions of a single ``.log`` file to read, both
+      batch boundaries (``end`` may be ``None`` for the end of the file): how a large segment
+      is split across tasks.
 
     A partial batch at the end of a segment is not an error: the complete batches are returned
     and a :class:`TruncatedSegmentWarning` says how many bytes were left.
@@ -197,6 +206,7 @@ def read(
         max_decompressed_size=max_decompressed_size,
         topic=topic,
         partition=partition,
+        byte_range=byte_range,
     )
     return _to_reader(_Reader.open(os.fspath(path), options))
 
@@ -267,6 +277,23 @@ def read_batches(
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _to_reader(_Reader.from_bytes(bytes(source), options))
     return _to_reader(_Reader.open(os.fspath(source), options))
+
+
+def read_index(path: str | os.PathLike, *, base_offset: int | None = None) -> pa.Table:
+    """Read one of the files beside a segment into a table, by its name:
+
+    - ``.index``: offset, relativeOffset, position;
+    - ``.timeindex``: timestamp, offset, relativeOffset;
+    - ``.txnindex``: version, producerId, firstOffset, lastOffset, lastStableOffset;
+    - ``.snapshot``: one row per producer (producerId, producerEpoch, coordinatorEpoch,
+      currentTxnFirstOffset, lastTimestamp, firstSequence, lastSequence, lastOffset,
+      offsetDelta), its CRC verified;
+    - ``leader-epoch-checkpoint``: epoch, startOffset.
+
+    Offset and time indexes stop at the first preallocated (zero) slot, as
+    ``kafka-dump-log`` does. ``base_offset`` is needed only when the name does not give it.
+    """
+    return pa.Table.from_batches([pa.record_batch(_read_index(os.fspath(path), base_offset))])
 
 
 def schema(columns: Sequence[str] | None = None, *, batch_metadata: bool = False) -> pa.Schema:

@@ -9,12 +9,14 @@
 //! | `batches.rs` | the batch listing: one row per batch |
 //! | `encoder.rs` | Arrow rows into Kafka batches (faithful to batch metadata, or fresh) |
 //! | `writer.rs` | a partition directory: segments, indexes, atomic placement |
+//! | `index_tables.rs` | `.index`, `.timeindex`, `.txnindex`, `.snapshot`, leader epochs as tables |
 //! | `reader.rs` | options builder, file discovery, the streaming file reader |
 
 pub mod batches;
 pub mod builder;
 pub mod decoder;
 pub mod encoder;
+pub mod index_tables;
 pub mod output;
 pub mod reader;
 pub mod schema;

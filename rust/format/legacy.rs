@@ -65,10 +65,7 @@ pub(crate) struct Inner {
 /// Parses a complete log entry (offset, size, message) of magic 0 or 1.
 pub fn parse_message(entry: &[u8]) -> Result<Message<'_>> {
     if entry.len() < LOG_OVERHEAD + MIN_MESSAGE_SIZE {
-        return Err(Error::corrupt(format!(
-            "record is corrupt (crc could not be retrieved as the record is too small, size = {})",
-            entry.len().saturating_sub(LOG_OVERHEAD)
-        )));
+        return Err(too_small_for_crc(entry));
     }
     let offset = i64::from_be_bytes(entry[0..8].try_into().unwrap());
     let crc = u32::from_be_bytes(entry[12..16].try_into().unwrap());
@@ -131,10 +128,79 @@ pub(super) fn decode<S: RecordSink>(
     position: u64,
     sink: &mut S,
 ) -> Result<BatchInfo> {
+    if entry.len() < LOG_OVERHEAD + MIN_MESSAGE_SIZE {
+        return Err(too_small_for_crc(entry));
+    }
+    // The CRC first, as Kafka's ensureValid does: damaged bytes are a CRC mismatch, whatever
+    // else they break.
+    let stored = u32::from_be_bytes(entry[12..16].try_into().unwrap());
+    let crc_valid = check_crc(dec.options.crc, stored, || crc::crc32(&entry[16..]))?;
+    match decode_message(dec, entry, position, crc_valid, sink) {
+        // The CRC is reported, not enforced (a listing): a damaged message is still listed,
+        // with what its fixed fields say, as kafka-dump-log lists it.
+        Err(_) if crc_valid == Some(false) => {
+            let info = damaged_info(entry, position, stored);
+            sink.begin_batch(&info);
+            Ok(info)
+        }
+        result => result,
+    }
+}
+
+fn too_small_for_crc(entry: &[u8]) -> Error {
+    Error::corrupt(format!(
+        "record is corrupt (crc could not be retrieved as the record is too small, size = {})",
+        entry.len().saturating_sub(LOG_OVERHEAD)
+    ))
+}
+
+/// What the fixed fields of a damaged message say.
+fn damaged_info(entry: &[u8], position: u64, crc: u32) -> BatchInfo {
+    let offset = i64::from_be_bytes(entry[0..8].try_into().unwrap());
+    let magic = entry[16] as i8;
+    let attributes = entry[17];
+    let timestamp = match (magic, entry.get(18..26)) {
+        (1, Some(b)) => i64::from_be_bytes(b.try_into().unwrap()),
+        _ => -1,
+    };
+    let timestamp_type = match magic {
+        1 if attributes & ATTR_TIMESTAMP_TYPE != 0 => TimestampType::LogAppendTime,
+        1 => TimestampType::CreateTime,
+        _ => TimestampType::NoTimestamp,
+    };
+    BatchInfo {
+        position,
+        size: entry.len() as u32,
+        magic,
+        base_offset: offset,
+        last_offset: offset,
+        crc,
+        crc_valid: Some(false),
+        attributes: attributes as i16,
+        compression: Compression::from_id(attributes & ATTR_COMPRESSION_MASK)
+            .unwrap_or(Compression::None),
+        timestamp_type,
+        base_timestamp: timestamp,
+        max_timestamp: timestamp,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        base_sequence: -1,
+        record_count: 1,
+        is_transactional: false,
+        is_control: false,
+        delete_horizon: false,
+    }
+}
+
+fn decode_message<S: RecordSink>(
+    dec: &mut BatchDecoder,
+    entry: &[u8],
+    position: u64,
+    crc_valid: Option<bool>,
+    sink: &mut S,
+) -> Result<BatchInfo> {
     let wrapper = parse_message(entry)?;
-    let crc_valid = check_crc(dec.options.crc, wrapper.crc, || {
-        crc::crc32(wrapper.crc_covered)
-    })?;
     let compression_id = wrapper.attributes & ATTR_COMPRESSION_MASK;
     let mut info = BatchInfo {
         position,

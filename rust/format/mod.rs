@@ -11,6 +11,7 @@
 //! | `legacy.rs` | magic v0 and v1 messages and compressed wrappers |
 //! | `control.rs` | control records: transaction markers, KRaft control records |
 //! | `segment.rs` | framing of log entries in a segment, file and directory names |
+//! | `snapshot.rs` | producer state snapshots and text checkpoint files |
 //! | `index.rs` | `.index`, `.timeindex`, `.txnindex` layouts and the broker's indexing rule |
 
 pub mod batch;
@@ -20,6 +21,7 @@ pub mod crc;
 pub mod index;
 pub mod legacy;
 pub mod segment;
+pub mod snapshot;
 pub mod v2;
 pub mod varint;
 

@@ -2,7 +2,7 @@
 //! iterator of Arrow record batches out (handed over through the Arrow PyCapsule interface).
 //! Decoding runs with the GIL released.
 
-use super::errors::{issue_dict, warn, IntoPyResult};
+use super::errors::{issue_dict, to_py, warn, IntoPyResult};
 use crate::arrow::builder::Origin;
 use crate::arrow::decoder::{Issue, OnCorrupt};
 use crate::arrow::output::Output;
@@ -10,6 +10,7 @@ use crate::arrow::reader::{
     decode_bytes, discover, list_batches_in_bytes, LogReader, ReaderBuilder,
 };
 use crate::arrow::schema::Projection;
+use crate::error::Error;
 use crate::format::batch::CrcPolicy;
 use arrow_array::RecordBatch;
 use pyo3::prelude::*;
@@ -33,6 +34,9 @@ pub struct Options {
     partition: Option<i32>,
     /// One row per batch instead of per record.
     list_batches: bool,
+    /// Byte range of a single segment file to read (batch boundaries).
+    start_position: Option<u64>,
+    end_position: Option<u64>,
 }
 
 impl Options {
@@ -112,7 +116,17 @@ impl Reader {
     #[staticmethod]
     fn open(py: Python<'_>, path: std::path::PathBuf, options: Options) -> PyResult<Self> {
         let builder = options.builder().py_err()?;
-        let files = py.detach(|| discover(&path)).py_err()?;
+        let mut files = py.detach(|| discover(&path)).py_err()?;
+        if options.start_position.is_some() || options.end_position.is_some() {
+            if !path.is_file() {
+                return Err(to_py(
+                    py,
+                    Error::invalid_argument("a byte range needs a single segment file"),
+                ));
+            }
+            files[0].start = options.start_position.unwrap_or(0);
+            files[0].end = options.end_position;
+        }
         let (schema, source): (_, Box<dyn FileStream>) = if options.list_batches {
             let reader = builder.build_batch_listing(files);
             (reader.schema(), Box::new(reader))
@@ -189,4 +203,19 @@ impl Reader {
         };
         next.transpose().py_err().map(|b| b.map(PyRecordBatch::new))
     }
+}
+
+/// Reads an index-like file (`.index`, `.timeindex`, `.txnindex`, `.snapshot`,
+/// `leader-epoch-checkpoint`) into a record batch.
+#[pyfunction]
+#[pyo3(signature = (path, base_offset=None))]
+pub fn read_index(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    base_offset: Option<i64>,
+) -> PyResult<PyRecordBatch> {
+    let batch = py
+        .detach(|| crate::arrow::index_tables::read_index_file(&path, None, base_offset))
+        .py_err()?;
+    Ok(PyRecordBatch::new(batch))
 }

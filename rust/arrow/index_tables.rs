@@ -1,0 +1,220 @@
+//! The small files beside segments as Arrow tables: `.index`, `.timeindex`, `.txnindex`,
+//! producer `.snapshot`s and `leader-epoch-checkpoint`.
+
+use crate::error::{Error, Result};
+use crate::format::index::{read_offset_index, read_time_index, read_txn_index};
+use crate::format::segment::base_offset_from_name;
+use crate::format::snapshot::{parse_checkpoint, parse_producer_snapshot};
+use arrow_array::{ArrayRef, Int16Array, Int32Array, Int64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Which kind of file, from its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    Offset,
+    Time,
+    Txn,
+    Snapshot,
+    LeaderEpoch,
+}
+
+impl IndexKind {
+    pub fn of(path: &Path) -> Option<Self> {
+        let name = path.file_name()?.to_str()?;
+        if name == "leader-epoch-checkpoint" {
+            return Some(IndexKind::LeaderEpoch);
+        }
+        match path.extension()?.to_str()? {
+            "index" => Some(IndexKind::Offset),
+            "timeindex" => Some(IndexKind::Time),
+            "txnindex" => Some(IndexKind::Txn),
+            "snapshot" => Some(IndexKind::Snapshot),
+            _ => None,
+        }
+    }
+}
+
+fn table(fields: Vec<(&str, DataType)>, columns: Vec<ArrayRef>) -> RecordBatch {
+    let schema = Schema::new(
+        fields
+            .into_iter()
+            .map(|(n, t)| Field::new(n, t, false))
+            .collect::<Vec<_>>(),
+    );
+    RecordBatch::try_new(Arc::new(schema), columns).expect("columns match their fields")
+}
+
+/// Reads one index-like file into a table; the kind comes from the name unless given.
+pub fn read_index_file(
+    path: &Path,
+    kind: Option<IndexKind>,
+    base_offset: Option<i64>,
+) -> Result<RecordBatch> {
+    let kind = kind.or_else(|| IndexKind::of(path)).ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "{}: not an index file (.index, .timeindex, .txnindex, .snapshot, leader-epoch-checkpoint)",
+            path.display()
+        ))
+    })?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(e, path))?;
+    let base = || {
+        base_offset
+            .or_else(|| base_offset_from_name(path))
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "{}: give the base offset (the name does not say it)",
+                    path.display()
+                ))
+            })
+    };
+    Ok(match kind {
+        IndexKind::Offset => offset_index_table(&bytes, base()?),
+        IndexKind::Time => time_index_table(&bytes, base()?),
+        IndexKind::Txn => txn_index_table(&bytes),
+        IndexKind::Snapshot => snapshot_table(&bytes).map_err(|e| e.with_path(path))?,
+        IndexKind::LeaderEpoch => {
+            let text = String::from_utf8_lossy(&bytes);
+            leader_epoch_table(&text).map_err(|e| e.with_path(path))?
+        }
+    })
+}
+
+pub fn offset_index_table(bytes: &[u8], base_offset: i64) -> RecordBatch {
+    let entries = read_offset_index(bytes, base_offset);
+    table(
+        vec![
+            ("offset", DataType::Int64),
+            ("relativeOffset", DataType::Int32),
+            ("position", DataType::Int64),
+        ],
+        vec![
+            Arc::new(Int64Array::from_iter_values(
+                entries.iter().map(|e| e.offset),
+            )),
+            Arc::new(Int32Array::from_iter_values(
+                entries.iter().map(|e| (e.offset - base_offset) as i32),
+            )),
+            Arc::new(Int64Array::from_iter_values(
+                entries.iter().map(|e| e.position as i64),
+            )),
+        ],
+    )
+}
+
+pub fn time_index_table(bytes: &[u8], base_offset: i64) -> RecordBatch {
+    let entries = read_time_index(bytes, base_offset);
+    table(
+        vec![
+            ("timestamp", DataType::Int64),
+            ("offset", DataType::Int64),
+            ("relativeOffset", DataType::Int32),
+        ],
+        vec![
+            Arc::new(Int64Array::from_iter_values(
+                entries.iter().map(|e| e.timestamp),
+            )),
+            Arc::new(Int64Array::from_iter_values(
+                entries.iter().map(|e| e.offset),
+            )),
+            Arc::new(Int32Array::from_iter_values(
+                entries.iter().map(|e| (e.offset - base_offset) as i32),
+            )),
+        ],
+    )
+}
+
+pub fn txn_index_table(bytes: &[u8]) -> RecordBatch {
+    let entries = read_txn_index(bytes);
+    let col = |f: fn(&crate::format::index::AbortedTxn) -> i64| -> ArrayRef {
+        Arc::new(Int64Array::from_iter_values(entries.iter().map(f)))
+    };
+    table(
+        vec![
+            ("version", DataType::Int16),
+            ("producerId", DataType::Int64),
+            ("firstOffset", DataType::Int64),
+            ("lastOffset", DataType::Int64),
+            ("lastStableOffset", DataType::Int64),
+        ],
+        vec![
+            Arc::new(Int16Array::from_iter_values(
+                entries.iter().map(|e| e.version),
+            )),
+            col(|e| e.producer_id),
+            col(|e| e.first_offset),
+            col(|e| e.last_offset),
+            col(|e| e.last_stable_offset),
+        ],
+    )
+}
+
+pub fn snapshot_table(bytes: &[u8]) -> Result<RecordBatch> {
+    let entries = parse_producer_snapshot(bytes)?;
+    Ok(table(
+        vec![
+            ("producerId", DataType::Int64),
+            ("producerEpoch", DataType::Int16),
+            ("coordinatorEpoch", DataType::Int32),
+            ("currentTxnFirstOffset", DataType::Int64),
+            ("lastTimestamp", DataType::Int64),
+            ("firstSequence", DataType::Int32),
+            ("lastSequence", DataType::Int32),
+            ("lastOffset", DataType::Int64),
+            ("offsetDelta", DataType::Int32),
+        ],
+        vec![
+            Arc::new(Int64Array::from_iter_values(
+                entries.iter().map(|e| e.producer_id),
+            )),
+            Arc::new(Int16Array::from_iter_values(
+                entries.iter().map(|e| e.producer_epoch),
+            )),
+            Arc::new(Int32Array::from_iter_values(
+                entries.iter().map(|e| e.coordinator_epoch),
+            )),
+            Arc::new(Int64Array::from_iter_values(
+                entries.iter().map(|e| e.current_txn_first_offset),
+            )),
+            Arc::new(Int64Array::from_iter_values(
+                entries.iter().map(|e| e.timestamp),
+            )),
+            Arc::new(Int32Array::from_iter_values(
+                entries.iter().map(|e| e.first_sequence()),
+            )),
+            Arc::new(Int32Array::from_iter_values(
+                entries.iter().map(|e| e.last_sequence),
+            )),
+            Arc::new(Int64Array::from_iter_values(
+                entries.iter().map(|e| e.last_offset),
+            )),
+            Arc::new(Int32Array::from_iter_values(
+                entries.iter().map(|e| e.offset_delta),
+            )),
+        ],
+    ))
+}
+
+pub fn leader_epoch_table(text: &str) -> Result<RecordBatch> {
+    let entries = parse_checkpoint(text, 2)?;
+    let mut epochs = Vec::with_capacity(entries.len());
+    let mut offsets = Vec::with_capacity(entries.len());
+    for e in &entries {
+        let bad = || {
+            Error::corrupt(format!(
+                "malformed line in checkpoint file: {:?}",
+                e.join(" ")
+            ))
+        };
+        epochs.push(e[0].parse::<i32>().map_err(|_| bad())?);
+        offsets.push(e[1].parse::<i64>().map_err(|_| bad())?);
+    }
+    Ok(table(
+        vec![("epoch", DataType::Int32), ("startOffset", DataType::Int64)],
+        vec![
+            Arc::new(Int32Array::from(epochs)),
+            Arc::new(Int64Array::from(offsets)),
+        ],
+    ))
+}

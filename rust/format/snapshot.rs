@@ -1,0 +1,147 @@
+//! Producer state snapshots (`<offset>.snapshot`, FORMAT.md §5.9) and the text checkpoint
+//! files of a log directory (`leader-epoch-checkpoint` and the offset checkpoints, §5.10).
+
+use crate::error::{Error, Result};
+
+/// One producer's state in a snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProducerEntry {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub last_sequence: i32,
+    pub last_offset: i64,
+    pub offset_delta: i32,
+    pub timestamp: i64,
+    pub coordinator_epoch: i32,
+    /// First offset of the producer's open transaction, -1 when none.
+    pub current_txn_first_offset: i64,
+}
+
+impl ProducerEntry {
+    /// Kafka's first sequence of the last batch: `decrementSequence(lastSequence, offsetDelta)`.
+    pub fn first_sequence(&self) -> i32 {
+        let (s, d) = (self.last_sequence, self.offset_delta);
+        if s < d {
+            i32::MAX.wrapping_sub(d.wrapping_sub(s)).wrapping_add(1)
+        } else {
+            s.wrapping_sub(d)
+        }
+    }
+}
+
+const ENTRY_SIZE: usize = 46;
+const HEADER_SIZE: usize = 10;
+
+/// Parses a producer snapshot, verifying its version and CRC-32C.
+pub fn parse_producer_snapshot(bytes: &[u8]) -> Result<Vec<ProducerEntry>> {
+    if bytes.len() < HEADER_SIZE {
+        return Err(Error::corrupt(format!(
+            "snapshot of {} bytes is shorter than its header",
+            bytes.len()
+        )));
+    }
+    let version = i16::from_be_bytes([bytes[0], bytes[1]]);
+    if version != 1 {
+        return Err(Error::corrupt(format!(
+            "snapshot contained an unknown file version {version}"
+        )));
+    }
+    let stored = u32::from_be_bytes(bytes[2..6].try_into().unwrap());
+    let computed = super::crc::crc32c(&bytes[6..]);
+    if stored != computed {
+        return Err(Error::new(
+            crate::ErrorKind::CrcMismatch,
+            format!("snapshot is corrupt (CRC is no longer valid). Stored crc: {stored}. Computed crc: {computed}"),
+        ));
+    }
+    let count = i32::from_be_bytes(bytes[6..10].try_into().unwrap());
+    let body = &bytes[HEADER_SIZE..];
+    if count < 0 || body.len() != count as usize * ENTRY_SIZE {
+        return Err(Error::corrupt(format!(
+            "snapshot failed schema validation: {count} entries do not fill {} bytes",
+            body.len()
+        )));
+    }
+    Ok(body
+        .chunks_exact(ENTRY_SIZE)
+        .map(|e| {
+            let i64_at = |i: usize| i64::from_be_bytes(e[i..i + 8].try_into().unwrap());
+            let i32_at = |i: usize| i32::from_be_bytes(e[i..i + 4].try_into().unwrap());
+            ProducerEntry {
+                producer_id: i64_at(0),
+                producer_epoch: i16::from_be_bytes([e[8], e[9]]),
+                last_sequence: i32_at(10),
+                last_offset: i64_at(14),
+                offset_delta: i32_at(22),
+                timestamp: i64_at(26),
+                coordinator_epoch: i32_at(34),
+                current_txn_first_offset: i64_at(38),
+            }
+        })
+        .collect())
+}
+
+/// Parses a Kafka text checkpoint file (version line, count line, one entry per line) into
+/// the whitespace-separated fields of each entry, checking the version and the count.
+pub fn parse_checkpoint(text: &str, fields: usize) -> Result<Vec<Vec<String>>> {
+    let mut lines = text.lines();
+    let Some(version) = lines.next() else {
+        return Ok(Vec::new());
+    };
+    if version.trim() != "0" {
+        return Err(Error::corrupt(format!(
+            "unrecognised checkpoint version {:?}, expected version: 0",
+            version.trim()
+        )));
+    }
+    let count: usize = lines
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| Error::corrupt("malformed checkpoint file: no entry count"))?;
+    let mut entries = Vec::with_capacity(count.min(1 << 16));
+    for line in lines.by_ref().take(count) {
+        let parts: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        if parts.len() != fields {
+            return Err(Error::corrupt(format!(
+                "malformed line in checkpoint file: {line:?}"
+            )));
+        }
+        entries.push(parts);
+    }
+    if entries.len() != count {
+        return Err(Error::corrupt(format!(
+            "expected [{count}] entries in checkpoint file, but found only [{}]",
+            entries.len()
+        )));
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_snapshot_and_bad_crc() {
+        let mut bytes = vec![0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+        let crc = crate::format::crc::crc32c(&bytes[6..]);
+        bytes[2..6].copy_from_slice(&crc.to_be_bytes());
+        assert_eq!(parse_producer_snapshot(&bytes).unwrap(), []);
+        bytes[9] = 1;
+        assert_eq!(
+            parse_producer_snapshot(&bytes).unwrap_err().kind,
+            crate::ErrorKind::CrcMismatch
+        );
+    }
+
+    #[test]
+    fn checkpoints() {
+        assert_eq!(
+            parse_checkpoint("0\n2\n0 0\n3 120\n", 2).unwrap(),
+            [["0", "0"], ["3", "120"]]
+        );
+        assert!(parse_checkpoint("1\n0\n", 2).is_err());
+        assert!(parse_checkpoint("0\n2\n0 0\n", 2).is_err());
+        assert_eq!(parse_checkpoint("", 2).unwrap().len(), 0);
+    }
+}
