@@ -15,9 +15,10 @@ import json
 import warnings
 from pathlib import Path
 
-import kafkalog
 import pyarrow as pa
 import pytest
+
+import kafkalog
 from conftest import CORPUS
 
 TIMESTAMP_TYPES = {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}

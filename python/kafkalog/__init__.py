@@ -79,7 +79,8 @@ COLUMNS: tuple[str, ...] = (
 #: CRC check result (null when not checked), producer id and epoch, the record's sequence,
 #: partition leader epoch, transactional and control flags, the batch's base and max
 #: timestamps (ms, as stored: the base is the delete horizon when one is set),
-#: its delete horizon (ms, null when unset), and the control record type (null for data).
+#: its delete horizon (ms, null when unset), the control record type (null for data), and
+#: for v0/v1 the record's own stored CRC and whether it matches (null for v2).
 METADATA_COLUMNS: tuple[str, ...] = (
     "baseOffset",
     "lastOffset",
@@ -98,6 +99,8 @@ METADATA_COLUMNS: tuple[str, ...] = (
     "maxTimestamp",
     "deleteHorizonMs",
     "controlType",
+    "recordCrc",
+    "recordCrcValid",
 )
 
 _DEFAULT_MAX_DECOMPRESSED = 256 * 1024 * 1024

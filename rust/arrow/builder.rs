@@ -273,6 +273,8 @@ pub struct RecordColumns {
     max_timestamp: Option<Prim<i64>>,
     delete_horizon: Option<Prim<i64>>,
     control_type: Option<Prim<i16>>,
+    record_crc: Option<Prim<i64>>,
+    record_crc_valid: Option<Bools>,
 }
 
 fn when<T>(p: &Projection, c: Column, make: fn() -> T) -> Option<T> {
@@ -306,6 +308,8 @@ impl RecordColumns {
             max_timestamp: when(p, Column::MaxTimestamp, Prim::new),
             delete_horizon: when(p, Column::DeleteHorizonMs, Prim::new),
             control_type: when(p, Column::ControlType, Prim::new),
+            record_crc: when(p, Column::RecordCrc, Prim::new),
+            record_crc_valid: when(p, Column::RecordCrcValid, Bools::new),
             any_metadata: Column::METADATA.iter().any(|c| p.contains(*c)),
             projection,
             origin,
@@ -364,7 +368,9 @@ impl Output for RecordColumns {
             base_timestamp,
             max_timestamp,
             delete_horizon,
-            control_type
+            control_type,
+            record_crc,
+            record_crc_valid
         );
         self.rows = rows;
         self.bytes = self.key.as_ref().map_or(0, |c| c.data.len())
@@ -447,6 +453,10 @@ impl Output for RecordColumns {
                     Column::ControlType => {
                         Arc::new(self.control_type.as_mut().unwrap().finish::<Int16Type>())
                     }
+                    Column::RecordCrc => {
+                        Arc::new(self.record_crc.as_mut().unwrap().finish::<Int64Type>())
+                    }
+                    Column::RecordCrcValid => self.record_crc_valid.as_mut().unwrap().finish(),
                 }
             })
             .collect();
@@ -537,6 +547,15 @@ impl RecordColumns {
                 None
             };
             c.push_opt(kind);
+        }
+        if let Some(c) = &mut self.record_crc {
+            c.push_opt(r.legacy_crc.map(|(crc, _)| crc as i64));
+        }
+        if let Some(c) = &mut self.record_crc_valid {
+            c.push_opt(
+                r.legacy_crc
+                    .map(|(crc, covered)| crate::format::crc::crc32(covered) == crc),
+            );
         }
     }
 }

@@ -37,6 +37,8 @@ pub enum Column {
     MaxTimestamp,
     DeleteHorizonMs,
     ControlType,
+    RecordCrc,
+    RecordCrcValid,
 }
 
 impl Column {
@@ -53,7 +55,7 @@ impl Column {
     ];
 
     /// Kafka's per-batch values, added by the `batch_metadata` option.
-    pub const METADATA: [Column; 17] = [
+    pub const METADATA: [Column; 19] = [
         Column::BaseOffset,
         Column::LastOffset,
         Column::BatchPosition,
@@ -71,6 +73,8 @@ impl Column {
         Column::MaxTimestamp,
         Column::DeleteHorizonMs,
         Column::ControlType,
+        Column::RecordCrc,
+        Column::RecordCrcValid,
     ];
 
     pub fn all() -> impl Iterator<Item = Column> {
@@ -104,6 +108,8 @@ impl Column {
             Column::MaxTimestamp => "maxTimestamp",
             Column::DeleteHorizonMs => "deleteHorizonMs",
             Column::ControlType => "controlType",
+            Column::RecordCrc => "recordCrc",
+            Column::RecordCrcValid => "recordCrcValid",
         }
     }
 
@@ -140,6 +146,8 @@ impl Column {
             Column::BaseTimestamp | Column::MaxTimestamp => (DataType::Int64, false),
             Column::DeleteHorizonMs => (DataType::Int64, true),
             Column::ControlType => (DataType::Int16, true),
+            Column::RecordCrc => (DataType::Int64, true),
+            Column::RecordCrcValid => (DataType::Boolean, true),
         };
         Field::new(self.name(), ty, nullable)
     }

@@ -109,6 +109,9 @@ pub struct Record<'a> {
     pub headers: Headers<'a>,
     /// v2: the record's producer sequence (-1 without a producer). v0/v1: -1.
     pub sequence: i32,
+    /// v0/v1: the message's own stored CRC and the bytes it covers (an inner message of a
+    /// wrapper has its own, which Kafka does not check when reading).
+    pub legacy_crc: Option<(u32, &'a [u8])>,
 }
 
 /// A record's headers, already validated, read on demand.

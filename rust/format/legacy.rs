@@ -234,6 +234,7 @@ fn decode_message<S: RecordSink>(
                 value: wrapper.value,
                 headers: Headers::default(),
                 sequence: -1,
+                legacy_crc: Some((wrapper.crc, wrapper.crc_covered)),
             };
             sink.record(&info, &record);
         }
@@ -315,6 +316,7 @@ fn decode_message<S: RecordSink>(
             value: msg.value,
             headers: Headers::default(),
             sequence: -1,
+            legacy_crc: Some((msg.crc, msg.crc_covered)),
         };
         sink.record(&info, &record);
     }

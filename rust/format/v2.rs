@@ -221,6 +221,7 @@ fn read_record<'a>(
             bytes: &body[headers_start..],
         },
         sequence: increment_sequence(info.base_sequence, offset_delta),
+        legacy_crc: None,
     })
 }
 
