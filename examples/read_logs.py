@@ -11,8 +11,9 @@ from __future__ import annotations
 import sys
 import warnings
 
-import kafkalog
 import pyarrow.compute as pc
+
+import kafkalog
 
 
 def main(path: str) -> int:

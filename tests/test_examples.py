@@ -6,8 +6,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-import kafkalog
 import pyarrow.compute as pc
+
+import kafkalog
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LOGS = EXAMPLES / "logs"

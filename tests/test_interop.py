@@ -11,7 +11,6 @@ import random
 import struct
 from datetime import UTC, datetime
 
-import kafkalog
 import pyarrow as pa
 import pytest
 from aiokafka.record.control_record import ABORT_MARKER, COMMIT_MARKER
@@ -20,6 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.memory_records import MemoryRecords as KpMemoryRecords
 from kafka.record.memory_records import MemoryRecordsBuilder
+
+import kafkalog
 from kafka_builders import (
     CONTROL_ABORT,
     CONTROL_COMMIT,
