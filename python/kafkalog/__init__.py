@@ -14,6 +14,7 @@ runs unchanged on files; ``batch_metadata=True`` adds what Kafka keeps per batch
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Iterator, Sequence
 
@@ -21,13 +22,14 @@ import pyarrow as pa
 
 from kafkalog import errors
 from kafkalog._native import Reader as _Reader
+from kafkalog._native import Writer as _Writer
 from kafkalog._native import __version__
 from kafkalog._native import read_index as _read_index
-from kafkalog._native import write as _write
 from kafkalog.errors import (
     CorruptRecordError,
     CrcMismatchError,
     DecompressionError,
+    IndexNotUsedWarning,
     InvalidArgumentError,
     KafkaLogError,
     KafkaLogIOError,
@@ -60,6 +62,7 @@ __all__ = [
     "TruncatedSegmentWarning",
     "SkippedBatchWarning",
     "StoppedAtCorruptionWarning",
+    "IndexNotUsedWarning",
 ]
 
 #: The columns of Spark's Kafka source, in its order: what :func:`read` returns by default.
@@ -119,8 +122,18 @@ def _options(
     partition: int | None = None,
     list_batches: bool = False,
     byte_range: tuple[int, int | None] | None = None,
+    start_offset: int | None = None,
+    end_offset: int | None = None,
+    start_timestamp=None,
+    end_timestamp=None,
+    isolation_level: str = "read_uncommitted",
 ) -> dict:
     """The options the native reader takes, checked."""
+    if isolation_level not in ("read_uncommitted", "read_committed"):
+        raise InvalidArgumentError(
+            "isolation_level must be 'read_uncommitted' or 'read_committed', "
+            f"not {isolation_level!r}"
+        )
     if batch_size <= 0:
         raise InvalidArgumentError(f"batch_size must be positive, not {batch_size}")
     if max_decompressed_size <= 0:
@@ -142,7 +155,24 @@ def _options(
         "list_batches": list_batches,
         "start_position": None if byte_range is None else int(byte_range[0]),
         "end_position": None if byte_range is None or byte_range[1] is None else int(byte_range[1]),
+        "start_offset": start_offset,
+        "end_offset": end_offset,
+        "start_timestamp": _millis(start_timestamp),
+        "end_timestamp": _millis(end_timestamp),
+        "read_committed": isolation_level == "read_committed",
     }
+
+
+def _millis(value) -> int | None:
+    """A timestamp as Kafka's milliseconds: an int is taken as milliseconds already; a
+    datetime without a time zone is taken as UTC."""
+    if value is None or isinstance(value, int):
+        return value
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.UTC)
+        return int(value.timestamp() * 1000)
+    raise InvalidArgumentError(f"a timestamp must be int milliseconds or a datetime, not {value!r}")
 
 
 def _to_reader(native: _Reader) -> pa.RecordBatchReader:
@@ -170,6 +200,11 @@ def read(
     topic: str | None = None,
     partition: int | None = None,
     byte_range: tuple[int, int | None] | None = None,
+    start_offset: int | None = None,
+    end_offset: int | None = None,
+    start_timestamp: int | datetime.datetime | None = None,
+    end_timestamp: int | datetime.datetime | None = None,
+    isolation_level: str = "read_uncommitted",
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -192,12 +227,24 @@ def read(
     - ``max_decompressed_size``: cap on one batch's decompressed bytes (at most 1 GiB).
     - ``topic``, ``partition``: values for those columns, overriding the directory name (a
       file outside a ``<topic>-<partition>`` directory otherwise gets nulls).
+    - ``start_offset``, ``end_offset``: read offsets from ``start_offset`` up to (not
+      including) ``end_offset``, in every partition read. Segments are picked by their base
+      offsets and the first is entered through its ``.index``, not scanned.
+    - ``start_timestamp``, ``end_timestamp`` (int milliseconds, or a datetime): start at the
+      earliest offset whose timestamp is at or after ``start_timestamp``; end before the
+      earliest offset whose timestamp is at or after ``end_timestamp`` (Spark's Kafka source's
+      meaning), found through the ``.timeindex``.
+    - ``isolation_level``: ``"read_committed"`` reads what a read_committed consumer sees:
+      records of aborted transactions and control records left out, and nothing from the
+      first offset of a transaction still open at the end of the log (the last stable
+      offset). The default is ``"read_uncommitted"``, as in Kafka.
     - ``byte_range``: ``(start, end)`` byte positions of a single ``.log`` file to read, both
       batch boundaries (``end`` may be ``None`` for the end of the file): how a large segment
       is split across tasks.
 
     A partial batch at the end of a segment is not an error: the complete batches are returned
-    and a :class:`TruncatedSegmentWarning` says how many bytes were left.
+    and a :class:`TruncatedSegmentWarning` says how many bytes were left. An index that cannot
+    be used for a seek gives an :class:`IndexNotUsedWarning` and a scan.
     """
     options = _options(
         columns=columns,
@@ -210,6 +257,11 @@ def read(
         topic=topic,
         partition=partition,
         byte_range=byte_range,
+        start_offset=start_offset,
+        end_offset=end_offset,
+        start_timestamp=start_timestamp,
+        end_timestamp=end_timestamp,
+        isolation_level=isolation_level,
     )
     return _to_reader(_Reader.open(os.fspath(path), options))
 
@@ -305,16 +357,18 @@ def schema(columns: Sequence[str] | None = None, *, batch_metadata: bool = False
     return pa.schema(_Reader.from_bytes(b"", options).schema)
 
 
-def _as_stream(data):
-    """Anything Arrow-shaped as an object with ``__arrow_c_stream__``."""
+def _batches(data) -> Iterator[pa.RecordBatch]:
+    """The record batches of anything Arrow-shaped, lazily."""
     if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
+        return iter([data])
+    if isinstance(data, pa.Table):
+        return iter(data.to_batches())
+    if isinstance(data, pa.RecordBatchReader):
+        return iter(data)
     if hasattr(data, "__arrow_c_stream__"):
-        return data
+        return iter(pa.RecordBatchReader.from_stream(data))
     if isinstance(data, list | tuple) and all(isinstance(b, pa.RecordBatch) for b in data):
-        if not data:
-            raise InvalidArgumentError("an empty list of batches has no schema; pass a table")
-        return pa.Table.from_batches(list(data))
+        return iter(data)
     raise InvalidArgumentError(
         "data must be a pyarrow Table, RecordBatch, RecordBatchReader, a list of batches, or "
         f"an object with __arrow_c_stream__; got {type(data).__name__}"
@@ -357,7 +411,9 @@ def write(
     strictly increasing, gaps allowed; else assigned from ``base_offset``) and optionally the
     batch-metadata columns. With the metadata (``read(..., batch_metadata=True)``) and
     ``preserve_batches``, each batch is rebuilt as it was: uncompressed batches come out byte
-    for byte, compressed ones with the same records and boundaries. Otherwise records are
+    for byte, compressed ones with the same records and boundaries. (A v2 LogAppendTime batch
+    is the exception: readers see only the append time, never its records' original
+    timestamps, so those cannot be written back.) Otherwise records are
     batched as a producer does: up to ``batch_records`` records and ``batch_bytes``
     uncompressed bytes (the producer's ``batch.size``) per batch.
 
@@ -391,4 +447,25 @@ def write(
         "index_interval_bytes": index_interval_bytes,
         "overwrite": overwrite,
     }
-    return _write(os.fspath(path), _as_stream(data), options)
+    batches = _batches(data)
+    writer = _Writer(os.fspath(path), options)
+    try:
+        for batch in batches:
+            writer.write(batch)
+        return writer.finish()
+    except BaseException:
+        writer.abort()  # nothing half-written is left
+        raise
+
+
+# The Spark integration (kafkalog.spark) needs pyspark, so it is imported on first use:
+# ``df.mapInArrow(kafkalog.decode, kafkalog.SPARK_SCHEMA)``.
+_SPARK_NAMES = ("decode", "SPARK_SCHEMA")
+
+
+def __getattr__(name: str):
+    if name in _SPARK_NAMES:
+        from kafkalog import spark
+
+        return getattr(spark, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,6 +26,7 @@ __all__ = [
     "TruncatedSegmentWarning",
     "SkippedBatchWarning",
     "StoppedAtCorruptionWarning",
+    "IndexNotUsedWarning",
 ]
 
 
@@ -116,3 +117,8 @@ class SkippedBatchWarning(KafkaLogWarning):
 class StoppedAtCorruptionWarning(KafkaLogWarning):
     """Reading a partition stopped at a corrupt batch (``on_corrupt="stop"``, as Kafka's log
     recovery does, or ``"skip"`` where the batch's size itself is broken)."""
+
+
+class IndexNotUsedWarning(KafkaLogWarning):
+    """An index file (``.index``/``.timeindex``) could not be used for a seek because it is
+    missing, stale or corrupt; the segment was scanned instead. Results are the same."""

@@ -8,6 +8,7 @@
 
 use super::output::Output;
 use super::schema::{header_fields, Column, Projection};
+use super::seek::FileBounds;
 use crate::format::batch::{BatchInfo, Record, RecordSink, TimestampType};
 use crate::format::control;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType};
@@ -237,6 +238,7 @@ pub struct Origin {
 #[derive(Clone, Debug, Default)]
 pub struct RecordFilter {
     /// Return the records of control batches (transaction markers, KRaft control records).
+    /// `read_committed` hides them whatever this says, as Kafka's consumer does.
     pub include_control: bool,
 }
 
@@ -245,6 +247,10 @@ pub struct RecordColumns {
     projection: Projection,
     pub(crate) origin: Origin,
     pub(crate) filter: RecordFilter,
+    /// Offsets kept, and the transactions to drop for `read_committed`.
+    bounds: FileBounds,
+    /// A batch at or after the end offset was seen.
+    past_end: bool,
     rows: usize,
     /// Whether any batch-metadata column is asked for.
     any_metadata: bool,
@@ -283,8 +289,19 @@ fn when<T>(p: &Projection, c: Column, make: fn() -> T) -> Option<T> {
 
 impl RecordColumns {
     pub fn new(projection: Projection, origin: Origin, filter: RecordFilter) -> Self {
+        Self::with_bounds(projection, origin, filter, FileBounds::all())
+    }
+
+    pub fn with_bounds(
+        projection: Projection,
+        origin: Origin,
+        filter: RecordFilter,
+        bounds: FileBounds,
+    ) -> Self {
         let p = &projection;
         RecordColumns {
+            bounds,
+            past_end: false,
             key: when(p, Column::Key, Bytes::new),
             value: when(p, Column::Value, Bytes::new),
             offset: when(p, Column::Offset, Prim::new),
@@ -375,6 +392,10 @@ impl Output for RecordColumns {
         self.rows = rows;
         self.bytes = self.key.as_ref().map_or(0, |c| c.data.len())
             + self.value.as_ref().map_or(0, |c| c.data.len());
+    }
+
+    fn past_end(&self) -> bool {
+        self.past_end
     }
 
     fn finish(&mut self) -> RecordBatch {
@@ -471,11 +492,29 @@ impl Output for RecordColumns {
 impl RecordSink for RecordColumns {
     #[inline]
     fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
-        !batch.is_control || self.filter.include_control
+        if self.bounds.end.is_some_and(|end| batch.base_offset >= end) {
+            self.past_end = true;
+            return false;
+        }
+        if batch.last_offset < self.bounds.start {
+            return false;
+        }
+        match &self.bounds.transactions {
+            // read_committed: control records hidden, aborted transactions dropped.
+            Some(txns) => {
+                !(batch.is_control
+                    || batch.is_transactional
+                        && txns.is_aborted(batch.producer_id, batch.base_offset))
+            }
+            None => !batch.is_control || self.filter.include_control,
+        }
     }
 
     #[inline(always)]
     fn record(&mut self, batch: &BatchInfo, r: &Record<'_>) {
+        if r.offset < self.bounds.start || self.bounds.end.is_some_and(|end| r.offset >= end) {
+            return;
+        }
         self.rows += 1;
         if let Some(c) = &mut self.key {
             c.push(r.key);

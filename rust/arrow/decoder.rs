@@ -53,6 +53,9 @@ pub enum IssueKind {
     /// Reading stopped at a corrupt batch (`on_corrupt="stop"`, or "skip" where the size of
     /// an entry is itself broken).
     Stopped,
+    /// An index file could not be used for a seek (missing, stale or corrupt): the segment was
+    /// scanned instead. The records are the same; only speed suffers.
+    IndexIgnored,
 }
 
 /// Something the reader passed over without failing.
@@ -120,6 +123,8 @@ pub struct Decoder<O = RecordColumns> {
     /// Where a run of zero bytes began that may turn out to be preallocated space.
     zeros_from: Option<u64>,
     stopped: bool,
+    /// The output wants nothing more from this input (past the end offset).
+    done: bool,
     issues: Vec<Issue>,
 }
 
@@ -150,6 +155,7 @@ impl<O: Output> Decoder<O> {
             need: 0,
             zeros_from: None,
             stopped: false,
+            done: false,
             issues: Vec::new(),
         }
     }
@@ -169,9 +175,10 @@ impl<O: Output> Decoder<O> {
         self.columns.rows() >= self.batch_size || self.decoded >= self.batch_bytes
     }
 
-    /// Whether decoding ended at a corrupt batch (policy `stop`, or an unframeable entry).
+    /// Whether decoding ended: at a corrupt batch (policy `stop`, or an unframeable entry),
+    /// or past the end of what the output wants.
     pub fn is_stopped(&self) -> bool {
-        self.stopped
+        self.stopped || self.done
     }
 
     pub fn rows(&self) -> usize {
@@ -184,7 +191,7 @@ impl<O: Output> Decoder<O> {
     pub fn decode(&mut self, buf: &[u8]) -> Result<usize> {
         let mut consumed = 0;
         self.need = 0;
-        while !self.stopped && !self.is_full() {
+        while !self.stopped && !self.done && !self.is_full() {
             let rest = &buf[consumed..];
             if let Some(start) = self.zeros_from {
                 // Inside a run of zeros: more zeros keep it going, anything else is corruption
@@ -230,6 +237,7 @@ impl<O: Output> Decoder<O> {
                         consumed += len;
                         self.position += len as u64;
                     }
+                    self.done = self.columns.past_end();
                 }
                 Err(err) => {
                     if rest.len() >= 12 && rest[..12].iter().all(|&b| b == 0) {
@@ -278,7 +286,7 @@ impl<O: Output> Decoder<O> {
     /// Ends the input: `rest` holds the bytes after the last complete entry. A partial entry
     /// there is a torn tail, noted as an issue, not an error.
     pub fn finish(&mut self, rest: &[u8]) {
-        if self.stopped {
+        if self.stopped || self.done {
             return;
         }
         let start = self.zeros_from.take().unwrap_or(self.position);

@@ -349,6 +349,11 @@ impl Encoder {
                 "transactional batches need a producer id",
             ));
         }
+        // One append time for the whole write, as one broker append would stamp.
+        let options = EncodeOptions {
+            log_append_time: Some(options.log_append_time.unwrap_or_else(now_ms)),
+            ..options
+        };
         Ok(Encoder {
             next_offset: options.base_offset,
             next_sequence: options.base_sequence,
@@ -437,7 +442,15 @@ impl Encoder {
                 _ => TimestampType::CreateTime,
             },
         };
-        let timestamp = Input::get(&input.timestamp, row).unwrap_or(-1);
+        let mut timestamp = Input::get(&input.timestamp, row).unwrap_or(-1);
+        if !faithful
+            && magic == 1
+            && compression == Compression::None
+            && timestamp_type == TimestampType::LogAppendTime
+        {
+            // A broker stamps the append time into each uncompressed v1 message.
+            timestamp = o.log_append_time.unwrap_or(timestamp);
+        }
         input.headers(row, headers)?;
         if magic < 2 && !headers.is_empty() {
             return Err(Error::invalid_argument(format!(
@@ -464,8 +477,18 @@ impl Encoder {
         };
         let batch_key = if faithful { input.batch_key(row) } else { None };
 
-        // Close the open batch when this row cannot join it.
-        let record_size = key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len) + 32;
+        // Close the open batch when this row cannot join it. As the producer's
+        // MemoryRecordsBuilder.hasRoomFor: the batch so far plus this record's exact size.
+        let record_size = |open: &Open| match magic {
+            2 => v2::record_size(
+                offset.wrapping_sub(open.base_offset) as i32,
+                timestamp.wrapping_sub(open.base_timestamp),
+                key,
+                value,
+                headers.iter().copied(),
+            ),
+            _ => legacy_entry_size(magic, key, value),
+        };
         if let Some(open) = &self.open {
             let same = if faithful {
                 open.batch_key == batch_key
@@ -477,7 +500,8 @@ impl Encoder {
                     && open.is_control == is_control
                     && open.timestamp_type == Some(timestamp_type)
                     && (open.count as usize) < o.batch_records
-                    && open.buf.len() + record_size <= o.batch_bytes.max(1)
+                    && batch_header_size(magic) + open.buf.len() + record_size(open)
+                        <= o.batch_bytes
             };
             // Uncompressed v0/v1 messages are each their own entry.
             if !same || (magic < 2 && compression == Compression::None) {
@@ -552,7 +576,7 @@ impl Encoder {
         }
         let open = self.open.as_mut().unwrap();
         if magic == 2 {
-            let delta = offset - open.base_offset;
+            let delta = offset.checked_sub(open.base_offset).unwrap_or(i64::MAX);
             let delta = i32::try_from(delta).map_err(|_| {
                 Error::invalid_argument(format!(
                     "offset {offset} is too far from its batch's base offset"
@@ -571,7 +595,9 @@ impl Encoder {
             let inner_offset = if compression == Compression::None || magic == 0 {
                 offset
             } else {
-                offset - open.base_offset
+                offset
+                    .checked_sub(open.base_offset)
+                    .ok_or_else(|| Error::invalid_argument("offset out of range"))?
             };
             let attributes = if compression == Compression::None
                 && timestamp_type == TimestampType::LogAppendTime
@@ -628,8 +654,12 @@ impl Encoder {
                 is_transactional: open.is_transactional,
                 is_control: open.is_control,
                 delete_horizon: open.delete_horizon.is_some(),
-                last_offset_delta: i32::try_from(last_offset - open.base_offset)
-                    .map_err(|_| Error::invalid_argument("batch spans more than 2^31 offsets"))?,
+                last_offset_delta: i32::try_from(
+                    last_offset
+                        .checked_sub(open.base_offset)
+                        .unwrap_or(i64::MAX),
+                )
+                .map_err(|_| Error::invalid_argument("batch spans more than 2^31 offsets"))?,
                 base_timestamp: open.base_timestamp,
                 max_timestamp,
                 producer_id: open.producer_id,
@@ -682,6 +712,24 @@ impl Encoder {
             std::mem::take(&mut self.out),
             std::mem::take(&mut self.batches),
         )
+    }
+}
+
+/// Bytes of a v0/v1 log entry (Kafka's `LOG_OVERHEAD + LegacyRecord.recordSize`).
+fn legacy_entry_size(magic: i8, key: Option<&[u8]>, value: Option<&[u8]>) -> usize {
+    let overhead = if magic == 0 { 14 } else { 22 };
+    crate::format::legacy::LOG_OVERHEAD
+        + overhead
+        + key.map_or(0, <[u8]>::len)
+        + value.map_or(0, <[u8]>::len)
+}
+
+/// Bytes of a batch before its records.
+fn batch_header_size(magic: i8) -> usize {
+    if magic == 2 {
+        v2::HEADER_SIZE
+    } else {
+        crate::format::legacy::LOG_OVERHEAD + 22
     }
 }
 

@@ -94,7 +94,9 @@ pub fn offset_index_table(bytes: &[u8], base_offset: i64) -> RecordBatch {
                 entries.iter().map(|e| e.offset),
             )),
             Arc::new(Int32Array::from_iter_values(
-                entries.iter().map(|e| (e.offset - base_offset) as i32),
+                entries
+                    .iter()
+                    .map(|e| e.offset.wrapping_sub(base_offset) as i32),
             )),
             Arc::new(Int64Array::from_iter_values(
                 entries.iter().map(|e| e.position as i64),
@@ -119,7 +121,9 @@ pub fn time_index_table(bytes: &[u8], base_offset: i64) -> RecordBatch {
                 entries.iter().map(|e| e.offset),
             )),
             Arc::new(Int32Array::from_iter_values(
-                entries.iter().map(|e| (e.offset - base_offset) as i32),
+                entries
+                    .iter()
+                    .map(|e| e.offset.wrapping_sub(base_offset) as i32),
             )),
         ],
     )

@@ -10,6 +10,9 @@
 //! | `encoder.rs` | Arrow rows into Kafka batches (faithful to batch metadata, or fresh) |
 //! | `writer.rs` | a partition directory: segments, indexes, atomic placement |
 //! | `index_tables.rs` | `.index`, `.timeindex`, `.txnindex`, `.snapshot`, leader epochs as tables |
+//! | `seek.rs` | offset/timestamp bounds: segment choice, index seeks, timestamps to offsets |
+//! | `transactions.rs` | what `read_committed` drops: aborted transactions, the last stable offset |
+//! | `scan.rs` | walking a segment's entries without decoding them (for the passes above) |
 //! | `reader.rs` | options builder, file discovery, the streaming file reader |
 
 pub mod batches;
@@ -19,5 +22,8 @@ pub mod encoder;
 pub mod index_tables;
 pub mod output;
 pub mod reader;
+pub mod scan;
 pub mod schema;
+pub mod seek;
+pub mod transactions;
 pub mod writer;

@@ -13,4 +13,8 @@ pub trait Output: RecordSink {
     fn schema(&self) -> SchemaRef;
     /// The buffered rows as a `RecordBatch`; starts empty again.
     fn finish(&mut self) -> RecordBatch;
+    /// Whether the input has gone past everything this output wants (offsets only grow).
+    fn past_end(&self) -> bool {
+        false
+    }
 }

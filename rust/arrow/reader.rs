@@ -8,6 +8,7 @@ use super::builder::{Origin, RecordColumns, RecordFilter};
 use super::decoder::{Decoder, DecoderOptions, Issue, IssueKind, OnCorrupt};
 use super::output::Output;
 use super::schema::Projection;
+use super::seek::{plan, Bounds, FileBounds};
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
 use crate::format::segment::{base_offset_from_name, topic_partition_from_dir};
@@ -123,6 +124,7 @@ pub fn discover(path: &Path) -> Result<Vec<SegmentFile>> {
 pub struct ReaderBuilder {
     options: DecoderOptions,
     origin: Option<Origin>,
+    bounds: Bounds,
 }
 
 impl ReaderBuilder {
@@ -173,6 +175,12 @@ impl ReaderBuilder {
         self
     }
 
+    /// Offsets, timestamps and isolation level to read within (see [`super::seek`]).
+    pub fn with_bounds(mut self, bounds: Bounds) -> Self {
+        self.bounds = bounds;
+        self
+    }
+
     pub fn with_filter(mut self, filter: RecordFilter) -> Self {
         self.options.filter = filter;
         self
@@ -195,50 +203,62 @@ impl ReaderBuilder {
         &self,
         make: MakeOutput<O>,
         origin: Origin,
+        bounds: FileBounds,
         position: u64,
     ) -> Decoder<O> {
-        let output = make(&self.options, self.origin.clone().unwrap_or(origin));
+        let output = make(&self.options, self.origin.clone().unwrap_or(origin), bounds);
         Decoder::with_output(self.options.clone(), output, position)
     }
 
     /// A reader of every segment under `path` (see [`discover`]).
     pub fn build(self, path: impl AsRef<Path>) -> Result<LogReader> {
         let files = discover(path.as_ref())?;
-        Ok(self.build_files(files))
+        self.build_files(files)
     }
 
-    /// A reader of the given segment files (or byte ranges of them), in order.
-    pub fn build_files(self, files: Vec<SegmentFile>) -> LogReader {
+    /// A reader of the given segment files (or byte ranges of them), in order, within the
+    /// bounds (planning may read indexes and, for timestamps or `read_committed`, batches).
+    pub fn build_files(self, files: Vec<SegmentFile>) -> Result<LogReader> {
         self.reader(files, record_columns)
     }
 
     /// A reader listing the batches (one row each, see [`super::batches`]) of the given files.
-    pub fn build_batch_listing(self, files: Vec<SegmentFile>) -> LogReader<BatchColumns> {
+    pub fn build_batch_listing(self, files: Vec<SegmentFile>) -> Result<LogReader<BatchColumns>> {
         self.reader(files, batch_columns)
     }
 
-    fn reader<O: Output>(self, files: Vec<SegmentFile>, make: MakeOutput<O>) -> LogReader<O> {
-        LogReader {
-            schema: make(&self.options, Origin::default()).schema(),
+    fn reader<O: Output>(
+        self,
+        files: Vec<SegmentFile>,
+        make: MakeOutput<O>,
+    ) -> Result<LogReader<O>> {
+        let (files, issues) = plan(files, &self.bounds, &self.options.decode)?;
+        Ok(LogReader {
+            schema: make(&self.options, Origin::default(), FileBounds::all()).schema(),
             make,
             builder: self,
             files: files.into(),
             current: None,
             stopped_partitions: HashSet::new(),
-            issues: Vec::new(),
+            issues,
             done: false,
-        }
+        })
     }
 }
 
-/// Makes the output a decoder fills, from the options and a file's origin.
-type MakeOutput<O> = fn(&DecoderOptions, Origin) -> O;
+/// Makes the output a decoder fills, from the options and a file's origin and bounds.
+type MakeOutput<O> = fn(&DecoderOptions, Origin, FileBounds) -> O;
 
-fn record_columns(options: &DecoderOptions, origin: Origin) -> RecordColumns {
-    RecordColumns::new(options.projection.clone(), origin, options.filter.clone())
+fn record_columns(options: &DecoderOptions, origin: Origin, bounds: FileBounds) -> RecordColumns {
+    RecordColumns::with_bounds(
+        options.projection.clone(),
+        origin,
+        options.filter.clone(),
+        bounds,
+    )
 }
 
-fn batch_columns(_: &DecoderOptions, origin: Origin) -> BatchColumns {
+fn batch_columns(_: &DecoderOptions, origin: Origin, _: FileBounds) -> BatchColumns {
     BatchColumns::new(origin)
 }
 
@@ -255,7 +275,12 @@ struct OpenFile<O> {
 }
 
 impl<O: Output> OpenFile<O> {
-    fn open(segment: SegmentFile, builder: &ReaderBuilder, make: MakeOutput<O>) -> Result<Self> {
+    fn open(
+        segment: SegmentFile,
+        bounds: FileBounds,
+        builder: &ReaderBuilder,
+        make: MakeOutput<O>,
+    ) -> Result<Self> {
         use std::io::{Seek, SeekFrom};
         let path = &segment.path;
         let mut file = File::open(path).map_err(|e| Error::io(e, path))?;
@@ -265,7 +290,7 @@ impl<O: Output> OpenFile<O> {
             file.seek(SeekFrom::Start(segment.start))
                 .map_err(|e| Error::io(e, path))?;
         }
-        let decoder = builder.decoder_for(make, segment.origin.clone(), segment.start);
+        let decoder = builder.decoder_for(make, segment.origin.clone(), bounds, segment.start);
         Ok(OpenFile {
             unread: end.saturating_sub(segment.start),
             segment,
@@ -316,7 +341,7 @@ pub struct LogReader<O = RecordColumns> {
     builder: ReaderBuilder,
     make: MakeOutput<O>,
     schema: SchemaRef,
-    files: VecDeque<SegmentFile>,
+    files: VecDeque<(SegmentFile, FileBounds)>,
     current: Option<OpenFile<O>>,
     /// Partitions where reading stopped at a corrupt batch: their later segments are not read,
     /// as Kafka's recovery drops what follows a corruption.
@@ -351,7 +376,7 @@ impl<O: Output> LogReader<O> {
     fn step(&mut self) -> Result<Option<RecordBatch>> {
         loop {
             if self.current.is_none() {
-                let Some(segment) = self.files.pop_front() else {
+                let Some((segment, bounds)) = self.files.pop_front() else {
                     return Ok(None);
                 };
                 if segment.origin.topic.is_some()
@@ -359,7 +384,7 @@ impl<O: Output> LogReader<O> {
                 {
                     continue;
                 }
-                self.current = Some(OpenFile::open(segment, &self.builder, self.make)?);
+                self.current = Some(OpenFile::open(segment, bounds, &self.builder, self.make)?);
             }
             let f = self.current.as_mut().unwrap();
             let consumed = f
@@ -436,7 +461,10 @@ pub fn decode_bytes(
     bytes: &[u8],
     origin: Origin,
 ) -> Result<(Vec<RecordBatch>, Vec<Issue>)> {
-    drain(builder.decoder_for(record_columns, origin, 0), bytes)
+    drain(
+        builder.decoder_for(record_columns, origin, FileBounds::all(), 0),
+        bytes,
+    )
 }
 
 /// Lists the batches of a buffer already in memory.
@@ -445,7 +473,10 @@ pub fn list_batches_in_bytes(
     bytes: &[u8],
     origin: Origin,
 ) -> Result<(Vec<RecordBatch>, Vec<Issue>)> {
-    drain(builder.decoder_for(batch_columns, origin, 0), bytes)
+    drain(
+        builder.decoder_for(batch_columns, origin, FileBounds::all(), 0),
+        bytes,
+    )
 }
 
 fn drain<O: Output>(

@@ -9,14 +9,13 @@
 //! partition directory is replaced only when `overwrite` is set.
 
 use super::encoder::{EncodeOptions, Encoded, Encoder};
+use super::transactions::TxnTracker;
 use crate::error::{Error, Result};
-use crate::format::control::ControlType;
 use crate::format::index::{
     write_txn_entry, AbortedTxn, SegmentIndexer, DEFAULT_INDEX_INTERVAL_BYTES,
 };
 use crate::format::segment::segment_file_name;
 use arrow_array::RecordBatch;
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -73,14 +72,15 @@ pub struct PartitionWriter {
     encoder: Encoder,
     segment: Option<Segment>,
     summary: Summary,
-    /// Producers with a transaction open: producer id -> first offset of the transaction.
-    open_txns: BTreeMap<i64, i64>,
+    transactions: TxnTracker,
     done: bool,
 }
 
 impl PartitionWriter {
     /// Starts writing the partition directory `target`.
     pub fn create(target: &Path, options: WriteOptions) -> Result<Self> {
+        // Everything that can be refused is refused before a directory is made.
+        let encoder = Encoder::new(options.encode)?;
         if options.segment_bytes < 14 {
             return Err(Error::invalid_argument(
                 "segment_bytes is too small to hold a batch",
@@ -118,11 +118,11 @@ impl PartitionWriter {
         Ok(PartitionWriter {
             target: target.to_path_buf(),
             staging,
-            encoder: Encoder::new(options.encode)?,
+            encoder,
             options,
             segment: None,
             summary: Summary::default(),
-            open_txns: BTreeMap::new(),
+            transactions: TxnTracker::default(),
             done: false,
         })
     }
@@ -146,7 +146,7 @@ impl PartitionWriter {
             None => true,
             Some(s) => {
                 s.summary.bytes + bytes.len() as u64 > self.options.segment_bytes
-                    || info.last_offset - s.summary.base_offset > i32::MAX as i64
+                    || info.last_offset.saturating_sub(s.summary.base_offset) > i32::MAX as i64
             }
         };
         if roll {
@@ -174,41 +174,17 @@ impl PartitionWriter {
         Ok(())
     }
 
-    /// Follows transactions as a broker does to fill `.txnindex`: an ABORT marker for a
-    /// producer with an open transaction records the aborted range and the last stable offset.
+    /// Follows transactions as a broker does, to fill `.txnindex`.
     fn track_transactions(&mut self, info: &Encoded) {
-        if info.producer_id < 0 || !info.is_transactional {
-            return;
-        }
-        match info.control {
-            Some(kind @ (ControlType::Abort | ControlType::Commit)) => {
-                if let Some(first_offset) = self.open_txns.remove(&info.producer_id) {
-                    if kind == ControlType::Abort {
-                        let last_stable_offset = self
-                            .open_txns
-                            .values()
-                            .copied()
-                            .min()
-                            .unwrap_or(info.last_offset + 1);
-                        let txn = AbortedTxn {
-                            version: 0,
-                            producer_id: info.producer_id,
-                            first_offset,
-                            last_offset: info.last_offset,
-                            last_stable_offset,
-                        };
-                        if let Some(seg) = &mut self.segment {
-                            seg.aborted.push(txn);
-                        }
-                    }
-                }
-            }
-            Some(_) => {}
-            None => {
-                self.open_txns
-                    .entry(info.producer_id)
-                    .or_insert(info.base_offset);
-            }
+        let aborted = self.transactions.on_batch(
+            info.producer_id,
+            info.is_transactional,
+            info.control,
+            info.base_offset,
+            info.last_offset,
+        );
+        if let (Some(txn), Some(seg)) = (aborted, &mut self.segment) {
+            seg.aborted.push(txn);
         }
     }
 

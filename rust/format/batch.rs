@@ -74,7 +74,8 @@ impl BatchInfo {
         }
         increment_sequence(
             self.base_sequence,
-            (self.last_offset - self.base_offset) as i32,
+            // The header's lastOffsetDelta, recovered with Java's wrapping arithmetic.
+            self.last_offset.wrapping_sub(self.base_offset) as i32,
         )
     }
 
@@ -237,7 +238,7 @@ impl BatchDecoder {
         sink: &mut S,
     ) -> Result<BatchInfo> {
         self.decompressed = 0;
-        let magic = entry_magic(entry)?;
+        let magic = entry_magic(entry).map_err(|e| annotate(e, entry, position))?;
         let result = if magic >= 2 {
             v2::decode(self, entry, position, sink)
         } else {

@@ -100,6 +100,16 @@ pub fn parse_end_txn_marker(value: Option<&[u8]>) -> Result<i32> {
     Ok(i32::from_be_bytes(value[2..6].try_into().unwrap()))
 }
 
+/// Checks a control record as Kafka parses it: the key always; for transaction markers, the
+/// value too.
+pub fn validate(key: Option<&[u8]>, value: Option<&[u8]>) -> Result<ControlType> {
+    let kind = parse_key(key)?;
+    if kind.is_transaction_marker() {
+        parse_end_txn_marker(value)?;
+    }
+    Ok(kind)
+}
+
 /// The key of a control record of `kind`.
 pub fn key_bytes(kind: ControlType) -> [u8; 4] {
     let t = kind.id().to_be_bytes();

@@ -88,14 +88,94 @@ pub fn read_txn_index(bytes: &[u8]) -> Vec<AbortedTxn> {
         .collect()
 }
 
+/// Kafka's offset index lookup: the entry with the largest offset not above `target`.
+pub fn lookup_offset(entries: &[OffsetEntry], target: i64) -> Option<OffsetEntry> {
+    let n = entries.partition_point(|e| e.offset <= target);
+    n.checked_sub(1).map(|i| entries[i])
+}
+
+/// The last time index entry whose timestamp is below `target`: every record up to its
+/// offset has a timestamp below `target` (the entry holds the maximum seen so far).
+pub fn last_time_entry_below(entries: &[TimeEntry], target: i64) -> Option<TimeEntry> {
+    let n = entries.partition_point(|e| e.timestamp < target);
+    n.checked_sub(1).map(|i| entries[i])
+}
+
+/// The sanity checks Kafka runs on an offset index (`OffsetIndex.sanityCheck`), plus the
+/// ordering a lookup relies on. Returns what is wrong, if anything.
+pub fn check_offset_index(
+    bytes_len: usize,
+    entries: &[OffsetEntry],
+    base_offset: i64,
+) -> Option<String> {
+    if bytes_len % OFFSET_ENTRY_SIZE != 0 {
+        return Some(format!(
+            "found {bytes_len} bytes, which is not a multiple of {OFFSET_ENTRY_SIZE}"
+        ));
+    }
+    if let Some(last) = entries.last() {
+        if last.offset < base_offset {
+            return Some(format!(
+                "the last offset is {} which is less than the base offset {base_offset}",
+                last.offset
+            ));
+        }
+    }
+    entries
+        .windows(2)
+        .find(|w| w[1].offset <= w[0].offset || w[1].position <= w[0].position)
+        .map(|w| {
+            format!(
+                "entries out of order: offset {} at position {} follows offset {} at position {}",
+                w[1].offset, w[1].position, w[0].offset, w[0].position
+            )
+        })
+}
+
+/// The same for a time index (`TimeIndex.sanityCheck`).
+pub fn check_time_index(
+    bytes_len: usize,
+    entries: &[TimeEntry],
+    base_offset: i64,
+) -> Option<String> {
+    if bytes_len % TIME_ENTRY_SIZE != 0 {
+        return Some(format!(
+            "found {bytes_len} bytes, which is not a multiple of {TIME_ENTRY_SIZE}"
+        ));
+    }
+    if let (Some(first), Some(last)) = (entries.first(), entries.last()) {
+        if last.timestamp < first.timestamp {
+            return Some(format!(
+                "the last timestamp is {} which is less than the first timestamp {}",
+                last.timestamp, first.timestamp
+            ));
+        }
+        if last.offset < base_offset {
+            return Some(format!(
+                "the last offset is {} which is less than the first offset {base_offset}",
+                last.offset
+            ));
+        }
+    }
+    entries
+        .windows(2)
+        .find(|w| w[1].offset < w[0].offset || w[1].timestamp < w[0].timestamp)
+        .map(|w| {
+            format!(
+                "entries out of order: ({}, {}) follows ({}, {})",
+                w[1].timestamp, w[1].offset, w[0].timestamp, w[0].offset
+            )
+        })
+}
+
 pub fn write_offset_entry(out: &mut Vec<u8>, base_offset: i64, entry: OffsetEntry) {
-    out.extend_from_slice(&((entry.offset - base_offset) as i32).to_be_bytes());
+    out.extend_from_slice(&(entry.offset.wrapping_sub(base_offset) as i32).to_be_bytes());
     out.extend_from_slice(&entry.position.to_be_bytes());
 }
 
 pub fn write_time_entry(out: &mut Vec<u8>, base_offset: i64, entry: TimeEntry) {
     out.extend_from_slice(&entry.timestamp.to_be_bytes());
-    out.extend_from_slice(&((entry.offset - base_offset) as i32).to_be_bytes());
+    out.extend_from_slice(&(entry.offset.wrapping_sub(base_offset) as i32).to_be_bytes());
 }
 
 pub fn write_txn_entry(out: &mut Vec<u8>, txn: &AbortedTxn) {
@@ -257,6 +337,40 @@ mod tests {
         );
         let bytes = ix.time_index_bytes();
         assert_eq!(read_time_index(&bytes, 0), ix.times);
+    }
+
+    #[test]
+    fn lookups() {
+        let offsets = [
+            OffsetEntry {
+                offset: 10,
+                position: 100,
+            },
+            OffsetEntry {
+                offset: 20,
+                position: 200,
+            },
+        ];
+        assert_eq!(lookup_offset(&offsets, 9), None);
+        assert_eq!(lookup_offset(&offsets, 10).unwrap().position, 100);
+        assert_eq!(lookup_offset(&offsets, 19).unwrap().position, 100);
+        assert_eq!(lookup_offset(&offsets, 1000).unwrap().position, 200);
+        let times = [
+            TimeEntry {
+                timestamp: 5,
+                offset: 10,
+            },
+            TimeEntry {
+                timestamp: 9,
+                offset: 20,
+            },
+        ];
+        assert_eq!(last_time_entry_below(&times, 5), None);
+        assert_eq!(last_time_entry_below(&times, 9).unwrap().offset, 10);
+        assert!(check_offset_index(16, &offsets, 0).is_none());
+        assert!(check_offset_index(15, &offsets, 0).is_some());
+        let swapped = [offsets[1], offsets[0]];
+        assert!(check_offset_index(16, &swapped, 0).is_some());
     }
 
     #[test]

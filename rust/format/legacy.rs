@@ -288,7 +288,8 @@ fn decode_message<S: RecordSink>(
                 wrapper.offset
             )));
         }
-        wrapper.offset - last_inner
+        // Java long arithmetic: hostile offsets wrap rather than overflow.
+        wrapper.offset.wrapping_sub(last_inner)
     };
     info.base_offset = base.wrapping_add(inner_offset(&dec.inner[0]));
     info.record_count = dec.inner.len() as i32;

@@ -13,6 +13,7 @@ use super::batch::{
     TimestampType,
 };
 use super::compression::{self, Compression};
+use super::control;
 use super::crc;
 use super::varint::{read_varint, read_varlong, VarintError};
 use crate::error::{Error, Result};
@@ -136,6 +137,9 @@ fn read_records<S: RecordSink>(info: &BatchInfo, buf: &[u8], sink: &mut S) -> Re
     let mut pos = 0usize;
     for _ in 0..count {
         let record = read_record(info, buf, &mut pos, log_append)?;
+        if info.is_control {
+            control::validate(record.key, record.value)?;
+        }
         sink.record(info, &record);
     }
     if pos != buf.len() {
@@ -289,6 +293,38 @@ impl BatchHeader {
     }
 }
 
+/// Bytes of a record's body (everything after its length), as [`write_record`] writes it.
+fn body_size<'h>(
+    offset_delta: i32,
+    timestamp_delta: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    headers: impl ExactSizeIterator<Item = (&'h [u8], Option<&'h [u8]>)>,
+) -> usize {
+    use super::varint::{varint_size, varlong_size};
+    let sized =
+        |b: Option<&[u8]>| b.map_or(varint_size(-1), |b| varint_size(b.len() as i32) + b.len());
+    let mut body =
+        1 + varlong_size(timestamp_delta) + varint_size(offset_delta) + sized(key) + sized(value);
+    body += varint_size(headers.len() as i32);
+    for (k, v) in headers {
+        body += sized(Some(k)) + sized(v);
+    }
+    body
+}
+
+/// Bytes a record takes in a batch (Kafka's `DefaultRecord.sizeInBytes`).
+pub fn record_size<'h>(
+    offset_delta: i32,
+    timestamp_delta: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+    headers: impl ExactSizeIterator<Item = (&'h [u8], Option<&'h [u8]>)>,
+) -> usize {
+    let body = body_size(offset_delta, timestamp_delta, key, value, headers);
+    super::varint::varint_size(body as i32) + body
+}
+
 /// Appends one record (uncompressed form) to `out`.
 pub fn write_record<'h>(
     out: &mut Vec<u8>,
@@ -298,15 +334,8 @@ pub fn write_record<'h>(
     value: Option<&[u8]>,
     headers: impl ExactSizeIterator<Item = (&'h [u8], Option<&'h [u8]>)> + Clone,
 ) {
-    use super::varint::{varint_size, varlong_size, write_varint, write_varlong};
-    let sized =
-        |b: Option<&[u8]>| b.map_or(varint_size(-1), |b| varint_size(b.len() as i32) + b.len());
-    let mut body =
-        1 + varlong_size(timestamp_delta) + varint_size(offset_delta) + sized(key) + sized(value);
-    body += varint_size(headers.len() as i32);
-    for (k, v) in headers.clone() {
-        body += sized(Some(k)) + sized(v);
-    }
+    use super::varint::{write_varint, write_varlong};
+    let body = body_size(offset_delta, timestamp_delta, key, value, headers.clone());
     write_varint(out, body as i32);
     out.push(0); // attributes
     write_varlong(out, timestamp_delta);

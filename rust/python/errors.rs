@@ -24,6 +24,7 @@ fn issue_class_name(kind: IssueKind) -> &'static str {
         IssueKind::TornTail | IssueKind::ZeroTail => "TruncatedSegmentWarning",
         IssueKind::SkippedBatch => "SkippedBatchWarning",
         IssueKind::Stopped => "StoppedAtCorruptionWarning",
+        IssueKind::IndexIgnored => "IndexNotUsedWarning",
     }
 }
 

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<reader::Reader>()?;
-    m.add_function(wrap_pyfunction!(writer::write, m)?)?;
+    m.add_class::<writer::Writer>()?;
     m.add_function(wrap_pyfunction!(reader::read_index, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

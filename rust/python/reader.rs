@@ -10,6 +10,7 @@ use crate::arrow::reader::{
     decode_bytes, discover, list_batches_in_bytes, LogReader, ReaderBuilder,
 };
 use crate::arrow::schema::Projection;
+use crate::arrow::seek::Bounds;
 use crate::error::Error;
 use crate::format::batch::CrcPolicy;
 use arrow_array::RecordBatch;
@@ -37,6 +38,11 @@ pub struct Options {
     /// Byte range of a single segment file to read (batch boundaries).
     start_position: Option<u64>,
     end_position: Option<u64>,
+    start_offset: Option<i64>,
+    end_offset: Option<i64>,
+    start_timestamp: Option<i64>,
+    end_timestamp: Option<i64>,
+    read_committed: bool,
 }
 
 impl Options {
@@ -61,6 +67,13 @@ impl Options {
             .with_crc(self.crc())
             .with_on_corrupt(OnCorrupt::from_name(&self.on_corrupt)?)
             .with_max_decompressed_size(self.max_decompressed_size)?;
+        builder = builder.with_bounds(Bounds {
+            start_offset: self.start_offset,
+            end_offset: self.end_offset,
+            start_timestamp: self.start_timestamp,
+            end_timestamp: self.end_timestamp,
+            read_committed: self.read_committed,
+        });
         if self.topic.is_some() || self.partition.is_some() {
             builder = builder.with_origin(Origin {
                 topic: self.topic.clone(),
@@ -128,10 +141,10 @@ impl Reader {
             files[0].end = options.end_position;
         }
         let (schema, source): (_, Box<dyn FileStream>) = if options.list_batches {
-            let reader = builder.build_batch_listing(files);
+            let reader = py.detach(|| builder.build_batch_listing(files)).py_err()?;
             (reader.schema(), Box::new(reader))
         } else {
-            let reader = builder.build_files(files);
+            let reader = py.detach(|| builder.build_files(files)).py_err()?;
             (reader.schema(), Box::new(reader))
         };
         let source = Source::Files(source);

@@ -9,7 +9,7 @@ use crate::format::batch::TimestampType;
 use crate::format::compression::Compression;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use pyo3_arrow::PyRecordBatchReader;
+use pyo3_arrow::PyRecordBatch;
 
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
@@ -76,40 +76,71 @@ impl Options {
     }
 }
 
-/// Writes the stream to the partition directory `path`; returns a summary per segment.
-#[pyfunction]
-pub fn write<'py>(
-    py: Python<'py>,
+/// Writes a partition directory batch by batch. Python drives the loop over its input, so an
+/// exception raised by the input reaches the caller as it is; encoding and writing run with
+/// the GIL released. `abort` (or dropping the object) leaves nothing behind.
+#[pyclass(module = "kafkalog._native")]
+pub struct Writer {
+    inner: Option<PartitionWriter>,
     path: std::path::PathBuf,
-    data: PyRecordBatchReader,
-    options: Options,
-) -> PyResult<Bound<'py, PyList>> {
-    let options = options.resolve().py_err()?;
-    let mut reader = data.into_reader()?;
-    let summary = py
-        .detach(|| -> crate::Result<_> {
-            let mut writer = PartitionWriter::create(&path, options)?;
-            for batch in &mut reader {
-                let batch = batch
-                    .map_err(|e| Error::invalid_argument(format!("reading the input: {e}")))?;
-                writer.write(&batch).map_err(|e| e.with_path(&path))?;
-            }
-            writer.finish()
+}
+
+impl Writer {
+    fn writer(&mut self) -> PyResult<&mut PartitionWriter> {
+        self.inner.as_mut().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err("the writer is already finished or aborted")
         })
-        .py_err()?;
-    let items = summary
-        .segments
-        .iter()
-        .map(|s| -> PyResult<_> {
-            let d = PyDict::new(py);
-            d.set_item("path", s.path.to_string_lossy().into_owned())?;
-            d.set_item("base_offset", s.base_offset)?;
-            d.set_item("last_offset", s.last_offset)?;
-            d.set_item("batches", s.batches)?;
-            d.set_item("records", s.records)?;
-            d.set_item("bytes", s.bytes)?;
-            Ok(d)
+    }
+}
+
+#[pymethods]
+impl Writer {
+    #[new]
+    fn new(py: Python<'_>, path: std::path::PathBuf, options: Options) -> PyResult<Self> {
+        let options = options.resolve().py_err()?;
+        let inner = py
+            .detach(|| PartitionWriter::create(&path, options))
+            .py_err()?;
+        Ok(Writer {
+            inner: Some(inner),
+            path,
         })
-        .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, items)
+    }
+
+    /// Encodes and appends one Arrow record batch.
+    fn write(&mut self, py: Python<'_>, batch: PyRecordBatch) -> PyResult<()> {
+        let batch = batch.into_inner();
+        let path = self.path.clone();
+        let writer = self.writer()?;
+        py.detach(|| writer.write(&batch).map_err(|e| e.with_path(&path)))
+            .py_err()
+    }
+
+    /// Completes the write and moves the directory into place; returns one dict per segment.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let writer = self.inner.take().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err("the writer is already finished or aborted")
+        })?;
+        let summary = py.detach(|| writer.finish()).py_err()?;
+        let items = summary
+            .segments
+            .iter()
+            .map(|s| -> PyResult<_> {
+                let d = PyDict::new(py);
+                d.set_item("path", s.path.to_string_lossy().into_owned())?;
+                d.set_item("base_offset", s.base_offset)?;
+                d.set_item("last_offset", s.last_offset)?;
+                d.set_item("batches", s.batches)?;
+                d.set_item("records", s.records)?;
+                d.set_item("bytes", s.bytes)?;
+                Ok(d)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// Gives up: removes everything written so far.
+    fn abort(&mut self) {
+        self.inner = None;
+    }
 }

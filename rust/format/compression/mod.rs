@@ -129,7 +129,7 @@ fn codec_error(codec: &str, what: impl std::fmt::Display) -> Error {
     )
 }
 
-/// Reads all of `reader` into `out`, failing once more than `limit` bytes come out.
+/// Appends all of `reader` to `out`, failing once more than `limit` bytes come out.
 fn read_capped(
     mut reader: impl std::io::Read,
     limit: usize,
@@ -137,9 +137,10 @@ fn read_capped(
     codec: &str,
 ) -> Result<()> {
     use std::io::Read;
+    let start = out.len();
     let mut capped = (&mut reader).take((limit as u64).saturating_add(1));
     capped.read_to_end(out).map_err(|e| codec_error(codec, e))?;
-    check_limit(out.len(), limit)
+    check_limit(out.len() - start, limit)
 }
 
 #[cfg(test)]
