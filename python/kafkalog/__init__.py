@@ -25,6 +25,8 @@ from kafkalog._native import Reader as _Reader
 from kafkalog._native import Writer as _Writer
 from kafkalog._native import __version__
 from kafkalog._native import read_index as _read_index
+from kafkalog._native import rebuild_indexes as _rebuild_indexes
+from kafkalog._native import verify as _verify
 from kafkalog.errors import (
     CorruptRecordError,
     CrcMismatchError,
@@ -46,6 +48,8 @@ __all__ = [
     "read_bytes",
     "read_batches",
     "read_index",
+    "verify",
+    "rebuild_indexes",
     "write",
     "schema",
     "COLUMNS",
@@ -349,6 +353,46 @@ def read_index(path: str | os.PathLike, *, base_offset: int | None = None) -> pa
     ``kafka-dump-log`` does. ``base_offset`` is needed only when the name does not give it.
     """
     return pa.Table.from_batches([pa.record_batch(_read_index(os.fspath(path), base_offset))])
+
+
+def verify(
+    path: str | os.PathLike, *, max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED
+) -> dict:
+    """Check a log directory, partition directory or segment, as ``kafka-dump-log
+    --verify-index-only --index-sanity-check`` does and more.
+
+    Every batch is decoded (CRC and records), offsets must increase within and across
+    segments, a torn tail is reported, and each ``.index``, ``.timeindex`` and ``.txnindex``
+    entry is checked against the log: offset-index entries must point at batch starts,
+    time-index entries must hold the log's running maximum timestamp at their offset, and
+    the transaction index must list exactly the aborted transactions the markers say.
+
+    Returns ``{"ok": bool, "segments": [...], "problems": [...], "notes": [...]}``; each
+    problem and note is a dict with ``kind``, ``message``, ``path``, ``position`` and
+    ``offset``. Problems are what Kafka would reject or repair; notes are worth knowing but
+    not wrong (a missing index, or an index entry that names a later batch of the same
+    append, which ``kafka-dump-log`` lists as a mismatch although lookups stay correct).
+    """
+    return _verify(os.fspath(path), max_decompressed_size)
+
+
+def rebuild_indexes(
+    path: str | os.PathLike,
+    *,
+    index_interval_bytes: int = 4096,
+    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+) -> list[dict]:
+    """Regenerate the ``.index``, ``.timeindex`` and ``.txnindex`` of every segment under
+    ``path`` from the logs, as Kafka's log recovery does: an entry whenever more than
+    ``index_interval_bytes`` passed since the last one, a final time entry, and the aborted
+    transactions found from the markers. Indexing stops at the first invalid batch, like
+    recovery, but the ``.log`` is never modified. Each file is replaced atomically.
+
+    Returns one dict per segment: path, index_entries, time_index_entries,
+    aborted_transactions, valid_bytes, log_bytes, and ``stopped`` (why indexing stopped
+    early, or ``None``).
+    """
+    return _rebuild_indexes(os.fspath(path), index_interval_bytes, max_decompressed_size)
 
 
 def schema(columns: Sequence[str] | None = None, *, batch_metadata: bool = False) -> pa.Schema:

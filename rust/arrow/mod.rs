@@ -13,6 +13,8 @@
 //! | `seek.rs` | offset/timestamp bounds: segment choice, index seeks, timestamps to offsets |
 //! | `transactions.rs` | what `read_committed` drops: aborted transactions, the last stable offset |
 //! | `scan.rs` | walking a segment's entries without decoding them (for the passes above) |
+//! | `verify.rs` | checking batches, offsets and every index against the log |
+//! | `rebuild.rs` | regenerating a partition's index files as Kafka's recovery does |
 //! | `reader.rs` | options builder, file discovery, the streaming file reader |
 
 pub mod batches;
@@ -22,8 +24,10 @@ pub mod encoder;
 pub mod index_tables;
 pub mod output;
 pub mod reader;
+pub mod rebuild;
 pub mod scan;
 pub mod schema;
 pub mod seek;
 pub mod transactions;
+pub mod verify;
 pub mod writer;

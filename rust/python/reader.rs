@@ -232,3 +232,100 @@ pub fn read_index(
         .py_err()?;
     Ok(PyRecordBatch::new(batch))
 }
+
+fn path_str(p: &std::path::Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Verifies everything under `path`: returns a dict with `ok`, `segments`, `problems`, `notes`.
+#[pyfunction]
+#[pyo3(signature = (path, max_decompressed_size=256 << 20))]
+pub fn verify<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    max_decompressed_size: usize,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use pyo3::types::PyDict;
+    let report = py
+        .detach(|| crate::arrow::verify::verify(&path, max_decompressed_size))
+        .py_err()?;
+    let findings = |list: &[crate::arrow::verify::Finding]| -> PyResult<Bound<'py, PyList>> {
+        let items = list
+            .iter()
+            .map(|f| -> PyResult<_> {
+                let d = PyDict::new(py);
+                d.set_item("kind", f.kind)?;
+                d.set_item("message", &f.message)?;
+                d.set_item("path", path_str(&f.path))?;
+                d.set_item("position", f.position)?;
+                d.set_item("offset", f.offset)?;
+                Ok(d)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    };
+    let segments = report
+        .segments
+        .iter()
+        .map(|s| -> PyResult<_> {
+            let d = PyDict::new(py);
+            d.set_item("path", path_str(&s.path))?;
+            d.set_item("topic", &s.topic)?;
+            d.set_item("partition", s.partition)?;
+            d.set_item("base_offset", s.base_offset)?;
+            d.set_item("bytes", s.bytes)?;
+            d.set_item("batches", s.batches)?;
+            d.set_item("records", s.records)?;
+            d.set_item("first_offset", s.first_offset)?;
+            d.set_item("last_offset", s.last_offset)?;
+            d.set_item("max_timestamp", s.max_timestamp)?;
+            d.set_item("trailing_bytes", s.trailing_bytes)?;
+            d.set_item("index_entries", s.index_entries)?;
+            d.set_item("time_index_entries", s.time_index_entries)?;
+            d.set_item("aborted_transactions", s.aborted_transactions)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let out = PyDict::new(py);
+    out.set_item("ok", report.ok())?;
+    out.set_item("segments", PyList::new(py, segments)?)?;
+    out.set_item("problems", findings(&report.problems)?)?;
+    out.set_item("notes", findings(&report.notes)?)?;
+    Ok(out)
+}
+
+/// Regenerates the index files of every segment under `path`; one dict per segment.
+#[pyfunction]
+#[pyo3(signature = (path, index_interval_bytes=4096, max_decompressed_size=256 << 20))]
+pub fn rebuild_indexes<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    index_interval_bytes: u64,
+    max_decompressed_size: usize,
+) -> PyResult<Bound<'py, PyList>> {
+    use pyo3::types::PyDict;
+    let rebuilt = py
+        .detach(|| {
+            crate::arrow::rebuild::rebuild_indexes(
+                &path,
+                index_interval_bytes,
+                max_decompressed_size,
+            )
+        })
+        .py_err()?;
+    let items = rebuilt
+        .iter()
+        .map(|r| -> PyResult<_> {
+            let d = PyDict::new(py);
+            d.set_item("path", path_str(&r.path))?;
+            d.set_item("index_entries", r.index_entries)?;
+            d.set_item("time_index_entries", r.time_index_entries)?;
+            d.set_item("aborted_transactions", r.aborted_transactions)?;
+            d.set_item("valid_bytes", r.valid_bytes)?;
+            d.set_item("log_bytes", r.log_bytes)?;
+            d.set_item("stopped", &r.stopped)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
