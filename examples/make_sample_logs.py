@@ -29,6 +29,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import kafkalog
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
@@ -219,6 +221,9 @@ def write(out: Path) -> list[Path]:
             path = d / segment_name(seg)
             path.write_bytes(seg.data)
             written.append(path)
+        # The .index, .timeindex and .txnindex a broker keeps beside its segments, built the way
+        # its log recovery builds them (small interval so these small segments get entries).
+        kafkalog.rebuild_indexes(d, index_interval_bytes=256)
     return written
 
 

@@ -13,3 +13,7 @@ pub mod format;
 mod python;
 
 pub use error::{Error, ErrorKind, Result};
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -26,6 +26,7 @@ from kafkalog._native import Writer as _Writer
 from kafkalog._native import __version__
 from kafkalog._native import read_index as _read_index
 from kafkalog._native import rebuild_indexes as _rebuild_indexes
+from kafkalog._native import segments as _segments
 from kafkalog._native import verify as _verify
 from kafkalog.errors import (
     CorruptRecordError,
@@ -49,6 +50,7 @@ __all__ = [
     "read_batches",
     "read_index",
     "verify",
+    "segments",
     "rebuild_indexes",
     "write",
     "schema",
@@ -353,6 +355,17 @@ def read_index(path: str | os.PathLike, *, base_offset: int | None = None) -> pa
     ``kafka-dump-log`` does. ``base_offset`` is needed only when the name does not give it.
     """
     return pa.Table.from_batches([pa.record_batch(_read_index(os.fspath(path), base_offset))])
+
+
+def segments(path: str | os.PathLike) -> list[dict]:
+    """The segment files :func:`read` reads for ``path``, in its order: the file itself; a
+    partition directory's ``<20-digit offset>.log`` files in offset order; or, for a log
+    directory, those of each ``<topic>-<partition>`` directory in topic, partition order
+    (directories Kafka is deleting or moving, and ``.log.deleted``/``.cleaned``/``.swap``
+    files, are left out, as a broker leaves them out). Each is a dict with ``path``,
+    ``topic``, ``partition`` and ``base_offset`` (``None`` where the names do not say).
+    """
+    return _segments(os.fspath(path))
 
 
 def verify(

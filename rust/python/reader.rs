@@ -329,3 +329,23 @@ pub fn rebuild_indexes<'py>(
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
+
+/// The segment files `read` reads for `path`, in its order, with their topic, partition and
+/// base offset (from the file and directory names).
+#[pyfunction]
+pub fn segments<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Bound<'py, PyList>> {
+    use pyo3::types::PyDict;
+    let files = py.detach(|| discover(&path)).py_err()?;
+    let items = files
+        .iter()
+        .map(|f| -> PyResult<_> {
+            let d = PyDict::new(py);
+            d.set_item("path", path_str(&f.path))?;
+            d.set_item("topic", &f.origin.topic)?;
+            d.set_item("partition", f.origin.partition)?;
+            d.set_item("base_offset", f.base_offset)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
