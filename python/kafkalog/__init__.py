@@ -133,8 +133,11 @@ def _options(
     start_timestamp=None,
     end_timestamp=None,
     isolation_level: str = "read_uncommitted",
+    threads: int | None = None,
 ) -> dict:
     """The options the native reader takes, checked."""
+    if threads is not None and threads < 1:
+        raise InvalidArgumentError(f"threads must be at least 1, not {threads}")
     if isolation_level not in ("read_uncommitted", "read_committed"):
         raise InvalidArgumentError(
             "isolation_level must be 'read_uncommitted' or 'read_committed', "
@@ -166,6 +169,7 @@ def _options(
         "start_timestamp": _millis(start_timestamp),
         "end_timestamp": _millis(end_timestamp),
         "read_committed": isolation_level == "read_committed",
+        "threads": threads,
     }
 
 
@@ -211,6 +215,7 @@ def read(
     start_timestamp: int | datetime.datetime | None = None,
     end_timestamp: int | datetime.datetime | None = None,
     isolation_level: str = "read_uncommitted",
+    threads: int | None = None,
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -244,6 +249,8 @@ def read(
       records of aborted transactions and control records left out, and nothing from the
       first offset of a transaction still open at the end of the log (the last stable
       offset). The default is ``"read_uncommitted"``, as in Kafka.
+    - ``threads``: worker threads decoding several segment files at once (default: one per
+      core). The output is the same, in the same order; memory stays bounded.
     - ``byte_range``: ``(start, end)`` byte positions of a single ``.log`` file to read, both
       batch boundaries (``end`` may be ``None`` for the end of the file): how a large segment
       is split across tasks.
@@ -268,6 +275,7 @@ def read(
         start_timestamp=start_timestamp,
         end_timestamp=end_timestamp,
         isolation_level=isolation_level,
+        threads=threads,
     )
     return _to_reader(_Reader.open(os.fspath(path), options))
 

@@ -15,6 +15,7 @@
 //! | `scan.rs` | walking a segment's entries without decoding them (for the passes above) |
 //! | `verify.rs` | checking batches, offsets and every index against the log |
 //! | `rebuild.rs` | regenerating a partition's index files as Kafka's recovery does |
+//! | `parallel.rs` | reading many files on several cores, in order |
 //! | `reader.rs` | options builder, file discovery, the streaming file reader |
 
 pub mod batches;
@@ -23,6 +24,7 @@ pub mod decoder;
 pub mod encoder;
 pub mod index_tables;
 pub mod output;
+pub mod parallel;
 pub mod reader;
 pub mod rebuild;
 pub mod scan;

@@ -8,7 +8,7 @@ use super::builder::{Origin, RecordColumns, RecordFilter};
 use super::decoder::{Decoder, DecoderOptions, Issue, IssueKind, OnCorrupt};
 use super::output::Output;
 use super::schema::Projection;
-use super::seek::{plan, Bounds, FileBounds};
+use super::seek::{plan, Bounds, FileBounds, Planned};
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
 use crate::format::segment::{base_offset_from_name, topic_partition_from_dir};
@@ -227,13 +227,32 @@ impl ReaderBuilder {
         self.reader(files, batch_columns)
     }
 
+    /// Plans `files` within the bounds (see [`super::seek::plan`]).
+    pub fn plan(&self, files: Vec<SegmentFile>) -> Result<(Vec<Planned>, Vec<Issue>)> {
+        plan(files, &self.bounds, &self.options.decode)
+    }
+
+    /// A reader of the records of files already planned.
+    pub fn build_planned(self, files: Vec<Planned>, issues: Vec<Issue>) -> LogReader {
+        self.planned_reader(files, issues, record_columns)
+    }
+
     fn reader<O: Output>(
         self,
         files: Vec<SegmentFile>,
         make: MakeOutput<O>,
     ) -> Result<LogReader<O>> {
-        let (files, issues) = plan(files, &self.bounds, &self.options.decode)?;
-        Ok(LogReader {
+        let (files, issues) = self.plan(files)?;
+        Ok(self.planned_reader(files, issues, make))
+    }
+
+    fn planned_reader<O: Output>(
+        self,
+        files: Vec<Planned>,
+        issues: Vec<Issue>,
+        make: MakeOutput<O>,
+    ) -> LogReader<O> {
+        LogReader {
             schema: make(&self.options, Origin::default(), FileBounds::all()).schema(),
             make,
             builder: self,
@@ -242,7 +261,7 @@ impl ReaderBuilder {
             stopped_partitions: HashSet::new(),
             issues,
             done: false,
-        })
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use super::errors::{issue_dict, to_py, warn, IntoPyResult};
 use crate::arrow::builder::Origin;
 use crate::arrow::decoder::{Issue, OnCorrupt};
 use crate::arrow::output::Output;
+use crate::arrow::parallel::ParallelReader;
 use crate::arrow::reader::{
     decode_bytes, discover, list_batches_in_bytes, LogReader, ReaderBuilder,
 };
@@ -43,6 +44,8 @@ pub struct Options {
     start_timestamp: Option<i64>,
     end_timestamp: Option<i64>,
     read_committed: bool,
+    /// Worker threads for reading several files (None: one per core).
+    threads: Option<usize>,
 }
 
 impl Options {
@@ -99,6 +102,16 @@ impl<O: Output + Send + Sync> FileStream for LogReader<O> {
     }
 }
 
+/// The parallel reader's channel receivers are not `Sync`; a Python object must be.
+impl FileStream for std::sync::Mutex<ParallelReader> {
+    fn next_batch(&mut self) -> Option<crate::Result<RecordBatch>> {
+        self.get_mut().map_or(None, |r| r.next())
+    }
+    fn take_issues(&mut self) -> Vec<Issue> {
+        self.get_mut().map(|r| r.take_issues()).unwrap_or_default()
+    }
+}
+
 enum Source {
     Files(Box<dyn FileStream>),
     Decoded(VecDeque<RecordBatch>),
@@ -144,8 +157,18 @@ impl Reader {
             let reader = py.detach(|| builder.build_batch_listing(files)).py_err()?;
             (reader.schema(), Box::new(reader))
         } else {
-            let reader = py.detach(|| builder.build_files(files)).py_err()?;
-            (reader.schema(), Box::new(reader))
+            let threads = options.threads.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
+            let (planned, issues) = py.detach(|| builder.plan(files)).py_err()?;
+            if threads > 1 && planned.len() > 1 {
+                let threads = threads.min(planned.len());
+                let reader = ParallelReader::new(builder, planned, issues, threads);
+                (reader.schema(), Box::new(std::sync::Mutex::new(reader)))
+            } else {
+                let reader = builder.build_planned(planned, issues);
+                (reader.schema(), Box::new(reader))
+            }
         };
         let source = Source::Files(source);
         Ok(Reader {
