@@ -60,9 +60,14 @@ impl Bytes {
         self.nulls.truncate(rows);
     }
 
+    /// Hands the buffers over, starting the next ones at this batch's size: output batches
+    /// are alike, and growing from nothing by doubling costs a copy of everything.
     fn take(&mut self) -> (OffsetBuffer<i32>, Buffer, Option<arrow_buffer::NullBuffer>) {
-        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
-        let data = std::mem::take(&mut self.data);
+        let mut next_offsets = Vec::with_capacity(self.offsets.len());
+        next_offsets.push(0);
+        let offsets = std::mem::replace(&mut self.offsets, next_offsets);
+        let capacity = self.data.len();
+        let data = std::mem::replace(&mut self.data, Vec::with_capacity(capacity));
         let nulls = self.nulls.finish();
         (
             OffsetBuffer::new(ScalarBuffer::from(offsets)),
@@ -130,10 +135,9 @@ impl<T: ArrowNativeType> Prim<T> {
     }
 
     fn finish<P: arrow_array::ArrowPrimitiveType<Native = T>>(&mut self) -> PrimitiveArray<P> {
-        PrimitiveArray::new(
-            ScalarBuffer::from(std::mem::take(&mut self.values)),
-            self.nulls.finish(),
-        )
+        let capacity = self.values.len();
+        let values = std::mem::replace(&mut self.values, Vec::with_capacity(capacity));
+        PrimitiveArray::new(ScalarBuffer::from(values), self.nulls.finish())
     }
 }
 
@@ -165,9 +169,11 @@ impl Bools {
 
 /// `list<struct<key, value>>`: per record a list of headers, null when there are none (as in
 /// Spark's Kafka source).
+///
+/// Which lists are null follows from the offsets (a record without headers adds none), so it
+/// is worked out once per output batch instead of record by record.
 struct HeaderList {
     offsets: Vec<i32>,
-    nulls: NullBufferBuilder,
     keys: Bytes,
     values: Bytes,
 }
@@ -176,7 +182,6 @@ impl HeaderList {
     fn new() -> Self {
         HeaderList {
             offsets: vec![0],
-            nulls: NullBufferBuilder::new(0),
             keys: Bytes::new(),
             values: Bytes::new(),
         }
@@ -184,14 +189,9 @@ impl HeaderList {
 
     #[inline(always)]
     fn push(&mut self, record: &Record<'_>) {
-        if record.headers.is_empty() {
-            self.nulls.append_null();
-        } else {
-            for (key, value) in record.headers.iter() {
-                self.keys.push_utf8_lossy(key);
-                self.values.push(value);
-            }
-            self.nulls.append_non_null();
+        for (key, value) in record.headers.iter() {
+            self.keys.push_utf8_lossy(key);
+            self.values.push(value);
         }
         self.offsets.push(self.keys.len() as i32);
     }
@@ -201,29 +201,28 @@ impl HeaderList {
         self.keys.truncate(items);
         self.values.truncate(items);
         self.offsets.truncate(rows + 1);
-        self.nulls.truncate(rows);
     }
 
     fn finish(&mut self) -> ArrayRef {
+        let nulls: arrow_buffer::NullBuffer =
+            self.offsets.windows(2).map(|w| w[1] > w[0]).collect();
+        let nulls = (nulls.null_count() > 0).then_some(nulls);
         let entries = StructArray::new(
             header_fields(),
             vec![self.keys.finish_utf8(), self.values.finish_binary()],
             None,
         );
+        let mut next = Vec::with_capacity(self.offsets.len());
+        next.push(0);
         let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(
             &mut self.offsets,
-            vec![0],
+            next,
         )));
         let field = match super::schema::headers_type() {
             arrow_schema::DataType::List(f) => f,
             _ => unreachable!("headers are a list"),
         };
-        Arc::new(ListArray::new(
-            field,
-            offsets,
-            Arc::new(entries),
-            self.nulls.finish(),
-        ))
+        Arc::new(ListArray::new(field, offsets, Arc::new(entries), nulls))
     }
 }
 
