@@ -18,7 +18,6 @@ use crate::format::index::{
     check_offset_index, check_time_index, last_time_entry_below, lookup_offset, read_offset_index,
     read_time_index, OffsetEntry, TimeEntry,
 };
-use crate::format::segment::{next_entry, Frame};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -134,28 +133,7 @@ fn seek_position(
     let Some(entry) = lookup_offset(&entries, target) else {
         return Ok(0);
     };
-    // The entry must point at a batch that starts at or before the target.
-    let mut header = [0u8; 61];
-    let ok = (|| -> std::io::Result<bool> {
-        use std::io::{Read, Seek, SeekFrom};
-        let mut f = std::fs::File::open(log)?;
-        f.seek(SeekFrom::Start(entry.position as u64))?;
-        let n = f.read(&mut header)?;
-        let h = &header[..n];
-        let base = h
-            .get(0..8)
-            .map(|b| i64::from_be_bytes(b.try_into().unwrap()));
-        let framed = matches!(
-            next_entry(h),
-            Ok(Frame::Incomplete { .. }) | Ok(Frame::Entry(_))
-        );
-        let magic_ok = h.get(16).is_some_and(|&m| m <= 2);
-        // The batch there starts at or before the entry's offset (which may be the last offset
-        // of a later batch of the same append), and inside this segment.
-        Ok(framed && magic_ok && base.is_some_and(|b| b <= entry.offset && b >= base_offset))
-    })()
-    .unwrap_or(false);
-    if ok {
+    if entry_is_batch_start(log, log_len, base_offset, entry).unwrap_or(false) {
         Ok(entry.position as u64)
     } else {
         issues.push(index_issue(
@@ -169,6 +147,67 @@ fn seek_position(
     }
 }
 
+/// Whether an offset index entry points at a batch that starts at or before its offset and
+/// inside this segment, and that ends where another entry starts (or at the end of the log):
+/// a position inside a record that happens to hold batch-shaped bytes fails the last test.
+fn entry_is_batch_start(
+    log: &Path,
+    log_len: u64,
+    base_offset: i64,
+    entry: OffsetEntry,
+) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(log)?;
+    let mut header_at = |position: u64| -> std::io::Result<Option<(i64, u64)>> {
+        let mut h = [0u8; 17];
+        file.seek(SeekFrom::Start(position))?;
+        if file.read(&mut h)? < h.len() || h[16] > 2 {
+            return Ok(None);
+        }
+        let size = i32::from_be_bytes(h[8..12].try_into().unwrap());
+        Ok((size >= 14).then(|| {
+            (
+                i64::from_be_bytes(h[0..8].try_into().unwrap()),
+                12 + size as u64,
+            )
+        }))
+    };
+    let Some((base, size)) = header_at(entry.position as u64)? else {
+        return Ok(false);
+    };
+    // The entry's offset may be the last offset of a later batch of the same append.
+    if base > entry.offset || base < base_offset {
+        return Ok(false);
+    }
+    let next = entry.position as u64 + size;
+    if next >= log_len {
+        return Ok(next == log_len);
+    }
+    Ok(header_at(next)?.is_some_and(|(next_base, _)| next_base > base))
+}
+
+/// Whether a time index entry agrees with the log: the batch holding its offset exists and
+/// has no timestamp above the entry's (which is the running maximum up to that offset).
+fn time_entry_holds(
+    log: &Path,
+    base: i64,
+    entry: TimeEntry,
+    decoder: &mut BatchDecoder,
+    issues: &mut Vec<Issue>,
+) -> Result<bool> {
+    let start = seek_position(log, base, entry.offset, issues)?;
+    let mut holds = false;
+    for_each_entry(log, start, |position, bytes| {
+        let info = decoder.header(bytes, position)?;
+        if info.last_offset < entry.offset {
+            return Ok(true);
+        }
+        holds = info.base_offset <= entry.offset && info.max_timestamp <= entry.timestamp;
+        Ok(false)
+    })?;
+    Ok(holds)
+}
+
 /// Finds the first record at or after a timestamp (and at or after `min_offset`).
 struct FirstAtOrAfter {
     timestamp: i64,
@@ -178,7 +217,8 @@ struct FirstAtOrAfter {
 
 impl RecordSink for FirstAtOrAfter {
     fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
-        self.found.is_none() && !batch.is_control && batch.max_timestamp >= self.timestamp
+        // Every batch counts, transaction markers included, as in Kafka's searchForTimestamp.
+        self.found.is_none() && batch.max_timestamp >= self.timestamp
     }
 
     fn record(&mut self, _: &BatchInfo, r: &Record<'_>) {
@@ -205,10 +245,25 @@ fn offset_for_timestamp(
         let log = &segment.path;
         let base = segment.base_offset.unwrap_or(0);
         // Records up to an entry whose (running maximum) timestamp is below the target are all
-        // below it: start after the last such entry.
-        let after = time_index(log, base, issues)
-            .and_then(|e| last_time_entry_below(&e, timestamp))
-            .map_or(min_offset, |e| (e.offset + 1).max(min_offset));
+        // below it: start after the last such entry, once the log confirms the entry.
+        let entry =
+            time_index(log, base, issues).and_then(|e| last_time_entry_below(&e, timestamp));
+        let after = match entry {
+            Some(e) if time_entry_holds(log, base, e, &mut decoder, issues)? => {
+                (e.offset + 1).max(min_offset)
+            }
+            Some(e) => {
+                issues.push(index_issue(
+                    &log.with_extension("timeindex"),
+                    &format!(
+                        "entry ({}, {}) does not match the log",
+                        e.timestamp, e.offset
+                    ),
+                ));
+                min_offset
+            }
+            None => min_offset,
+        };
         let start = if after > base {
             seek_position(log, base, after, issues)?
         } else {
