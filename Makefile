@@ -18,8 +18,9 @@ $(BIN)/maturin:
 develop: $(BIN)/maturin
 	$(BIN)/maturin develop -q --profile $(PROFILE) --extras test,dev
 
+# A Spark job (local mode) on the sample log directory: every format and compression.
 demo: develop
-	$(BIN)/python examples/read_logs.py examples/logs
+	PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python examples/spark_job.py examples/logs
 
 test: develop test-rust test-python lint
 

@@ -485,8 +485,10 @@ def write(
     ``magic`` (0, 1 or 2) and ``compression`` (``none``, ``gzip``, ``snappy``, ``lz4``, ``zstd``
     from magic 2) default to the ``magic``/``compression`` columns when present, else 2 and
     none. ``timestamp_type`` is ``"CreateTime"`` or ``"LogAppendTime"`` (then every batch gets
-    ``log_append_time``, default now). ``producer_id``/``producer_epoch``/``base_sequence`` and
-    ``transactional`` set the producer fields of fresh batches.
+    ``log_append_time``; by default the rows' own latest timestamp, which rows read from a
+    LogAppendTime batch carry, else the time of the write). ``producer_id``,
+    ``producer_epoch``, ``base_sequence`` and ``transactional`` set the producer fields of
+    fresh batches.
 
     Bad input (headers or control records for magic 0/1, zstd below magic 2, decreasing
     offsets, a null header key, a non-binary key) raises before anything is written.

@@ -325,6 +325,8 @@ pub struct Encoder {
     out: Vec<u8>,
     batches: Vec<(std::ops::Range<usize>, Encoded)>,
     rows_seen: u64,
+    /// The time of this write, for LogAppendTime batches with no time of their own.
+    write_time: i64,
 }
 
 impl Encoder {
@@ -349,11 +351,6 @@ impl Encoder {
                 "transactional batches need a producer id",
             ));
         }
-        // One append time for the whole write, as one broker append would stamp.
-        let options = EncodeOptions {
-            log_append_time: Some(options.log_append_time.unwrap_or_else(now_ms)),
-            ..options
-        };
         Ok(Encoder {
             next_offset: options.base_offset,
             next_sequence: options.base_sequence,
@@ -363,6 +360,7 @@ impl Encoder {
             out: Vec::new(),
             batches: Vec::new(),
             rows_seen: 0,
+            write_time: now_ms(),
         })
     }
 
@@ -448,8 +446,14 @@ impl Encoder {
             && compression == Compression::None
             && timestamp_type == TimestampType::LogAppendTime
         {
-            // A broker stamps the append time into each uncompressed v1 message.
-            timestamp = o.log_append_time.unwrap_or(timestamp);
+            // A broker stamps the append time into each uncompressed v1 message; a row read
+            // from such a message already carries it.
+            let fallback = if timestamp >= 0 {
+                timestamp
+            } else {
+                self.write_time
+            };
+            timestamp = o.log_append_time.unwrap_or(fallback);
         }
         input.headers(row, headers)?;
         if magic < 2 && !headers.is_empty() {
@@ -636,7 +640,15 @@ impl Encoder {
         let timestamp_type = open.timestamp_type.unwrap_or(TimestampType::CreateTime);
         let max_timestamp = match (open.header_max_timestamp, timestamp_type) {
             (Some(ts), _) => ts,
-            (None, TimestampType::LogAppendTime) => o.log_append_time.unwrap_or_else(now_ms),
+            // Rows read from LogAppendTime batches carry the append time as their timestamp;
+            // fresh rows without one get the time of this write.
+            (None, TimestampType::LogAppendTime) => {
+                o.log_append_time.unwrap_or(if open.max_timestamp >= 0 {
+                    open.max_timestamp
+                } else {
+                    self.write_time
+                })
+            }
             (None, _) => open.max_timestamp,
         };
         let compression = open.compression.unwrap_or(Compression::None);

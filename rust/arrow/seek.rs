@@ -18,6 +18,7 @@ use crate::format::index::{
     check_offset_index, check_time_index, last_time_entry_below, lookup_offset, read_offset_index,
     read_time_index, OffsetEntry, TimeEntry,
 };
+use crate::format::segment::topic_partition_from_dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -147,6 +148,9 @@ fn seek_position(
     }
 }
 
+/// Reads `length` bytes at a position of a log (fewer at its end).
+pub type ReadAt<'a> = dyn FnMut(u64, usize) -> Result<Vec<u8>> + 'a;
+
 /// Whether an offset index entry points at a batch that starts at or before its offset and
 /// inside this segment, and that ends where another entry starts (or at the end of the log):
 /// a position inside a record that happens to hold batch-shaped bytes fails the last test.
@@ -155,35 +159,122 @@ fn entry_is_batch_start(
     log_len: u64,
     base_offset: i64,
     entry: OffsetEntry,
-) -> std::io::Result<bool> {
+) -> Result<bool> {
+    Ok(batch_at(&mut file_reader(log)?, log_len, base_offset, entry)?.is_some())
+}
+
+/// A [`ReadAt`] over a local file.
+fn file_reader(log: &Path) -> Result<impl FnMut(u64, usize) -> Result<Vec<u8>> + use<>> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut file = std::fs::File::open(log)?;
-    let mut header_at = |position: u64| -> std::io::Result<Option<(i64, u64)>> {
-        let mut h = [0u8; 17];
-        file.seek(SeekFrom::Start(position))?;
-        if file.read(&mut h)? < h.len() || h[16] > 2 {
+    let path = log.to_path_buf();
+    let mut file = std::fs::File::open(log).map_err(|e| Error::io(e, log))?;
+    Ok(move |position: u64, length: usize| -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; length];
+        file.seek(SeekFrom::Start(position))
+            .map_err(|e| Error::io(e, &path))?;
+        let mut n = 0;
+        while n < length {
+            match file.read(&mut buf[n..]).map_err(|e| Error::io(e, &path))? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        buf.truncate(n);
+        Ok(buf)
+    })
+}
+
+/// The offset field and magic of the batch an index entry points at, when the entry passes
+/// the checks of [`entry_is_batch_start`].
+fn batch_at(
+    read_at: &mut ReadAt<'_>,
+    log_len: u64,
+    base_offset: i64,
+    entry: OffsetEntry,
+) -> Result<Option<(i64, i8)>> {
+    let mut header_at = |position: u64| -> Result<Option<(i64, u64, i8)>> {
+        let h = read_at(position, 17)?;
+        if h.len() < 17 || h[16] > 2 {
             return Ok(None);
         }
         let size = i32::from_be_bytes(h[8..12].try_into().unwrap());
-        Ok((size >= 14).then(|| {
-            (
-                i64::from_be_bytes(h[0..8].try_into().unwrap()),
-                12 + size as u64,
-            )
-        }))
+        let offset = i64::from_be_bytes(h[0..8].try_into().unwrap());
+        Ok((size >= 14).then_some((offset, 12 + size as u64, h[16] as i8)))
     };
-    let Some((base, size)) = header_at(entry.position as u64)? else {
-        return Ok(false);
+    let Some((base, size, magic)) = header_at(entry.position as u64)? else {
+        return Ok(None);
     };
     // The entry's offset may be the last offset of a later batch of the same append.
     if base > entry.offset || base < base_offset {
-        return Ok(false);
+        return Ok(None);
     }
     let next = entry.position as u64 + size;
-    if next >= log_len {
-        return Ok(next == log_len);
+    let ends_well = if next >= log_len {
+        next == log_len
+    } else {
+        header_at(next)?.is_some_and(|(next_base, _, _)| next_base > base)
+    };
+    Ok(ends_well.then_some((base, magic)))
+}
+
+/// A cut of a segment for parallel reading: `(position, lower, upper)`, every offset from
+/// `position` on at least `lower` (when known), every offset before it below `upper`.
+pub type Cut = (u64, Option<i64>, Option<i64>);
+
+/// Where to cut a segment of `log_len` bytes into pieces of about `target_bytes`: batch
+/// starts taken from its offset index (`index` holds the `.index` file's bytes), each checked
+/// against the log through `read_at`. The first cut is `(0, base offset, None)`. Works the
+/// same for a local file and for one in object storage.
+pub fn split_points_by(
+    index: &[u8],
+    base_offset: i64,
+    log_len: u64,
+    target_bytes: u64,
+    read_at: &mut ReadAt<'_>,
+) -> Result<Vec<Cut>> {
+    let mut cuts: Vec<Cut> = vec![(0, Some(base_offset), None)];
+    if log_len <= target_bytes {
+        return Ok(cuts);
     }
-    Ok(header_at(next)?.is_some_and(|(next_base, _)| next_base > base))
+    let entries = read_offset_index(index, base_offset);
+    if check_offset_index(index.len(), &entries, base_offset).is_some() {
+        return Ok(cuts);
+    }
+    let mut last = 0u64;
+    for entry in entries {
+        let position = entry.position as u64;
+        if position >= log_len || position < last + target_bytes {
+            continue;
+        }
+        if let Some((first, magic)) = batch_at(read_at, log_len, base_offset, entry)? {
+            // A v2 header holds its base offset: offsets from here on are at least that, and
+            // those before it below it. A v0/v1 header holds its last offset (a compressed
+            // wrapper's inner records are below it): only an upper bound for what came before.
+            let lower = if magic == 2 {
+                Some(first)
+            } else {
+                cuts.last().and_then(|c| c.1)
+            };
+            cuts.push((position, lower, Some(first)));
+            last = position;
+        }
+    }
+    Ok(cuts)
+}
+
+/// [`split_points_by`] for a segment on local disk (no index: no cuts).
+pub fn split_points(log: &Path, base_offset: i64, target_bytes: u64) -> Result<Vec<Cut>> {
+    let log_len = std::fs::metadata(log).map_err(|e| Error::io(e, log))?.len();
+    let Ok(index) = std::fs::read(log.with_extension("index")) else {
+        return Ok(vec![(0, Some(base_offset), None)]);
+    };
+    split_points_by(
+        &index,
+        base_offset,
+        log_len,
+        target_bytes,
+        &mut file_reader(log)?,
+    )
 }
 
 /// Whether a time index entry agrees with the log: the batch holding its offset exists and
@@ -285,6 +376,23 @@ fn offset_for_timestamp(
     Ok(None)
 }
 
+/// Every segment of the partition the files of `group` belong to, in offset order: the
+/// whole partition directory when they are in one, else just those files.
+fn partition_segments(group: &[SegmentFile]) -> Vec<PathBuf> {
+    let own: Vec<PathBuf> = group.iter().map(|f| f.path.clone()).collect();
+    let Some(dir) = group[0]
+        .path
+        .parent()
+        .filter(|d| topic_partition_from_dir(d).is_some())
+    else {
+        return own;
+    };
+    match super::reader::discover(dir) {
+        Ok(all) if !all.is_empty() => all.into_iter().map(|f| f.path).collect(),
+        _ => own,
+    }
+}
+
 /// A file to read, with the bounds of its records.
 pub type Planned = (SegmentFile, FileBounds);
 
@@ -330,7 +438,9 @@ pub fn plan(
             }
         }
         let transactions = if bounds.read_committed {
-            let paths: Vec<PathBuf> = group.iter().map(|f| f.path.clone()).collect();
+            // A transaction's markers may sit in another segment than its data: follow them
+            // through the whole partition, even when only some of its segments are read.
+            let paths = partition_segments(&group);
             let txns = scan_transactions(&paths, options.max_decompressed_size)?;
             if let Some(lso) = txns.last_stable_offset {
                 end = Some(end.map_or(lso, |e| e.min(lso)));

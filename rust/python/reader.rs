@@ -372,3 +372,52 @@ pub fn segments<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Boun
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
+
+/// Where to cut a segment into pieces of about `target_bytes` (see
+/// `arrow::seek::split_points_by`): a list of `(position, lower, upper)`. For a local file,
+/// give `path`; for one elsewhere, its `.index` bytes, its length and `read_at(position,
+/// length) -> bytes`.
+#[pyfunction]
+#[pyo3(signature = (base_offset, target_bytes, path=None, index=None, log_len=None, read_at=None))]
+pub fn split_points(
+    py: Python<'_>,
+    base_offset: i64,
+    target_bytes: u64,
+    path: Option<std::path::PathBuf>,
+    index: Option<PyBackedBytes>,
+    log_len: Option<u64>,
+    read_at: Option<Bound<'_, PyAny>>,
+) -> PyResult<Vec<crate::arrow::seek::Cut>> {
+    match (path, index, log_len, read_at) {
+        (Some(path), ..) => py
+            .detach(|| crate::arrow::seek::split_points(&path, base_offset, target_bytes))
+            .py_err(),
+        (None, Some(index), Some(log_len), Some(read_at)) => {
+            let mut callback_error = None;
+            let mut read = |position: u64, length: usize| -> crate::Result<Vec<u8>> {
+                read_at
+                    .call1((position, length))
+                    .and_then(|b| b.extract::<Vec<u8>>())
+                    .map_err(|e| {
+                        let message = e.to_string();
+                        callback_error = Some(e);
+                        Error::new(crate::ErrorKind::Io, message)
+                    })
+            };
+            let cuts = crate::arrow::seek::split_points_by(
+                &index,
+                base_offset,
+                log_len,
+                target_bytes,
+                &mut read,
+            );
+            if let Some(err) = callback_error {
+                return Err(err);
+            }
+            cuts.py_err()
+        }
+        _ => Err(pyo3::exceptions::PyTypeError::new_err(
+            "give path, or index, log_len and read_at",
+        )),
+    }
+}
