@@ -136,7 +136,8 @@ fn legacy_segment(magic: i8, shape: &Shape, codec: Compression) -> Vec<u8> {
 fn wanted(id: &str) -> bool {
     let filters: Vec<String> = std::env::args()
         .skip(1)
-        .filter(|a| !a.starts_with('-'))
+        // Flags and their numeric values (--measurement-time 3) are not filters.
+        .filter(|a| !a.starts_with('-') && a.parse::<f64>().is_err())
         .flat_map(|a| a.split('|').map(str::to_string).collect::<Vec<_>>())
         .collect();
     filters.is_empty()
