@@ -253,8 +253,6 @@ pub struct RecordColumns {
     rows: usize,
     /// Whether any batch-metadata column is asked for.
     any_metadata: bool,
-    /// Bytes copied into variable-length buffers so far, to bound an output batch's size.
-    bytes: usize,
     key: Option<Bytes>,
     value: Option<Bytes>,
     offset: Option<Prim<i64>>,
@@ -331,17 +329,11 @@ impl RecordColumns {
             origin,
             filter,
             rows: 0,
-            bytes: 0,
         }
     }
 
     pub fn projection(&self) -> &Projection {
         &self.projection
-    }
-
-    /// Bytes held in variable-length columns.
-    pub fn bytes(&self) -> usize {
-        self.bytes
     }
 }
 
@@ -389,8 +381,6 @@ impl Output for RecordColumns {
             record_crc_valid
         );
         self.rows = rows;
-        self.bytes = self.key.as_ref().map_or(0, |c| c.data.len())
-            + self.value.as_ref().map_or(0, |c| c.data.len());
     }
 
     fn past_end(&self) -> bool {
@@ -481,7 +471,6 @@ impl Output for RecordColumns {
             })
             .collect();
         self.rows = 0;
-        self.bytes = 0;
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
         RecordBatch::try_new_with_options(self.projection.schema(), columns, &options)
             .expect("columns are built to the projection's schema")
@@ -517,11 +506,9 @@ impl RecordSink for RecordColumns {
         self.rows += 1;
         if let Some(c) = &mut self.key {
             c.push(r.key);
-            self.bytes += r.key.map_or(0, <[u8]>::len);
         }
         if let Some(c) = &mut self.value {
             c.push(r.value);
-            self.bytes += r.value.map_or(0, <[u8]>::len);
         }
         if let Some(c) = &mut self.offset {
             c.push(r.offset);

@@ -762,11 +762,3 @@ fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
 }
-
-/// The control record key and value for a transaction marker, for callers building markers.
-pub fn marker(kind: ControlType, coordinator_epoch: i32) -> ([u8; 4], [u8; 6]) {
-    (
-        control::key_bytes(kind),
-        control::end_txn_marker_bytes(coordinator_epoch),
-    )
-}
