@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # Tests build with the `ci` profile: optimised, without fat LTO's minutes on two cores.
 PROFILE ?= ci
 
-.PHONY: demo develop test test-rust test-python lint fmt bench clean
+.PHONY: demo develop test test-rust test-python lint fmt bench fuzz fuzz-smoke clean
 
 $(BIN)/maturin:
 	python3 -m venv $(VENV)
@@ -22,7 +22,7 @@ develop: $(BIN)/maturin
 demo: develop
 	PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python examples/spark_job.py examples/logs
 
-test: develop test-rust test-python lint
+test: develop test-rust test-python lint fuzz-smoke
 
 test-rust:
 	cargo test --all-targets
@@ -42,6 +42,28 @@ fmt:
 
 bench:
 	cargo bench
+
+FUZZ_TARGETS := segment v2_batch legacy_message decompression index_files control_record
+FUZZ_SECONDS ?= 600
+
+# libFuzzer over every target, seeded from ../shared/corpus (FUZZ_SECONDS each; crashes land in
+# fuzz/artifacts, and belong in fuzz/regressions once fixed, which `cargo test` replays).
+fuzz:
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	fuzz/seed.sh
+	for t in $(FUZZ_TARGETS); do \
+	  cargo +nightly fuzz run $$t -O -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	    -timeout=10 -max_len=65536 || exit 1; \
+	done
+
+# A short fuzzing pass in CI. It needs nightly Rust (cargo-fuzz instruments with it); where that
+# is missing it says so and skips, as the stable `cargo test` replays saved inputs anyway.
+fuzz-smoke:
+	@if cargo +nightly --version >/dev/null 2>&1; then \
+	  $(MAKE) fuzz FUZZ_SECONDS=15; \
+	else \
+	  echo "fuzz-smoke: no nightly Rust here; skipped (cargo test replays fuzz/regressions)"; \
+	fi
 
 clean:
 	rm -rf $(VENV) target

@@ -8,6 +8,8 @@
 pub mod arrow;
 pub mod error;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 
 #[cfg(feature = "python")]
 mod python;

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Seeds each fuzz target's corpus from the real bytes in ../shared/corpus (not committed).
+set -euo pipefail
+cd "$(dirname "$0")"
+src=../../shared/corpus
+for target in segment v2_batch legacy_message decompression index_files control_record; do
+  mkdir -p "corpus/$target"
+done
+i=0
+while IFS= read -r -d '' f; do
+  [ "$(stat -c %s "$f")" -le 1048576 ] || continue
+  i=$((i + 1))
+  for target in segment v2_batch legacy_message decompression; do
+    cp "$f" "corpus/$target/seed-$i"
+  done
+  case "$f" in
+    *.index|*.timeindex|*.txnindex|*.snapshot|*checkpoint) cp "$f" "corpus/index_files/seed-$i" ;;
+  esac
+done < <(find "$src/segments" "$src/vectors" -type f ! -name '*.json' -print0)
+printf '\x04\x00\x00\x00\x01\x00\x00\x00\x00\x00\x05' > corpus/control_record/seed-marker
+echo "seeded $i files"
