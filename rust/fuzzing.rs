@@ -48,7 +48,9 @@ pub fn v2_batch(data: &[u8]) {
 /// One v0 or v1 message whose CRC is made right, so the fuzzer reaches the wrapper's inner
 /// messages. The first byte picks the magic.
 pub fn legacy_message(data: &[u8]) {
-    let Some((&pick, rest)) = data.split_first() else { return };
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
     let mut entry = rest.to_vec();
     if entry.len() < 26 {
         entry.resize(26, 0);
@@ -63,8 +65,15 @@ pub fn legacy_message(data: &[u8]) {
 
 /// Every decompression path. The first byte picks the codec and the magic.
 pub fn decompression(data: &[u8]) {
-    let Some((&pick, rest)) = data.split_first() else { return };
-    let codec = [Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd][(pick & 3) as usize];
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let codec = [
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ][(pick & 3) as usize];
     let magic = ((pick >> 2) % 3) as i8;
     let mut out = Vec::new();
     let _ = decompress(codec, rest, magic, LIMIT, &mut out);
@@ -87,7 +96,9 @@ pub fn index_files(data: &[u8]) {
 
 /// The control-record parser. The first byte splits the input into key and value.
 pub fn control_record(data: &[u8]) {
-    let Some((&split, rest)) = data.split_first() else { return };
+    let Some((&split, rest)) = data.split_first() else {
+        return;
+    };
     let (key, value) = rest.split_at((split as usize).min(rest.len()));
     let _ = control::validate(Some(key), Some(value));
     let _ = control::parse_end_txn_marker(Some(value));
@@ -108,14 +119,18 @@ mod tests {
         let mut inputs = 0;
         let mut stack = dirs;
         while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
             for entry in entries.flatten() {
                 let path = entry.path();
                 if path.is_dir() {
                     stack.push(path);
                     continue;
                 }
-                let Ok(data) = std::fs::read(&path) else { continue };
+                let Ok(data) = std::fs::read(&path) else {
+                    continue;
+                };
                 if data.len() > 2 << 20 {
                     continue;
                 }
