@@ -23,6 +23,8 @@ pub enum ErrorKind {
     InvalidArgument,
     /// The operating system failed a read or write.
     Io,
+    /// A bug in kafkalog (a panic, caught before it could reach the caller).
+    Internal,
 }
 
 impl ErrorKind {
@@ -34,6 +36,7 @@ impl ErrorKind {
             ErrorKind::LimitExceeded => "limit_exceeded",
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::Io => "io",
+            ErrorKind::Internal => "internal",
         }
     }
 }

@@ -16,6 +16,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::LimitExceeded => "LimitExceededError",
         ErrorKind::InvalidArgument => "InvalidArgumentError",
         ErrorKind::Io => "KafkaLogIOError",
+        ErrorKind::Internal => "KafkaLogError",
     }
 }
 
@@ -97,4 +98,23 @@ pub fn issue_dict<'py>(py: Python<'py>, issue: &Issue) -> PyResult<Bound<'py, Py
     d.set_item("offset", issue.offset)?;
     d.set_item("bytes", issue.bytes)?;
     Ok(d)
+}
+
+/// Runs `f` without the GIL, turning a panic (a kafkalog bug) into an error instead of letting
+/// it reach Python as a `PanicException`, which no `except Exception` catches.
+pub fn detach<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::Result<T> + Send) -> PyResult<T> {
+    py.detach(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Error::new(
+                ErrorKind::Internal,
+                format!("internal error in kafkalog (please report it): {what}"),
+            ))
+        })
+    })
+    .py_err()
 }

@@ -2,7 +2,7 @@
 //! iterator of Arrow record batches out (handed over through the Arrow PyCapsule interface).
 //! Decoding runs with the GIL released.
 
-use super::errors::{issue_dict, to_py, warn, IntoPyResult};
+use super::errors::{detach, issue_dict, to_py, warn, IntoPyResult};
 use crate::arrow::builder::Origin;
 use crate::arrow::decoder::{Issue, OnCorrupt};
 use crate::arrow::output::Output;
@@ -142,7 +142,7 @@ impl Reader {
     #[staticmethod]
     fn open(py: Python<'_>, path: std::path::PathBuf, options: Options) -> PyResult<Self> {
         let builder = options.builder().py_err()?;
-        let mut files = py.detach(|| discover(&path)).py_err()?;
+        let mut files = detach(py, || discover(&path))?;
         if options.start_position.is_some() || options.end_position.is_some() {
             if !path.is_file() {
                 return Err(to_py(
@@ -154,13 +154,13 @@ impl Reader {
             files[0].end = options.end_position;
         }
         let (schema, source): (_, Box<dyn FileStream>) = if options.list_batches {
-            let reader = py.detach(|| builder.build_batch_listing(files)).py_err()?;
+            let reader = detach(py, || builder.build_batch_listing(files))?;
             (reader.schema(), Box::new(reader))
         } else {
             let threads = options.threads.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             });
-            let (planned, issues) = py.detach(|| builder.plan(files)).py_err()?;
+            let (planned, issues) = detach(py, || builder.plan(files))?;
             if threads > 1 && planned.len() > 1 {
                 let threads = threads.min(planned.len());
                 let reader = ParallelReader::new(builder, planned, issues, threads);
@@ -196,7 +196,7 @@ impl Reader {
         } else {
             decode_bytes
         };
-        let (batches, issues) = py.detach(|| decode(&builder, &data, origin)).py_err()?;
+        let (batches, issues) = detach(py, || decode(&builder, &data, origin))?;
         let mut reader = Reader {
             source: Source::Decoded(batches.into()),
             schema,
@@ -231,7 +231,7 @@ impl Reader {
         let next = match &mut self.source {
             Source::Decoded(batches) => batches.pop_front().map(Ok),
             Source::Files(reader) => {
-                let next = py.detach(|| reader.next_batch());
+                let next = detach(py, || Ok(reader.next_batch()))?;
                 let issues = reader.take_issues();
                 self.note(py, issues)?;
                 next
@@ -250,9 +250,9 @@ pub fn read_index(
     path: std::path::PathBuf,
     base_offset: Option<i64>,
 ) -> PyResult<PyRecordBatch> {
-    let batch = py
-        .detach(|| crate::arrow::index_tables::read_index_file(&path, None, base_offset))
-        .py_err()?;
+    let batch = detach(py, || {
+        crate::arrow::index_tables::read_index_file(&path, None, base_offset)
+    })?;
     Ok(PyRecordBatch::new(batch))
 }
 
@@ -269,9 +269,9 @@ pub fn verify<'py>(
     max_decompressed_size: usize,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     use pyo3::types::PyDict;
-    let report = py
-        .detach(|| crate::arrow::verify::verify(&path, max_decompressed_size))
-        .py_err()?;
+    let report = detach(py, || {
+        crate::arrow::verify::verify(&path, max_decompressed_size)
+    })?;
     let findings = |list: &[crate::arrow::verify::Finding]| -> PyResult<Bound<'py, PyList>> {
         let items = list
             .iter()
@@ -327,15 +327,9 @@ pub fn rebuild_indexes<'py>(
     max_decompressed_size: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     use pyo3::types::PyDict;
-    let rebuilt = py
-        .detach(|| {
-            crate::arrow::rebuild::rebuild_indexes(
-                &path,
-                index_interval_bytes,
-                max_decompressed_size,
-            )
-        })
-        .py_err()?;
+    let rebuilt = detach(py, || {
+        crate::arrow::rebuild::rebuild_indexes(&path, index_interval_bytes, max_decompressed_size)
+    })?;
     let items = rebuilt
         .iter()
         .map(|r| -> PyResult<_> {
@@ -358,7 +352,7 @@ pub fn rebuild_indexes<'py>(
 #[pyfunction]
 pub fn segments<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Bound<'py, PyList>> {
     use pyo3::types::PyDict;
-    let files = py.detach(|| discover(&path)).py_err()?;
+    let files = detach(py, || discover(&path))?;
     let items = files
         .iter()
         .map(|f| -> PyResult<_> {
@@ -389,9 +383,9 @@ pub fn split_points(
     read_at: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Vec<crate::arrow::seek::Cut>> {
     match (path, index, log_len, read_at) {
-        (Some(path), ..) => py
-            .detach(|| crate::arrow::seek::split_points(&path, base_offset, target_bytes))
-            .py_err(),
+        (Some(path), ..) => detach(py, || {
+            crate::arrow::seek::split_points(&path, base_offset, target_bytes)
+        }),
         (None, Some(index), Some(log_len), Some(read_at)) => {
             let mut callback_error = None;
             let mut read = |position: u64, length: usize| -> crate::Result<Vec<u8>> {

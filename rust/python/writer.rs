@@ -1,7 +1,7 @@
 //! The native side of `kafkalog.write`: an Arrow stream (anything with `__arrow_c_stream__`)
 //! into a partition directory, with the GIL released while encoding and writing.
 
-use super::errors::IntoPyResult;
+use super::errors::{detach, IntoPyResult};
 use crate::arrow::encoder::EncodeOptions;
 use crate::arrow::writer::{PartitionWriter, WriteOptions};
 use crate::error::Error;
@@ -98,9 +98,7 @@ impl Writer {
     #[new]
     fn new(py: Python<'_>, path: std::path::PathBuf, options: Options) -> PyResult<Self> {
         let options = options.resolve().py_err()?;
-        let inner = py
-            .detach(|| PartitionWriter::create(&path, options))
-            .py_err()?;
+        let inner = detach(py, || PartitionWriter::create(&path, options))?;
         Ok(Writer {
             inner: Some(inner),
             path,
@@ -112,8 +110,7 @@ impl Writer {
         let batch = batch.into_inner();
         let path = self.path.clone();
         let writer = self.writer()?;
-        py.detach(|| writer.write(&batch).map_err(|e| e.with_path(&path)))
-            .py_err()
+        detach(py, || writer.write(&batch).map_err(|e| e.with_path(&path)))
     }
 
     /// Completes the write and moves the directory into place; returns one dict per segment.
@@ -121,7 +118,7 @@ impl Writer {
         let writer = self.inner.take().ok_or_else(|| {
             pyo3::exceptions::PyRuntimeError::new_err("the writer is already finished or aborted")
         })?;
-        let summary = py.detach(|| writer.finish()).py_err()?;
+        let summary = detach(py, || writer.finish())?;
         let items = summary
             .segments
             .iter()
