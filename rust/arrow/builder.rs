@@ -9,7 +9,9 @@
 use super::output::Output;
 use super::schema::{header_fields, Column, Projection};
 use super::seek::FileBounds;
-use crate::format::batch::{BatchInfo, Record, RecordSink, TimestampType};
+use crate::format::batch::{
+    BatchInfo, ByteSpan, Headers, Record, RecordRun, RecordSink, TimestampType,
+};
 use crate::format::control;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType};
 use arrow_array::{
@@ -17,9 +19,9 @@ use arrow_array::{
     StructArray,
 };
 use arrow_buffer::{
-    ArrowNativeType, BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer,
+    ArrowNativeType, BooleanBuffer, BooleanBufferBuilder, Buffer, NullBuffer, NullBufferBuilder,
+    OffsetBuffer, ScalarBuffer,
 };
-use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Variable-length bytes (binary or UTF-8) with their offsets and validity.
@@ -46,6 +48,41 @@ impl Bytes {
                 self.nulls.append_non_null();
             }
             None => self.nulls.append_null(),
+        }
+        self.offsets.push(self.data.len() as i32);
+    }
+
+    /// Appends the fields `spans` point at in `buf` (a run of records).
+    #[inline]
+    fn extend(&mut self, buf: &[u8], spans: impl ExactSizeIterator<Item = ByteSpan> + Clone) {
+        let n = spans.len();
+        self.offsets.reserve(n);
+        let mut nulls = false;
+        for span in spans.clone() {
+            if span.is_null() {
+                nulls = true;
+            } else {
+                append(&mut self.data, buf, span.start as usize, span.len as usize);
+            }
+            self.offsets.push(self.data.len() as i32);
+        }
+        if nulls {
+            for span in spans {
+                self.nulls.append(!span.is_null());
+            }
+        } else {
+            self.nulls.append_n_non_nulls(n);
+        }
+    }
+
+    /// Appends the field `span` points at in `buf`.
+    #[inline(always)]
+    fn push_span(&mut self, buf: &[u8], span: ByteSpan) {
+        if span.is_null() {
+            self.nulls.append_null();
+        } else {
+            append(&mut self.data, buf, span.start as usize, span.len as usize);
+            self.nulls.append_non_null();
         }
         self.offsets.push(self.data.len() as i32);
     }
@@ -81,20 +118,45 @@ impl Bytes {
         Arc::new(BinaryArray::new(offsets, data, nulls))
     }
 
+    /// A string array of the bytes pushed. Header keys are UTF-8 by contract but Kafka does
+    /// not check: where any value is not, invalid bytes are replaced with U+FFFD as Java's
+    /// `new String(bytes, UTF_8)` does. Checking the whole column at once (as Arrow does) is
+    /// much cheaper than value by value, and almost always passes.
     fn finish_utf8(&mut self) -> ArrayRef {
         let (offsets, data, nulls) = self.take();
-        // Only valid UTF-8 is pushed here (see `push_utf8_lossy`), so this check passes.
-        Arc::new(StringArray::try_new(offsets, data, nulls).expect("UTF-8 validated on append"))
-    }
-
-    /// Header keys are UTF-8 by contract but Kafka does not check; invalid bytes are replaced
-    /// with U+FFFD as Java's `new String(bytes, UTF_8)` does.
-    #[inline]
-    fn push_utf8_lossy(&mut self, value: &[u8]) {
-        match String::from_utf8_lossy(value) {
-            Cow::Borrowed(s) => self.push(Some(s.as_bytes())),
-            Cow::Owned(s) => self.push(Some(s.as_bytes())),
+        match StringArray::try_new(offsets.clone(), data.clone(), nulls.clone()) {
+            Ok(array) => Arc::new(array),
+            Err(_) => {
+                let binary = BinaryArray::new(offsets, data, nulls);
+                let lossy: StringArray = binary
+                    .iter()
+                    .map(|v| v.map(String::from_utf8_lossy))
+                    .collect();
+                Arc::new(lossy)
+            }
         }
+    }
+}
+
+/// Appends `buf[start..start + len]` to `out`.
+///
+/// Keys and values are mostly short, and a call to `memcpy` for each costs more than the copy
+/// itself. Where `buf` goes on far enough, whole blocks of a fixed size are copied instead (which
+/// compiles to a few vector moves) and `out` is cut back to the field's end.
+#[inline(always)]
+fn append(out: &mut Vec<u8>, buf: &[u8], start: usize, len: usize) {
+    const BLOCK: usize = 32;
+    let end = out.len() + len;
+    if len <= 4 * BLOCK && start + len.next_multiple_of(BLOCK) <= buf.len() {
+        let mut at = start;
+        while at < start + len {
+            let block: &[u8; BLOCK] = buf[at..at + BLOCK].try_into().unwrap();
+            out.extend_from_slice(block);
+            at += BLOCK;
+        }
+        out.truncate(end);
+    } else {
+        out.extend_from_slice(&buf[start..start + len]);
     }
 }
 
@@ -127,6 +189,14 @@ impl<T: ArrowNativeType> Prim<T> {
                 self.nulls.append_null();
             }
         }
+    }
+
+    /// Appends values none of which is null.
+    #[inline]
+    fn extend(&mut self, values: impl ExactSizeIterator<Item = T>) {
+        let n = values.len();
+        self.values.extend(values);
+        self.nulls.append_n_non_nulls(n);
     }
 
     fn truncate(&mut self, rows: usize) {
@@ -188,9 +258,9 @@ impl HeaderList {
     }
 
     #[inline(always)]
-    fn push(&mut self, record: &Record<'_>) {
-        for (key, value) in record.headers.iter() {
-            self.keys.push_utf8_lossy(key);
+    fn push(&mut self, headers: Headers<'_>) {
+        for (key, value) in headers.iter() {
+            self.keys.push(Some(key));
             self.values.push(value);
         }
         self.offsets.push(self.keys.len() as i32);
@@ -204,9 +274,14 @@ impl HeaderList {
     }
 
     fn finish(&mut self) -> ArrayRef {
-        let nulls: arrow_buffer::NullBuffer =
-            self.offsets.windows(2).map(|w| w[1] > w[0]).collect();
-        let nulls = (nulls.null_count() > 0).then_some(nulls);
+        let rows = self.offsets.len() - 1;
+        let nulls = if self.keys.len() == 0 {
+            Some(NullBuffer::new_null(rows))
+        } else {
+            let o = &self.offsets;
+            let valid = BooleanBuffer::collect_bool(rows, |i| o[i + 1] > o[i]);
+            Some(NullBuffer::new(valid)).filter(|n| n.null_count() > 0)
+        };
         let entries = StructArray::new(
             header_fields(),
             vec![self.keys.finish_utf8(), self.values.finish_binary()],
@@ -400,13 +475,13 @@ impl Output for RecordColumns {
                     Column::Key => self.key.as_mut().unwrap().finish_binary(),
                     Column::Value => self.value.as_mut().unwrap().finish_binary(),
                     Column::Topic => Arc::new(match &origin.topic {
-                        Some(t) => StringArray::from_iter_values(std::iter::repeat_n(t, rows)),
+                        Some(t) => repeated_string(t, rows),
                         None => StringArray::new_null(rows),
                     }),
-                    Column::Partition => Arc::new(PrimitiveArray::<Int32Type>::from(vec![
-                            origin.partition;
-                            rows
-                        ])),
+                    Column::Partition => Arc::new(match origin.partition {
+                        Some(p) => PrimitiveArray::<Int32Type>::from_value(p, rows),
+                        None => PrimitiveArray::<Int32Type>::new_null(rows),
+                    }),
                     Column::Offset => Arc::new(self.offset.as_mut().unwrap().finish::<Int64Type>()),
                     Column::Timestamp => Arc::new(
                         self.timestamp
@@ -477,6 +552,17 @@ impl Output for RecordColumns {
     }
 }
 
+/// `value` repeated `rows` times.
+fn repeated_string(value: &str, rows: usize) -> StringArray {
+    let len = value.len();
+    let offsets: Vec<i32> = (0..=rows).map(|i| (i * len) as i32).collect();
+    StringArray::new(
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        Buffer::from_vec(value.repeat(rows).into_bytes()),
+        None,
+    )
+}
+
 impl RecordSink for RecordColumns {
     #[inline]
     fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
@@ -495,6 +581,17 @@ impl RecordSink for RecordColumns {
                         && txns.is_aborted(batch.producer_id, batch.base_offset))
             }
             None => !batch.is_control || self.filter.include_control,
+        }
+    }
+
+    #[inline]
+    fn records(&mut self, batch: &BatchInfo, run: &RecordRun<'_>) {
+        if self.all_in_bounds(batch, run) {
+            self.push_run(batch, run);
+        } else {
+            for i in 0..run.len() {
+                self.record(batch, &run.record(batch, i));
+            }
         }
     }
 
@@ -522,7 +619,7 @@ impl RecordSink for RecordColumns {
             c.push(batch.timestamp_type as i32);
         }
         if let Some(c) = &mut self.headers {
-            c.push(r);
+            c.push(r.headers);
         }
         if self.any_metadata {
             self.push_metadata(batch, r);
@@ -531,6 +628,65 @@ impl RecordSink for RecordColumns {
 }
 
 impl RecordColumns {
+    /// Whether every record of `run` lies inside the offset bounds.
+    fn all_in_bounds(&self, batch: &BatchInfo, run: &RecordRun<'_>) -> bool {
+        let (start, end) = (self.bounds.start, self.bounds.end.unwrap_or(i64::MAX));
+        if start == i64::MIN && self.bounds.end.is_none() {
+            return true;
+        }
+        run.spans.iter().all(|s| {
+            let offset = RecordRun::offset(batch, s);
+            offset >= start && offset < end
+        })
+    }
+
+    /// Appends a whole run of records a column at a time: each loop is short and keeps its
+    /// state in registers, where going record by record touches every column for each.
+    fn push_run(&mut self, batch: &BatchInfo, run: &RecordRun<'_>) {
+        let (buf, spans) = (run.bytes, run.spans);
+        self.rows += spans.len();
+        if let Some(c) = &mut self.key {
+            c.extend(buf, spans.iter().map(|s| s.key));
+        }
+        if let Some(c) = &mut self.value {
+            c.extend(buf, spans.iter().map(|s| s.value));
+        }
+        if let Some(c) = &mut self.offset {
+            c.extend(spans.iter().map(|s| RecordRun::offset(batch, s)));
+        }
+        if let Some(c) = &mut self.timestamp {
+            let timestamps = spans.iter().map(|s| RecordRun::timestamp(batch, s));
+            // -1 is Kafka's "no timestamp".
+            if timestamps.clone().any(|t| t == -1) {
+                for t in timestamps {
+                    c.push_opt((t != -1).then(|| t.saturating_mul(1000)));
+                }
+            } else {
+                c.extend(timestamps.map(|t| t.saturating_mul(1000)));
+            }
+        }
+        if let Some(c) = &mut self.timestamp_type {
+            c.extend(std::iter::repeat_n(
+                batch.timestamp_type as i32,
+                spans.len(),
+            ));
+        }
+        if let Some(c) = &mut self.headers {
+            for s in spans {
+                for (key, value) in run.header_spans(s) {
+                    c.keys.push_span(buf, key);
+                    c.values.push_span(buf, value);
+                }
+                c.offsets.push(c.keys.len() as i32);
+            }
+        }
+        if self.any_metadata {
+            for i in 0..spans.len() {
+                self.push_metadata(batch, &run.record(batch, i));
+            }
+        }
+    }
+
     fn push_metadata(&mut self, b: &BatchInfo, r: &Record<'_>) {
         macro_rules! put {
             ($col:ident, $v:expr) => {

@@ -134,22 +134,54 @@ impl<'a> Headers<'a> {
     /// Header keys and values in order; a value may be null.
     pub fn iter(&self) -> HeaderIter<'a> {
         HeaderIter {
-            remaining: self.count,
             bytes: self.bytes,
-            pos: 0,
+            spans: HeaderSpans::new(self.bytes, 0, self.count),
         }
     }
 }
 
 pub struct HeaderIter<'a> {
-    remaining: u32,
     bytes: &'a [u8],
-    pos: usize,
+    spans: HeaderSpans<'a>,
 }
 
 impl<'a> Iterator for HeaderIter<'a> {
     type Item = (&'a [u8], Option<&'a [u8]>);
 
+    fn next(&mut self) -> Option<Self::Item> {
+        let (key, value) = self.spans.next()?;
+        Some((key.get(self.bytes)?, value.get(self.bytes)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.spans.size_hint()
+    }
+}
+
+/// Where each header's key and value lie, as positions in the bytes given.
+pub struct HeaderSpans<'a> {
+    remaining: u32,
+    /// Ends where the headers end.
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> HeaderSpans<'a> {
+    /// The `count` headers starting at `start` in `bytes`, already validated by the record
+    /// parser.
+    pub fn new(bytes: &'a [u8], start: usize, count: u32) -> Self {
+        HeaderSpans {
+            remaining: count,
+            bytes,
+            pos: start,
+        }
+    }
+}
+
+impl Iterator for HeaderSpans<'_> {
+    type Item = (ByteSpan, ByteSpan);
+
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.remaining == 0 {
             return None;
@@ -157,13 +189,116 @@ impl<'a> Iterator for HeaderIter<'a> {
         self.remaining -= 1;
         // The record parser validated these bytes; a failure here would mean a bug, and ends
         // the iteration instead of panicking.
-        let key = v2::read_sized(self.bytes, &mut self.pos).ok()??;
-        let value = v2::read_sized(self.bytes, &mut self.pos).ok()?;
+        let key = v2::read_span(self.bytes, &mut self.pos).ok()?;
+        let value = v2::read_span(self.bytes, &mut self.pos).ok()?;
         Some((key, value))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, Some(self.remaining as usize))
+    }
+}
+
+/// Where a field's bytes lie in a batch's record bytes; a negative `len` is null.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ByteSpan {
+    pub start: u32,
+    pub len: i32,
+}
+
+impl ByteSpan {
+    pub const NULL: ByteSpan = ByteSpan { start: 0, len: -1 };
+
+    #[inline(always)]
+    pub fn is_null(self) -> bool {
+        self.len < 0
+    }
+
+    /// The bytes in `buf`, or `None` for null.
+    #[inline(always)]
+    pub fn get(self, buf: &[u8]) -> Option<&[u8]> {
+        if self.len < 0 {
+            return None;
+        }
+        let start = self.start as usize;
+        buf.get(start..start + self.len as usize)
+    }
+}
+
+/// One v2 record, parsed and validated, as positions in its batch's record bytes.
+///
+/// The v2 parser reads a run of records into these before handing any on, so that a sink can
+/// fill its output a column at a time ([`RecordSink::records`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RecordSpan {
+    pub timestamp_delta: i64,
+    pub offset_delta: i32,
+    pub key: ByteSpan,
+    pub value: ByteSpan,
+    /// The headers' bytes (after their count) and how many there are.
+    pub headers: ByteSpan,
+    pub header_count: u32,
+}
+
+/// A run of consecutive records of one v2 batch: the record bytes and the spans in them.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordRun<'a> {
+    pub bytes: &'a [u8],
+    pub spans: &'a [RecordSpan],
+}
+
+impl<'a> RecordRun<'a> {
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// The offset of a record of this run in `batch`.
+    #[inline(always)]
+    pub fn offset(batch: &BatchInfo, span: &RecordSpan) -> i64 {
+        batch.base_offset.wrapping_add(span.offset_delta as i64)
+    }
+
+    /// The timestamp of a record of this run in `batch` (LogAppendTime: the batch's).
+    #[inline(always)]
+    pub fn timestamp(batch: &BatchInfo, span: &RecordSpan) -> i64 {
+        if batch.timestamp_type == TimestampType::LogAppendTime {
+            batch.max_timestamp
+        } else {
+            batch.base_timestamp.wrapping_add(span.timestamp_delta)
+        }
+    }
+
+    /// Where the headers of a record of this run lie in [`Self::bytes`].
+    #[inline]
+    pub fn header_spans(&self, span: &RecordSpan) -> HeaderSpans<'a> {
+        let (start, len) = (
+            span.headers.start as usize,
+            span.headers.len.max(0) as usize,
+        );
+        let bytes = self.bytes.get(..start + len).unwrap_or_default();
+        HeaderSpans::new(bytes, start, span.header_count)
+    }
+
+    /// The `i`th record, as a borrowed [`Record`].
+    #[inline(always)]
+    pub fn record(&self, batch: &BatchInfo, i: usize) -> Record<'a> {
+        let span = &self.spans[i];
+        Record {
+            offset: Self::offset(batch, span),
+            timestamp: Self::timestamp(batch, span),
+            key: span.key.get(self.bytes),
+            value: span.value.get(self.bytes),
+            headers: Headers {
+                count: span.header_count,
+                bytes: span.headers.get(self.bytes).unwrap_or_default(),
+            },
+            sequence: increment_sequence(batch.base_sequence, span.offset_delta),
+            legacy_crc: None,
+        }
     }
 }
 
@@ -175,6 +310,16 @@ pub trait RecordSink {
 
     /// Called for each record of the batch, in order.
     fn record(&mut self, batch: &BatchInfo, record: &Record<'_>);
+
+    /// Called with runs of a v2 batch's records, in order, each run already validated. By
+    /// default each record goes to [`Self::record`]; a sink that gains from seeing many records
+    /// at once (filling columns) overrides this.
+    #[inline]
+    fn records(&mut self, batch: &BatchInfo, run: &RecordRun<'_>) {
+        for i in 0..run.len() {
+            self.record(batch, &run.record(batch, i));
+        }
+    }
 }
 
 /// What to do with each batch's CRC (CRC-32C for v2, CRC-32 for v0/v1).
@@ -214,6 +359,8 @@ pub struct BatchDecoder {
     pub(crate) scratch: Vec<u8>,
     /// Inner message spans of the current v0/v1 wrapper.
     pub(crate) inner: Vec<legacy::Inner>,
+    /// The run of v2 records being parsed.
+    pub(crate) spans: Vec<RecordSpan>,
     /// Decompressed bytes of the last batch decoded (0 when it was not compressed).
     pub(crate) decompressed: usize,
 }
@@ -224,6 +371,7 @@ impl BatchDecoder {
             options,
             scratch: Vec::new(),
             inner: Vec::new(),
+            spans: Vec::new(),
             decompressed: 0,
         }
     }

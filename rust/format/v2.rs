@@ -9,7 +9,7 @@
 //! zig-zag varints; a negative key/value/header-value length means null.
 
 use super::batch::{
-    check_crc, increment_sequence, BatchDecoder, BatchInfo, CrcPolicy, Headers, Record, RecordSink,
+    check_crc, BatchDecoder, BatchInfo, ByteSpan, CrcPolicy, RecordRun, RecordSink, RecordSpan,
     TimestampType,
 };
 use super::compression::{self, Compression};
@@ -93,6 +93,10 @@ pub fn parse_header(entry: &[u8], position: u64, crc: CrcPolicy) -> Result<Batch
     })
 }
 
+/// Records parsed before they are handed on as one run: enough to fill columns a run at a
+/// time, few enough that the spans stay in cache and their memory stays small.
+const RUN: usize = 1024;
+
 pub(super) fn decode<S: RecordSink>(
     dec: &mut BatchDecoder,
     entry: &[u8],
@@ -118,13 +122,19 @@ pub(super) fn decode<S: RecordSink>(
         dec.decompressed = dec.scratch.len();
         &dec.scratch
     };
-    read_records(&info, records, sink)?;
+    read_records(&info, records, &mut dec.spans, sink)?;
     Ok(info)
 }
 
-/// Reads exactly `info.record_count` records from `buf`, which they must fill exactly.
+/// Reads exactly `info.record_count` records from `buf`, which they must fill exactly, and
+/// hands them to `sink` in runs.
 #[inline]
-fn read_records<S: RecordSink>(info: &BatchInfo, buf: &[u8], sink: &mut S) -> Result<()> {
+fn read_records<S: RecordSink>(
+    info: &BatchInfo,
+    buf: &[u8],
+    spans: &mut Vec<RecordSpan>,
+    sink: &mut S,
+) -> Result<()> {
     let count = info.record_count as usize;
     if count > buf.len() / MIN_RECORD_SIZE + 1 {
         // Cheap early answer for a count no byte string of this size can hold.
@@ -133,14 +143,23 @@ fn read_records<S: RecordSink>(info: &BatchInfo, buf: &[u8], sink: &mut S) -> Re
             buf.len()
         )));
     }
-    let log_append = info.timestamp_type == TimestampType::LogAppendTime;
+    if buf.len() > u32::MAX as usize {
+        return Err(Error::corrupt("records of one batch exceed 4 GiB"));
+    }
     let mut pos = 0usize;
-    for _ in 0..count {
-        let record = read_record(info, buf, &mut pos, log_append)?;
-        if info.is_control {
-            control::validate(record.key, record.value)?;
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(RUN);
+        spans.clear();
+        for _ in 0..n {
+            let span = read_record(buf, &mut pos)?;
+            if info.is_control {
+                control::validate(span.key.get(buf), span.value.get(buf))?;
+            }
+            spans.push(span);
         }
-        sink.record(info, &record);
+        left -= n;
+        sink.records(info, &RecordRun { bytes: buf, spans });
     }
     if pos != buf.len() {
         return Err(Error::corrupt(
@@ -150,13 +169,9 @@ fn read_records<S: RecordSink>(info: &BatchInfo, buf: &[u8], sink: &mut S) -> Re
     Ok(())
 }
 
+/// Parses and validates the record at `*pos`, moving past it.
 #[inline(always)]
-fn read_record<'a>(
-    info: &BatchInfo,
-    buf: &'a [u8],
-    pos: &mut usize,
-    log_append: bool,
-) -> Result<Record<'a>> {
+fn read_record(buf: &[u8], pos: &mut usize) -> Result<RecordSpan> {
     let body_len = read_varint(buf, pos).map_err(premature_eof)?;
     if body_len < 0 {
         return Err(Error::corrupt(format!(
@@ -177,8 +192,8 @@ fn read_record<'a>(
     let mut p = body_start + 1; // skip the attributes byte: unused
     let timestamp_delta = read_varlong(body, &mut p).map_err(invalid_structure)?;
     let offset_delta = read_varint(body, &mut p).map_err(invalid_structure)?;
-    let key = read_sized(body, &mut p).map_err(invalid_structure)?;
-    let value = read_sized(body, &mut p).map_err(invalid_structure)?;
+    let key = read_span(body, &mut p).map_err(invalid_structure)?;
+    let value = read_span(body, &mut p).map_err(invalid_structure)?;
     let header_count = read_varint(body, &mut p).map_err(invalid_structure)?;
     if header_count < 0 {
         return Err(Error::corrupt(format!(
@@ -202,7 +217,7 @@ fn read_record<'a>(
             .checked_add(key_len as usize)
             .filter(|&end| end <= body_end)
             .ok_or_else(|| invalid_structure(VarintError::Truncated))?;
-        read_sized(body, &mut p).map_err(invalid_structure)?;
+        read_span(body, &mut p).map_err(invalid_structure)?;
     }
     if p != body_end {
         return Err(Error::corrupt(format!(
@@ -211,21 +226,16 @@ fn read_record<'a>(
         )));
     }
     *pos = body_end;
-    Ok(Record {
-        offset: info.base_offset.wrapping_add(offset_delta as i64),
-        timestamp: if log_append {
-            info.max_timestamp
-        } else {
-            info.base_timestamp.wrapping_add(timestamp_delta)
-        },
+    Ok(RecordSpan {
+        timestamp_delta,
+        offset_delta,
         key,
         value,
-        headers: Headers {
-            count: header_count as u32,
-            bytes: &body[headers_start..],
+        headers: ByteSpan {
+            start: headers_start as u32,
+            len: (body_end - headers_start) as i32,
         },
-        sequence: increment_sequence(info.base_sequence, offset_delta),
-        legacy_crc: None,
+        header_count: header_count as u32,
     })
 }
 
@@ -237,22 +247,24 @@ fn premature_eof(_: VarintError) -> Error {
     Error::corrupt("incorrect declared batch size, premature EOF reached")
 }
 
-/// Reads a varint length and that many bytes; a negative length is null.
+/// Reads a varint length and moves past that many bytes; a negative length is null. `buf`
+/// must be shorter than 4 GiB.
 #[inline(always)]
-pub(crate) fn read_sized<'a>(
-    buf: &'a [u8],
-    pos: &mut usize,
-) -> Result<Option<&'a [u8]>, VarintError> {
+pub(crate) fn read_span(buf: &[u8], pos: &mut usize) -> Result<ByteSpan, VarintError> {
     let len = read_varint(buf, pos)?;
     if len < 0 {
-        return Ok(None);
+        return Ok(ByteSpan::NULL);
     }
-    let end = pos
+    let start = *pos;
+    let end = start
         .checked_add(len as usize)
+        .filter(|&end| end <= buf.len())
         .ok_or(VarintError::Truncated)?;
-    let bytes = buf.get(*pos..end).ok_or(VarintError::Truncated)?;
     *pos = end;
-    Ok(Some(bytes))
+    Ok(ByteSpan {
+        start: start as u32,
+        len,
+    })
 }
 
 /// The header fields of a v2 batch to write; sizes, counts and the CRC are computed.

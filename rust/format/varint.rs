@@ -35,8 +35,14 @@ fn read_unsigned(buf: &[u8], pos: &mut usize, max_bytes: usize) -> Result<u64, V
         *pos += 1;
         return Ok(first as u64);
     }
-    let mut value = (first & 0x7f) as u64;
-    for i in 1..max_bytes {
+    // Two bytes: lengths of 64 to 8191 bytes (typical values and record sizes).
+    let second = *buf.get(*pos + 1).ok_or(VarintError::Truncated)?;
+    let mut value = (first & 0x7f) as u64 | ((second & 0x7f) as u64) << 7;
+    if second < 0x80 {
+        *pos += 2;
+        return Ok(value);
+    }
+    for i in 2..max_bytes {
         let byte = *buf.get(*pos + i).ok_or(VarintError::Truncated)?;
         // Shifts past 63 would overflow; Kafka drops those bits, and so do we.
         if i * 7 < 64 {
