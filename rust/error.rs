@@ -114,3 +114,19 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Runs `f`, turning a panic (a kafkalog bug) into an [`ErrorKind::Internal`] error, so that
+/// no panic crosses into Python or ends a worker thread without a word.
+pub fn catch_panic<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(Error::new(
+            ErrorKind::Internal,
+            format!("internal error in kafkalog (please report it): {what}"),
+        ))
+    })
+}

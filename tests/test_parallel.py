@@ -52,3 +52,39 @@ def test_an_abandoned_reader_stops_its_workers(corpus):
     # Native worker threads are not Python threads; what must hold is that this returned at all
     # (no deadlock on a full channel) and that Python's own threads are untouched.
     assert threading.active_count() == before
+
+
+def test_one_large_segment_is_read_in_pieces_with_the_same_result(tmp_path):
+    """A segment larger than a piece (8 MiB) is decoded on several threads; damage in the middle
+    is skipped or stops the read at the same place as on one thread."""
+    import pyarrow as pa
+
+    n = 150_000
+    table = pa.table(
+        {
+            "key": [b"k%07d" % i for i in range(n)],
+            "value": [b"v%07d-" % i + b"x" * 90 for i in range(n)],
+        }
+    )
+    kafkalog.write(tmp_path / "t-0", table, batch_bytes=64 * 1024)
+    log = next((tmp_path / "t-0").glob("*.log"))
+    assert log.stat().st_size > 2 * 8 * 1024 * 1024
+    one = _read(log, threads=1)
+    assert one.num_rows == n
+    assert _read(log, threads=2).equals(one)
+
+    damaged = bytearray(log.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    log.write_bytes(bytes(damaged))
+    for policy in ("skip", "stop"):
+        with warnings.catch_warnings(record=True) as seen_one:
+            warnings.simplefilter("always")
+            one = kafkalog.read(log, threads=1, on_corrupt=policy).read_all()
+        with warnings.catch_warnings(record=True) as seen_two:
+            warnings.simplefilter("always")
+            two = kafkalog.read(log, threads=2, on_corrupt=policy).read_all()
+        assert 0 < one.num_rows < n
+        assert two.equals(one), policy
+        assert [str(w.message) for w in seen_two] == [str(w.message) for w in seen_one]
+    with pytest.raises(kafkalog.CorruptRecordError):
+        kafkalog.read(log, threads=2).read_all()

@@ -410,6 +410,14 @@ impl RecordColumns {
     pub fn projection(&self) -> &Projection {
         &self.projection
     }
+
+    /// Starts over for another input, keeping the buffers; rows not finished are dropped.
+    pub fn restart(&mut self, origin: Origin, bounds: FileBounds) {
+        self.truncate(0);
+        self.origin = origin;
+        self.bounds = bounds;
+        self.past_end = false;
+    }
 }
 
 impl Output for RecordColumns {

@@ -9,6 +9,7 @@
 use super::builder::{Origin, RecordColumns, RecordFilter};
 use super::output::Output;
 use super::schema::Projection;
+use super::seek::FileBounds;
 use crate::error::{Error, Result};
 use crate::format::batch::{annotate, BatchDecoder, DecodeOptions};
 use crate::format::segment::{next_entry, Frame};
@@ -138,6 +139,19 @@ impl Decoder<RecordColumns> {
 
     pub fn projection(&self) -> &Projection {
         self.columns.projection()
+    }
+
+    /// Starts over at `position` of another input, with its origin and bounds, keeping the
+    /// buffers (and their capacity). Rows not flushed are dropped.
+    pub fn restart(&mut self, origin: Origin, bounds: FileBounds, position: u64) {
+        self.columns.restart(origin, bounds);
+        self.position = position;
+        self.decoded = 0;
+        self.need = 0;
+        self.zeros_from = None;
+        self.stopped = false;
+        self.done = false;
+        self.issues.clear();
     }
 }
 

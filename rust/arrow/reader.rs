@@ -132,6 +132,11 @@ impl ReaderBuilder {
         ReaderBuilder::default()
     }
 
+    /// Target rows per output batch.
+    pub fn batch_size(&self) -> usize {
+        self.options.batch_size
+    }
+
     /// Target rows per output batch (default 65536).
     pub fn with_batch_size(mut self, rows: usize) -> Self {
         self.options.batch_size = rows;
@@ -208,6 +213,28 @@ impl ReaderBuilder {
     ) -> Decoder<O> {
         let output = make(&self.options, self.origin.clone().unwrap_or(origin), bounds);
         Decoder::with_output(self.options.clone(), output, position)
+    }
+
+    /// A decoder of records for a file's bytes from `position` on.
+    pub(crate) fn records_decoder(
+        &self,
+        origin: Origin,
+        bounds: FileBounds,
+        position: u64,
+    ) -> Decoder {
+        self.decoder_for(record_columns, origin, bounds, position)
+    }
+
+    /// Sets a decoder made by [`Self::records_decoder`] (and flushed) to start over at
+    /// `position` of another file or piece, keeping its buffers.
+    pub(crate) fn restart_decoder(
+        &self,
+        decoder: &mut Decoder,
+        origin: Origin,
+        bounds: FileBounds,
+        position: u64,
+    ) {
+        decoder.restart(self.origin.clone().unwrap_or(origin), bounds, position);
     }
 
     /// A reader of every segment under `path` (see [`discover`]).

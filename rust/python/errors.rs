@@ -103,18 +103,5 @@ pub fn issue_dict<'py>(py: Python<'py>, issue: &Issue) -> PyResult<Bound<'py, Py
 /// Runs `f` without the GIL, turning a panic (a kafkalog bug) into an error instead of letting
 /// it reach Python as a `PanicException`, which no `except Exception` catches.
 pub fn detach<T: Send>(py: Python<'_>, f: impl FnOnce() -> crate::Result<T> + Send) -> PyResult<T> {
-    py.detach(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(Error::new(
-                ErrorKind::Internal,
-                format!("internal error in kafkalog (please report it): {what}"),
-            ))
-        })
-    })
-    .py_err()
+    py.detach(|| crate::error::catch_panic(f)).py_err()
 }

@@ -6,7 +6,7 @@ use super::errors::{detach, issue_dict, to_py, warn, IntoPyResult};
 use crate::arrow::builder::Origin;
 use crate::arrow::decoder::{Issue, OnCorrupt};
 use crate::arrow::output::Output;
-use crate::arrow::parallel::ParallelReader;
+use crate::arrow::parallel::{ParallelReader, PIECE_BYTES};
 use crate::arrow::reader::{
     decode_bytes, discover, list_batches_in_bytes, LogReader, ReaderBuilder,
 };
@@ -161,9 +161,8 @@ impl Reader {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             });
             let (planned, issues) = detach(py, || builder.plan(files))?;
-            if threads > 1 && planned.len() > 1 {
-                let threads = threads.min(planned.len());
-                let reader = ParallelReader::new(builder, planned, issues, threads);
+            if threads > 1 && worth_parallel(&planned) {
+                let reader = ParallelReader::new(builder, planned, issues, threads, PIECE_BYTES);
                 (reader.schema(), Box::new(std::sync::Mutex::new(reader)))
             } else {
                 let reader = builder.build_planned(planned, issues);
@@ -413,5 +412,17 @@ pub fn split_points(
         _ => Err(pyo3::exceptions::PyTypeError::new_err(
             "give path, or index, log_len and read_at",
         )),
+    }
+}
+
+/// Whether there is more than one piece of work: several files, or one larger than a piece.
+fn worth_parallel(planned: &[crate::arrow::seek::Planned]) -> bool {
+    match planned {
+        [] => false,
+        [(file, _)] => {
+            let len = std::fs::metadata(&file.path).map_or(0, |m| m.len());
+            file.end.unwrap_or(len).min(len).saturating_sub(file.start) > PIECE_BYTES as u64
+        }
+        _ => true,
     }
 }
