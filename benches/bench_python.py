@@ -178,6 +178,8 @@ def spark_cases(tmp: Path, n: int) -> None:
 
     import kafkalog.spark as ks
 
+    # Spark's Python workers must be this interpreter, which has kafkalog.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     print(f"\n## Spark local[2]: kafkalog data source vs Parquet ({n} records)")
     logdir = tmp / "sparkdir"
     for p in range(4):

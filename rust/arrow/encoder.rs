@@ -323,6 +323,9 @@ pub struct Encoder {
     open: Option<Open>,
     /// Encoded batches not yet taken.
     out: Vec<u8>,
+    /// The last closed batch's record buffer, emptied, for the next batch to fill: keeps its
+    /// capacity instead of growing a new one for every batch (or every v0/v1 message).
+    spare: Vec<u8>,
     batches: Vec<(std::ops::Range<usize>, Encoded)>,
     rows_seen: u64,
     /// The time of this write, for LogAppendTime batches with no time of their own.
@@ -358,6 +361,7 @@ impl Encoder {
             last_offset: None,
             open: None,
             out: Vec::new(),
+            spare: Vec::new(),
             batches: Vec::new(),
             rows_seen: 0,
             write_time: now_ms(),
@@ -575,6 +579,7 @@ impl Encoder {
                     None
                 },
                 control,
+                buf: std::mem::take(&mut self.spare),
                 ..Open::default()
             });
         }
@@ -697,6 +702,8 @@ impl Encoder {
             };
             legacy::write_wrapper(&mut self.out, &wrapper, &open.buf, o.compression_level)?;
         }
+        self.spare = open.buf;
+        self.spare.clear();
         self.batches.push((
             start..self.out.len(),
             Encoded {
