@@ -197,7 +197,7 @@ fn bare_decompression(c: &mut Criterion, name: &str, bytes: &[u8]) {
     let mut pos = 0;
     while let Ok(Frame::Entry(len)) = next_entry(&bytes[pos..]) {
         let entry = &bytes[pos..pos + len];
-        let codec = Compression::from_id((entry[22] & 0x07) as u8).unwrap();
+        let codec = Compression::from_id(entry[22] & 0x07).unwrap();
         payloads.push((codec, &entry[61..]));
         pos += len;
     }
