@@ -1,26 +1,27 @@
 //! Reading segment files on several cores, in order.
 //!
-//! A cutter thread reads the files in order and cuts them into pieces, each a run of whole log
-//! entries holding about one output batch of records; threads of a pool shared by the process
-//! decode pieces into Arrow batches; the reader hands the batches out in piece order. Pieces
-//! rather than whole files are the unit of work, so that one large segment, or a partition read
-//! while the previous one is still being drained, keeps every core busy. The pool's threads
-//! live as long as the process, so the memory their allocator holds is reused from one read to
-//! the next instead of fresh pages being faulted in for every read.
+//! The files are cut, in order, into pieces: runs of whole log entries holding about one
+//! output batch of records. A piece is read by the thread that then decodes it, so its bytes
+//! are still in that core's cache: threads of a pool shared by the process take turns reading
+//! the next piece (under a lock, which keeps pieces in file order) and decode in parallel. The
+//! reader hands out the batches in piece order. Pieces rather than whole files are the unit of
+//! work, so that one large segment, or a partition read while the previous one is still being
+//! drained, keeps every core busy. The pool's threads live as long as the process, so the
+//! memory their allocator holds is reused from one read to the next.
 //!
 //! The output is exactly the records, issues and errors the sequential [`LogReader`] gives, in
 //! the same order (only where output batches end may differ). What decoding one piece could
 //! decide differently from reading straight through is kept from happening:
 //! - a piece ends only after an entry whose size field frames it; where framing fails (a
-//!   corrupt size, zeros, a torn tail) the cutter reads the rest of the file itself, exactly as
+//!   corrupt size, zeros, a torn tail) the reader reads the rest of the file itself, exactly as
 //!   the sequential reader does;
 //! - once a piece stops (a corrupt batch under `on_corrupt="stop"`) or passes the end offset,
 //!   the file's later pieces are dropped unread, and after a stop the partition's later files
 //!   too.
 //!
-//! Memory stays bounded: at most `2 * threads` pieces (and their decoded batches) wait for the
-//! reader. A pool thread never blocks: it decodes a whole piece and hands over the batches, so
-//! readers sharing the pool cannot starve each other.
+//! Memory stays bounded: at most `2 * threads` pieces (and their decoded batches) are ahead of
+//! the reader. A pool thread never waits on the reader: it decodes a whole piece and hands over
+//! the batches, so readers sharing the pool cannot starve each other.
 
 use super::decoder::{Decoder, Issue, IssueKind};
 use super::reader::{LogReader, ReaderBuilder, SegmentFile};
@@ -31,20 +32,16 @@ use crate::format::segment::{next_entry, Frame};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::JoinHandle;
 
 /// The most bytes of segment in a piece, by default. Pieces are cut at about one output batch
 /// of records; this bounds them where records are large.
 pub const PIECE_BYTES: usize = 8 << 20;
-
-/// Batches the cutter's own reading of a damaged file's rest may hold ahead of the reader.
-const DEPTH: usize = 2;
 
 enum Msg {
     Batch(RecordBatch),
@@ -54,11 +51,23 @@ enum Msg {
     Error(Error),
 }
 
-/// A piece, as the reader sees it: where its batches arrive.
+/// What comes next, in reading order.
+enum Next {
+    /// A piece being decoded: its batches arrive here.
+    Piece(Receiver<Msg>),
+    /// The rest of a file from a position where framing failed, for the reader to read as the
+    /// sequential reader does.
+    Rest(Arc<Planned>, u64),
+    /// Opening or reading a file failed; reading ends there.
+    Error(Error),
+    /// Every file is cut.
+    End,
+}
+
 struct Slot {
     file: usize,
     origin: Origin,
-    messages: Receiver<Msg>,
+    next: Next,
 }
 
 /// Files (by index) and partitions whose remaining pieces nobody wants.
@@ -74,14 +83,66 @@ impl Finished {
     }
 }
 
+/// What the pool threads of one read share.
+struct Shared {
+    /// Which read this is: pool threads keep one decoder per read.
+    read: u64,
+    builder: ReaderBuilder,
+    piece_bytes: usize,
+    piece_rows: usize,
+    finished: Mutex<Finished>,
+    cutting: Mutex<Cutting>,
+    /// Where slots go, in order (sent while `cutting` is held).
+    slots: Sender<Slot>,
+}
+
+/// The files still to cut, and the one being cut.
+struct Cutting {
+    files: VecDeque<(usize, Arc<Planned>)>,
+    open: Option<Open>,
+    done: bool,
+}
+
+struct Open {
+    index: usize,
+    file: Arc<Planned>,
+    handle: File,
+    /// End of the range to read.
+    end: u64,
+    /// Position of the first byte not yet in a piece.
+    position: u64,
+    /// Bytes from `position` on, read but not yet in a piece.
+    carry: Vec<u8>,
+    eof: bool,
+}
+
+/// Reads segment files on the pool's threads; an iterator of batches in reading order.
 pub struct ParallelReader {
     schema: SchemaRef,
-    slots: Option<Receiver<Slot>>,
-    current: Option<Slot>,
-    finished: Arc<Mutex<Finished>>,
+    shared: Arc<Shared>,
+    slots: Receiver<Slot>,
+    pool: &'static Pool,
+    /// Pieces asked of the pool and not yet taken by the reader.
+    ahead: usize,
+    limit: usize,
+    /// Every file is cut: ask for no more.
+    cut: bool,
+    current: Option<Current>,
     issues: Vec<Issue>,
-    cutter: Option<JoinHandle<()>>,
     done: bool,
+}
+
+enum Current {
+    Piece {
+        file: usize,
+        origin: Origin,
+        messages: Receiver<Msg>,
+    },
+    Rest {
+        file: usize,
+        origin: Origin,
+        reader: Box<LogReader>,
+    },
 }
 
 impl ParallelReader {
@@ -94,29 +155,32 @@ impl ParallelReader {
         threads: usize,
         piece_bytes: usize,
     ) -> Self {
-        let schema = builder.schema();
-        let threads = threads.max(1);
-        let pool = pool(threads);
-        let (slot_tx, slot_rx) = sync_channel(threads * 2);
-        let finished = Arc::new(Mutex::new(Finished::default()));
         static READS: AtomicU64 = AtomicU64::new(0);
-        let cutter = Cutter {
+        let threads = threads.max(1);
+        let (tx, rx) = channel();
+        let shared = Shared {
             read: READS.fetch_add(1, Ordering::Relaxed),
             piece_rows: builder.batch_size(),
-            builder: Arc::new(builder),
-            slots: slot_tx,
-            pool,
-            finished: Arc::clone(&finished),
+            builder,
             piece_bytes: piece_bytes.max(1),
+            finished: Mutex::new(Finished::default()),
+            cutting: Mutex::new(Cutting {
+                files: files.into_iter().map(Arc::new).enumerate().collect(),
+                open: None,
+                done: false,
+            }),
+            slots: tx,
         };
-        let cutter = std::thread::spawn(move || cutter.run(files));
         ParallelReader {
-            schema,
-            slots: Some(slot_rx),
+            schema: shared.builder.schema(),
+            shared: Arc::new(shared),
+            slots: rx,
+            pool: pool(threads),
+            ahead: 0,
+            limit: 2 * threads,
+            cut: false,
             current: None,
-            finished,
             issues,
-            cutter: Some(cutter),
             done: false,
         }
     }
@@ -129,49 +193,131 @@ impl ParallelReader {
         std::mem::take(&mut self.issues)
     }
 
-    /// Stops all work: the cutter stops at its next piece; pieces being decoded are dropped
-    /// when done.
+    /// Stops all work: nothing more is cut; pieces being decoded are dropped when done.
     fn cancel(&mut self) {
         self.current = None;
-        self.slots = None;
+        if let Ok(mut cutting) = self.shared.cutting.lock() {
+            cutting.done = true;
+        }
+    }
+
+    fn finish_file(&self, file: usize, partition: Option<&Origin>) {
+        if let Ok(mut f) = self.shared.finished.lock() {
+            f.files.insert(file);
+            if let Some(origin) = partition {
+                f.partitions.insert(origin.clone());
+            }
+        }
+    }
+
+    fn note(&mut self, file: usize, origin: &Origin, issues: Vec<Issue>) {
+        if issues.iter().any(|i| i.kind == IssueKind::Stopped) {
+            self.finish_file(file, Some(origin));
+        }
+        self.issues.extend(issues);
     }
 
     fn step(&mut self) -> Result<Option<RecordBatch>> {
         loop {
-            if self.current.is_none() {
-                let Some(slot) = self.slots.as_ref().and_then(|s| s.recv().ok()) else {
-                    return Ok(None);
-                };
-                let unwanted = self
-                    .finished
-                    .lock()
-                    .is_ok_and(|f| f.contains(slot.file, &slot.origin));
-                if !unwanted {
-                    self.current = Some(slot);
-                }
-                continue;
-            }
-            let slot = self.current.as_ref().unwrap();
-            match slot.messages.recv() {
-                Ok(Msg::Batch(batch)) => return Ok(Some(batch)),
-                Ok(Msg::Issues(issues)) => {
-                    let stopped = issues.iter().any(|i| i.kind == IssueKind::Stopped);
-                    if stopped {
-                        if let Ok(mut f) = self.finished.lock() {
-                            f.files.insert(slot.file);
-                            f.partitions.insert(slot.origin.clone());
+            match self.current.take() {
+                None => {
+                    while !self.cut && self.ahead < self.limit {
+                        let shared = Arc::clone(&self.shared);
+                        self.pool.submit(Box::new(move || cut_and_decode(&shared)));
+                        self.ahead += 1;
+                    }
+                    let Ok(slot) = self.slots.recv() else {
+                        return Ok(None);
+                    };
+                    self.ahead -= 1;
+                    let unwanted = self
+                        .shared
+                        .finished
+                        .lock()
+                        .is_ok_and(|f| f.contains(slot.file, &slot.origin));
+                    let (file, origin) = (slot.file, slot.origin);
+                    match slot.next {
+                        Next::End => {
+                            self.cut = true;
+                            if self.ahead == 0 {
+                                return Ok(None);
+                            }
+                        }
+                        Next::Error(err) => return Err(err),
+                        _ if unwanted => {}
+                        Next::Piece(messages) => {
+                            self.current = Some(Current::Piece {
+                                file,
+                                origin,
+                                messages,
+                            })
+                        }
+                        Next::Rest(planned, position) => {
+                            let mut rest = planned.0.clone();
+                            rest.start = position;
+                            let reader = self
+                                .shared
+                                .builder
+                                .clone()
+                                .build_planned(vec![(rest, planned.1.clone())], Vec::new());
+                            self.current = Some(Current::Rest {
+                                file,
+                                origin,
+                                reader: Box::new(reader),
+                            });
                         }
                     }
-                    self.issues.extend(issues);
                 }
-                Ok(Msg::EndsFile) => {
-                    if let Ok(mut f) = self.finished.lock() {
-                        f.files.insert(slot.file);
+                Some(Current::Piece {
+                    file,
+                    origin,
+                    messages,
+                }) => {
+                    // A closed channel: the piece is finished.
+                    if let Ok(msg) = messages.recv() {
+                        let batch = match msg {
+                            Msg::Batch(batch) => Some(batch),
+                            Msg::Issues(issues) => {
+                                self.note(file, &origin, issues);
+                                None
+                            }
+                            Msg::EndsFile => {
+                                self.finish_file(file, None);
+                                None
+                            }
+                            Msg::Error(err) => return Err(err),
+                        };
+                        self.current = Some(Current::Piece {
+                            file,
+                            origin,
+                            messages,
+                        });
+                        if batch.is_some() {
+                            return Ok(batch);
+                        }
                     }
                 }
-                Ok(Msg::Error(err)) => return Err(err),
-                // The piece is finished.
-                Err(_) => self.current = None,
+                Some(Current::Rest {
+                    file,
+                    origin,
+                    mut reader,
+                }) => {
+                    let next = reader.next();
+                    let issues = reader.take_issues();
+                    self.note(file, &origin, issues);
+                    match next {
+                        None => {}
+                        Some(Err(err)) => return Err(err),
+                        Some(Ok(batch)) => {
+                            self.current = Some(Current::Rest {
+                                file,
+                                origin,
+                                reader,
+                            });
+                            return Ok(Some(batch));
+                        }
+                    }
+                }
             }
         }
     }
@@ -226,172 +372,196 @@ impl Pool {
 }
 
 /// Piece buffers no longer in use, kept for the next pieces (of this read or a later one) so
-/// that the cutter does not fault in fresh pages for each.
+/// that reading does not fault in fresh pages for each.
 static SPARE: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
-/// Reads files in order, cuts them into pieces and queues them on the pool.
-struct Cutter {
-    /// Which read this is: pool threads keep one decoder per read.
-    read: u64,
-    builder: Arc<ReaderBuilder>,
-    slots: SyncSender<Slot>,
-    pool: &'static Pool,
-    finished: Arc<Mutex<Finished>>,
-    piece_bytes: usize,
-    piece_rows: usize,
+/// A pool task: takes its turn at cutting the next piece, hands the reader its slot, then
+/// decodes the piece.
+fn cut_and_decode(shared: &Shared) {
+    let work = {
+        let Ok(mut cutting) = shared.cutting.lock() else {
+            return;
+        };
+        let (slot, work) = match catch_panic(|| Ok(cut_next(shared, &mut cutting))) {
+            Ok(found) => found,
+            Err(err) => {
+                cutting.done = true;
+                let slot = Slot {
+                    file: usize::MAX,
+                    origin: Origin::default(),
+                    next: Next::Error(err),
+                };
+                (slot, None)
+            }
+        };
+        if shared.slots.send(slot).is_err() {
+            cutting.done = true; // the reader is gone
+            None
+        } else {
+            work
+        }
+    };
+    if let Some((piece, file, out)) = work {
+        decode_piece(shared, &file, piece, &out);
+    }
 }
 
-impl Cutter {
-    fn run(self, files: Vec<Planned>) {
-        for (index, planned) in files.into_iter().enumerate() {
-            let file = Arc::new(planned);
-            match catch_panic(|| self.cut(index, &file)) {
-                Ok(true) => {}
-                // The reader is gone.
-                Ok(false) => return,
-                Err(err) => {
-                    // Handed over in order, like any piece; reading ends there.
-                    let (tx, rx) = sync_channel(1);
-                    let _ = tx.send(Msg::Error(err));
-                    let _ = self.slot(index, &file, rx);
-                    return;
-                }
-            }
-        }
-    }
+/// A piece to decode, with its file and where its batches go.
+type Work = Option<(Piece, Arc<Planned>, Sender<Msg>)>;
 
-    /// Hands the reader the next piece's messages; waits while enough pieces are ahead of it.
-    /// False when the reader is gone.
-    fn slot(&self, index: usize, file: &Planned, messages: Receiver<Msg>) -> bool {
-        let slot = Slot {
-            file: index,
-            origin: file.0.origin.clone(),
-            messages,
-        };
-        self.slots.send(slot).is_ok()
+fn slot(index: usize, file: &Planned, next: Next) -> Slot {
+    Slot {
+        file: index,
+        origin: file.0.origin.clone(),
+        next,
     }
+}
 
-    /// Queues a piece of whole entries; false when the reader is gone.
-    fn queue(&self, index: usize, file: &Arc<Planned>, piece: Piece) -> bool {
-        let (tx, rx) = channel();
-        if !self.slot(index, file, rx) {
-            return false;
-        }
-        let (builder, file, read) = (Arc::clone(&self.builder), Arc::clone(file), self.read);
-        self.pool.submit(Box::new(move || {
-            decode_piece(read, &builder, &file.0, &file, piece, &tx);
-        }));
-        true
+fn end_slot() -> Slot {
+    Slot {
+        file: usize::MAX,
+        origin: Origin::default(),
+        next: Next::End,
     }
+}
 
-    fn unwanted(&self, index: usize, origin: &Origin) -> bool {
-        self.finished
+/// Cuts the next piece: its slot for the reader, and the piece to decode (none for the end,
+/// an error, or the rest of a damaged file, which the reader reads itself).
+fn cut_next(shared: &Shared, cutting: &mut Cutting) -> (Slot, Work) {
+    let unwanted = |index: usize, origin: &Origin| {
+        shared
+            .finished
             .lock()
             .is_ok_and(|f| f.contains(index, origin))
-    }
-
-    /// Cuts one file into pieces. Returns false when the reader is gone.
-    fn cut(&self, index: usize, file: &Arc<Planned>) -> Result<bool> {
-        let segment: &SegmentFile = &file.0;
-        let path = &segment.path;
-        let mut f = File::open(path).map_err(|e| Error::io(e, path))?;
-        let len = f.metadata().map_err(|e| Error::io(e, path))?.len();
-        let end = segment.end.map_or(len, |e| e.min(len));
-        let mut position = segment.start;
-        if position > 0 {
-            f.seek(SeekFrom::Start(position))
-                .map_err(|e| Error::io(e, path))?;
+    };
+    loop {
+        if cutting.done {
+            return (end_slot(), None);
         }
-        // Bytes from `position` on, read but not yet queued.
-        let mut buf = spare_buffer(self.piece_bytes);
-        let mut need = 0usize;
-        let mut eof = false;
-        loop {
-            if self.unwanted(index, &segment.origin) {
-                return Ok(true);
-            }
-            let unread = end - position - buf.len() as u64;
-            let want = self.piece_bytes.max(need);
-            if buf.len() < want && unread > 0 && !eof {
-                let take = ((want - buf.len()) as u64).min(unread);
-                buf.reserve(take as usize);
-                // Reads into the spare capacity: no zeroing first.
-                let n = (&mut f)
-                    .take(take)
-                    .read_to_end(&mut buf)
-                    .map_err(|e| Error::io(e, path))?;
-                if (n as u64) < take {
-                    eof = true; // shorter than it was: treat as its end
-                }
-            }
-            let at_end = eof || position + buf.len() as u64 >= end;
-            let (whole, framing) = frame(&buf, self.piece_bytes, self.piece_rows);
-            match framing {
-                Framing::Bad if whole == 0 => {
-                    recycle(buf);
-                    return Ok(self.read_rest(index, file, position));
-                }
-                Framing::Incomplete(n) if whole == 0 && !at_end => {
-                    need = n;
+        let open = match cutting.open.take() {
+            Some(open) => open,
+            None => {
+                let Some((index, file)) = cutting.files.pop_front() else {
+                    cutting.done = true;
+                    return (end_slot(), None);
+                };
+                if unwanted(index, &file.0.origin) {
                     continue;
                 }
-                _ => {}
+                match Open::new(index, Arc::clone(&file)) {
+                    Ok(open) => open,
+                    Err(err) => {
+                        cutting.done = true;
+                        return (slot(index, &file, Next::Error(err)), None);
+                    }
+                }
             }
-            let last = at_end && !matches!(framing, Framing::Bad);
-            let mut next = spare_buffer(self.piece_bytes);
-            if !last {
-                next.extend_from_slice(&buf[whole..]);
-                buf.truncate(whole);
+        };
+        let mut open = open;
+        if unwanted(open.index, &open.file.0.origin) {
+            continue; // its later pieces are dropped unread
+        }
+        match next_piece(shared, &mut open) {
+            Err(err) => {
+                cutting.done = true;
+                return (slot(open.index, &open.file, Next::Error(err)), None);
             }
-            let bytes = std::mem::replace(&mut buf, next);
-            let piece_len = bytes.len() as u64;
-            let piece = Piece {
-                bytes,
-                position,
-                last,
-            };
-            if !self.queue(index, file, piece) {
-                return Ok(false);
+            Ok(Cut::Rest(position)) => {
+                let next = Next::Rest(Arc::clone(&open.file), position);
+                return (slot(open.index, &open.file, next), None);
             }
-            if last {
-                recycle(buf);
-                return Ok(true);
+            Ok(Cut::Piece(piece)) => {
+                let (tx, rx) = channel();
+                let piece_slot = slot(open.index, &open.file, Next::Piece(rx));
+                let file = Arc::clone(&open.file);
+                if !piece.last {
+                    cutting.open = Some(open);
+                }
+                return (piece_slot, Some((piece, file, tx)));
             }
-            position += piece_len;
-            need = 0;
         }
     }
+}
 
-    /// Reads the rest of a file from `position` as the sequential reader does, on this thread
-    /// (it may be long, and it holds the reader's attention until done). False when the reader
-    /// is gone.
-    fn read_rest(&self, index: usize, file: &Arc<Planned>, position: u64) -> bool {
-        let (tx, rx) = sync_channel(DEPTH);
-        if !self.slot(index, file, rx) {
-            return false;
+impl Open {
+    fn new(index: usize, file: Arc<Planned>) -> Result<Open> {
+        let segment: &SegmentFile = &file.0;
+        let path = &segment.path;
+        let mut handle = File::open(path).map_err(|e| Error::io(e, path))?;
+        let len = handle.metadata().map_err(|e| Error::io(e, path))?.len();
+        let end = segment.end.map_or(len, |e| e.min(len));
+        let position = segment.start;
+        if position > 0 {
+            handle
+                .seek(SeekFrom::Start(position))
+                .map_err(|e| Error::io(e, path))?;
         }
-        let mut rest = file.0.clone();
-        rest.start = position;
-        let mut reader: LogReader = ReaderBuilder::clone(&self.builder)
-            .build_planned(vec![(rest, file.1.clone())], Vec::new());
-        loop {
-            let next = reader.next();
-            let issues = reader.take_issues();
-            if !issues.is_empty() && tx.send(Msg::Issues(issues)).is_err() {
-                return true; // the reader skipped this piece: go on with the next file
-            }
-            let sent = match next {
-                None => return true,
-                Some(Ok(batch)) => tx.send(Msg::Batch(batch)),
-                Some(Err(err)) => {
-                    let _ = tx.send(Msg::Error(err));
-                    return true;
-                }
-            };
-            if sent.is_err() {
-                return true;
+        Ok(Open {
+            index,
+            handle,
+            end,
+            position,
+            carry: Vec::new(),
+            eof: false,
+            file,
+        })
+    }
+}
+
+enum Cut {
+    Piece(Piece),
+    /// Framing failed at this position.
+    Rest(u64),
+}
+
+/// Reads and frames the next piece of an open file.
+fn next_piece(shared: &Shared, open: &mut Open) -> Result<Cut> {
+    let path = &open.file.0.path;
+    let mut buf = spare_buffer(shared.piece_bytes);
+    buf.extend_from_slice(&open.carry);
+    open.carry.clear();
+    let mut need = 0usize;
+    loop {
+        let read_to = open.position + buf.len() as u64;
+        let unread = open.end.saturating_sub(read_to);
+        let want = shared.piece_bytes.max(need);
+        if buf.len() < want && unread > 0 && !open.eof {
+            let take = ((want - buf.len()) as u64).min(unread);
+            buf.reserve(take as usize);
+            // Reads into the spare capacity: no zeroing first.
+            let n = (&mut open.handle)
+                .take(take)
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io(e, path))?;
+            if (n as u64) < take {
+                open.eof = true; // shorter than it was: treat as its end
             }
         }
+        let at_end = open.eof || open.position + buf.len() as u64 >= open.end;
+        let (whole, framing) = frame(&buf, shared.piece_bytes, shared.piece_rows);
+        match framing {
+            Framing::Bad if whole == 0 => {
+                recycle(buf);
+                return Ok(Cut::Rest(open.position));
+            }
+            Framing::Incomplete(n) if whole == 0 && !at_end => {
+                need = n;
+                continue;
+            }
+            _ => {}
+        }
+        let last = at_end && !matches!(framing, Framing::Bad);
+        if !last {
+            open.carry.extend_from_slice(&buf[whole..]);
+            buf.truncate(whole);
+        }
+        let piece = Piece {
+            position: open.position,
+            last,
+            bytes: buf,
+        };
+        open.position += piece.bytes.len() as u64;
+        return Ok(Cut::Piece(piece));
     }
 }
 
@@ -471,25 +641,23 @@ thread_local! {
 
 /// Decodes a whole piece and sends its batches (never waiting: the channel is unbounded, and
 /// a piece holds about one batch).
-fn decode_piece(
-    read: u64,
-    builder: &ReaderBuilder,
-    segment: &SegmentFile,
-    file: &Planned,
-    piece: Piece,
-    out: &Sender<Msg>,
-) {
+fn decode_piece(shared: &Shared, file: &Planned, piece: Piece, out: &Sender<Msg>) {
+    let segment = &file.0;
     DECODER.with_borrow_mut(|cached| {
         let origin = segment.origin.clone();
         let bounds = file.1.clone();
         let decoder = match cached {
-            Some(c) if c.0 == read => {
-                builder.restart_decoder(&mut c.1, origin, bounds, piece.position);
+            Some(c) if c.0 == shared.read => {
+                shared
+                    .builder
+                    .restart_decoder(&mut c.1, origin, bounds, piece.position);
                 &mut c.1
             }
             _ => {
-                let d = builder.records_decoder(origin, bounds, piece.position);
-                &mut cached.insert(Box::new((read, d))).1
+                let d = shared
+                    .builder
+                    .records_decoder(origin, bounds, piece.position);
+                &mut cached.insert(Box::new((shared.read, d))).1
             }
         };
         let decoded = catch_panic(|| Ok(decode_into(decoder, segment, &piece, out)));
@@ -576,9 +744,6 @@ impl Iterator for ParallelReader {
 impl Drop for ParallelReader {
     fn drop(&mut self) {
         self.cancel();
-        if let Some(cutter) = self.cutter.take() {
-            let _ = cutter.join();
-        }
     }
 }
 
