@@ -125,10 +125,11 @@ def directory_cases(tmp: Path, n: int) -> None:
             segment_bytes=64 << 20,
         )
     nbytes = sum(f.stat().st_size for f in logdir.rglob("*.log"))
-    one = best_of(lambda: kafkalog.read(logdir, threads=1).read_all())
+    # Best of five: a shared two-core machine is noisy, and the ratio divides two timings.
+    one = best_of(lambda: kafkalog.read(logdir, threads=1).read_all(), 5)
     report("kafkalog.read dir, 1 thread", n, nbytes, one)
     cores = os.cpu_count() or 1
-    many = best_of(lambda: kafkalog.read(logdir).read_all())
+    many = best_of(lambda: kafkalog.read(logdir).read_all(), 5)
     report(f"kafkalog.read dir, {cores} threads", n, nbytes, many)
     print(f"speedup on {cores} cores: {one / many:.2f}x")
 

@@ -249,8 +249,9 @@ def read(
       records of aborted transactions and control records left out, and nothing from the
       first offset of a transaction still open at the end of the log (the last stable
       offset). The default is ``"read_uncommitted"``, as in Kafka.
-    - ``threads``: worker threads decoding several segment files at once (default: one per
-      core). The output is the same, in the same order; memory stays bounded.
+    - ``threads``: threads decoding at once (default: one per core). Segments are cut into
+      pieces of about one output batch, so one large segment uses them too. The output is the
+      same, in the same order; memory stays bounded.
     - ``byte_range``: ``(start, end)`` byte positions of a single ``.log`` file to read, both
       batch boundaries (``end`` may be ``None`` for the end of the file): how a large segment
       is split across tasks.
