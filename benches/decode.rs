@@ -16,9 +16,18 @@ use kafkalog::format::legacy::{write_entry, write_wrapper, Wrapper};
 use kafkalog::format::v2::{write_batch, write_record, BatchHeader};
 use std::hint::black_box;
 
-/// A million records (about 120 MB uncompressed): enough that the first output batch's
-/// buffers growing to size, once per read, weighs as little as it does in a real segment.
-const RECORDS: usize = 1_000_000;
+/// Records a run when benchmarking (see the module's doc); `cargo test`, which runs each case
+/// once to see that it works, gets a small run instead of minutes of data generation.
+fn record_count() -> usize {
+    static RECORDS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *RECORDS.get_or_init(|| {
+        if std::env::args().any(|a| a == "--bench") {
+            1_000_000
+        } else {
+            10_000
+        }
+    })
+}
 const PER_BATCH: usize = 1000;
 
 struct Shape {
@@ -48,7 +57,7 @@ fn v2_segment(shape: &Shape, codec: Compression) -> Vec<u8> {
         .map(|h| (format!("header-{h}").into_bytes(), b"some-value".to_vec()))
         .collect();
     let mut records = Vec::new();
-    for b in 0..RECORDS / PER_BATCH {
+    for b in 0..record_count() / PER_BATCH {
         records.clear();
         for r in 0..PER_BATCH {
             let i = b * PER_BATCH + r;
@@ -88,7 +97,7 @@ fn v2_segment(shape: &Shape, codec: Compression) -> Vec<u8> {
 fn legacy_segment(magic: i8, shape: &Shape, codec: Compression) -> Vec<u8> {
     let mut out = Vec::new();
     let mut inner = Vec::new();
-    for b in 0..RECORDS / PER_BATCH {
+    for b in 0..record_count() / PER_BATCH {
         inner.clear();
         for r in 0..PER_BATCH {
             let i = b * PER_BATCH + r;
@@ -155,7 +164,7 @@ fn bench_case(c: &mut Criterion, group: &str, name: &str, make: impl FnOnce() ->
     let bytes = &make();
     let mut g = c.benchmark_group(group);
     g.sample_size(10);
-    g.throughput(Throughput::Elements(RECORDS as u64));
+    g.throughput(Throughput::Elements(record_count() as u64));
     let builder = ReaderBuilder::new();
     g.bench_function(BenchmarkId::new(name, "records"), |b| {
         b.iter(|| {
@@ -203,7 +212,7 @@ fn bare_decompression(c: &mut Criterion, name: &str, bytes: &[u8]) {
     }
     let mut g = c.benchmark_group("bare");
     g.sample_size(10);
-    g.throughput(Throughput::Elements(RECORDS as u64));
+    g.throughput(Throughput::Elements(record_count() as u64));
     let mut out = Vec::new();
     g.bench_function(BenchmarkId::new(name, "records"), |b| {
         b.iter(|| {

@@ -16,7 +16,18 @@ use kafkalog::format::compression::Compression;
 use std::hint::black_box;
 use std::sync::Arc;
 
-const RECORDS: usize = 200_000;
+/// Records a run when benchmarking (see the module's doc); `cargo test`, which runs each case
+/// once to see that it works, gets a small run instead of minutes of data generation.
+fn record_count() -> usize {
+    static RECORDS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *RECORDS.get_or_init(|| {
+        if std::env::args().any(|a| a == "--bench") {
+            200_000
+        } else {
+            10_000
+        }
+    })
+}
 
 fn value(i: usize, len: usize) -> Vec<u8> {
     let mut v = format!(
@@ -34,11 +45,12 @@ fn value(i: usize, len: usize) -> Vec<u8> {
 }
 
 fn table(value_len: usize, headers: usize) -> RecordBatch {
-    let keys =
-        BinaryArray::from_iter_values((0..RECORDS).map(|i| format!("key-{:06}", i % 1_000_000)));
-    let values = BinaryArray::from_iter_values((0..RECORDS).map(|i| value(i, value_len)));
+    let keys = BinaryArray::from_iter_values(
+        (0..record_count()).map(|i| format!("key-{:06}", i % 1_000_000)),
+    );
+    let values = BinaryArray::from_iter_values((0..record_count()).map(|i| value(i, value_len)));
     let timestamps =
-        Int64Array::from_iter_values((0..RECORDS as i64).map(|i| 1_700_000_000_000 + i));
+        Int64Array::from_iter_values((0..record_count() as i64).map(|i| 1_700_000_000_000 + i));
     let mut columns: Vec<(&str, ArrayRef)> = vec![
         ("key", Arc::new(keys)),
         ("value", Arc::new(values)),
@@ -61,7 +73,7 @@ fn table(value_len: usize, headers: usize) -> RecordBatch {
             DataType::Struct(fields),
             true,
         )));
-        for _ in 0..RECORDS {
+        for _ in 0..record_count() {
             let s = list.values();
             for h in 0..headers {
                 s.field_builder::<StringBuilder>(0)
@@ -114,7 +126,7 @@ fn case(
     let bytes = encode(batch, options);
     let mut g = c.benchmark_group(group);
     g.sample_size(10);
-    g.throughput(Throughput::Elements(RECORDS as u64));
+    g.throughput(Throughput::Elements(record_count() as u64));
     g.bench_function(BenchmarkId::new(name, "records"), |b| {
         b.iter(|| black_box(encode(black_box(batch), options)))
     });
