@@ -10,45 +10,25 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use kafkalog::arrow::builder::Origin;
 use kafkalog::arrow::reader::{decode_bytes, ReaderBuilder};
-use kafkalog::format::batch::TimestampType;
+use kafkalog::format::batch::{CrcPolicy, TimestampType};
 use kafkalog::format::compression::Compression;
 use kafkalog::format::legacy::{write_entry, write_wrapper, Wrapper};
-use kafkalog::format::v2::{write_batch, write_record, BatchHeader};
+use kafkalog::format::v2::{parse_header, write_batch, write_record, BatchHeader, HEADER_SIZE};
 use std::hint::black_box;
 
-/// Records a run when benchmarking (see the module's doc); `cargo test`, which runs each case
-/// once to see that it works, gets a small run instead of minutes of data generation.
+mod common;
+use common::value;
+
+/// See [`common::record_count`].
 fn record_count() -> usize {
-    static RECORDS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *RECORDS.get_or_init(|| {
-        if std::env::args().any(|a| a == "--bench") {
-            1_000_000
-        } else {
-            10_000
-        }
-    })
+    common::record_count(1_000_000)
 }
+
 const PER_BATCH: usize = 1000;
 
 struct Shape {
     value_len: usize,
     headers: usize,
-}
-
-fn value(i: usize, len: usize) -> Vec<u8> {
-    // Text-like, compressible as real payloads are.
-    let text = format!(
-        "{{\"id\":{i},\"customer\":\"c{}\",\"amount\":{}.{:02},\"note\":\"",
-        i % 977,
-        i % 10_000,
-        i % 100
-    );
-    let mut v = text.into_bytes();
-    while v.len() < len {
-        v.extend_from_slice(b"lorem ipsum dolor sit amet ");
-    }
-    v.truncate(len);
-    v
 }
 
 fn v2_segment(shape: &Shape, codec: Compression) -> Vec<u8> {
@@ -206,8 +186,8 @@ fn bare_decompression(c: &mut Criterion, name: &str, bytes: &[u8]) {
     let mut pos = 0;
     while let Ok(Frame::Entry(len)) = next_entry(&bytes[pos..]) {
         let entry = &bytes[pos..pos + len];
-        let codec = Compression::from_id(entry[22] & 0x07).unwrap();
-        payloads.push((codec, &entry[61..]));
+        let header = parse_header(entry, pos as u64, CrcPolicy::Ignore).unwrap();
+        payloads.push((header.compression, &entry[HEADER_SIZE..]));
         pos += len;
     }
     let mut g = c.benchmark_group("bare");

@@ -16,32 +16,12 @@ use kafkalog::format::compression::Compression;
 use std::hint::black_box;
 use std::sync::Arc;
 
-/// Records a run when benchmarking (see the module's doc); `cargo test`, which runs each case
-/// once to see that it works, gets a small run instead of minutes of data generation.
-fn record_count() -> usize {
-    static RECORDS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *RECORDS.get_or_init(|| {
-        if std::env::args().any(|a| a == "--bench") {
-            200_000
-        } else {
-            10_000
-        }
-    })
-}
+mod common;
+use common::value;
 
-fn value(i: usize, len: usize) -> Vec<u8> {
-    let mut v = format!(
-        "{{\"id\":{i},\"customer\":\"c{}\",\"amount\":{}.{:02},\"note\":\"",
-        i % 977,
-        i % 10_000,
-        i % 100
-    )
-    .into_bytes();
-    while v.len() < len {
-        v.extend_from_slice(b"lorem ipsum dolor sit amet ");
-    }
-    v.truncate(len);
-    v
+/// See [`common::record_count`].
+fn record_count() -> usize {
+    common::record_count(200_000)
 }
 
 fn table(value_len: usize, headers: usize) -> RecordBatch {

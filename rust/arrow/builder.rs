@@ -199,6 +199,24 @@ impl<T: ArrowNativeType> Prim<T> {
         self.nulls.append_n_non_nulls(n);
     }
 
+    /// Appends values, some maybe null: one pass for the values, and a second for their
+    /// validity only where a null turned up.
+    #[inline]
+    fn extend_opt(&mut self, values: impl ExactSizeIterator<Item = Option<T>> + Clone) {
+        let (n, mut nulls) = (values.len(), false);
+        self.values.extend(values.clone().map(|v| {
+            nulls |= v.is_none();
+            v.unwrap_or_default()
+        }));
+        if nulls {
+            for v in values {
+                self.nulls.append(v.is_some());
+            }
+        } else {
+            self.nulls.append_n_non_nulls(n);
+        }
+    }
+
     fn truncate(&mut self, rows: usize) {
         self.values.truncate(rows);
         self.nulls.truncate(rows);
@@ -560,6 +578,12 @@ impl Output for RecordColumns {
     }
 }
 
+/// Kafka's milliseconds as the `timestamp` column's microseconds; -1 is Kafka's "no timestamp".
+#[inline(always)]
+fn micros(millis: i64) -> Option<i64> {
+    (millis != -1).then(|| millis.saturating_mul(1000))
+}
+
 /// `value` repeated `rows` times.
 fn repeated_string(value: &str, rows: usize) -> StringArray {
     let len = value.len();
@@ -619,9 +643,9 @@ impl RecordSink for RecordColumns {
             c.push(r.offset);
         }
         if let Some(c) = &mut self.timestamp {
-            // -1 is Kafka's "no timestamp"; magic 0 has none at all.
-            let none = r.timestamp == -1 || batch.timestamp_type == TimestampType::NoTimestamp;
-            c.push_opt((!none).then(|| r.timestamp.saturating_mul(1000)));
+            // Magic 0 has no timestamps at all.
+            let none = batch.timestamp_type == TimestampType::NoTimestamp;
+            c.push_opt(micros(r.timestamp).filter(|_| !none));
         }
         if let Some(c) = &mut self.timestamp_type {
             c.push(batch.timestamp_type as i32);
@@ -663,15 +687,7 @@ impl RecordColumns {
             c.extend(spans.iter().map(|s| RecordRun::offset(batch, s)));
         }
         if let Some(c) = &mut self.timestamp {
-            let timestamps = spans.iter().map(|s| RecordRun::timestamp(batch, s));
-            // -1 is Kafka's "no timestamp".
-            if timestamps.clone().any(|t| t == -1) {
-                for t in timestamps {
-                    c.push_opt((t != -1).then(|| t.saturating_mul(1000)));
-                }
-            } else {
-                c.extend(timestamps.map(|t| t.saturating_mul(1000)));
-            }
+            c.extend_opt(spans.iter().map(|s| micros(RecordRun::timestamp(batch, s))));
         }
         if let Some(c) = &mut self.timestamp_type {
             c.extend(std::iter::repeat_n(

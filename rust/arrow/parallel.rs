@@ -28,6 +28,7 @@ use super::reader::{LogReader, ReaderBuilder, SegmentFile};
 use super::seek::Planned;
 use crate::arrow::builder::Origin;
 use crate::error::{catch_panic, Error, Result};
+use crate::format::batch::entry_magic;
 use crate::format::segment::{next_entry, Frame};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -623,11 +624,18 @@ fn frame(buf: &[u8], max_bytes: usize, max_rows: usize) -> (usize, Framing) {
 
 /// About how many records a framed entry holds (see [`frame`]).
 fn records_in(entry: &[u8]) -> usize {
-    match entry.get(16) {
-        Some(2) => entry.get(57..61).map_or(0, |c| {
+    use crate::format::{legacy, v2};
+    let at = |offset: usize, len: usize| entry.get(offset..offset + len);
+    match entry_magic(entry) {
+        Ok(2) => at(v2::RECORDS_COUNT_OFFSET, 4).map_or(0, |c| {
             i32::from_be_bytes(c.try_into().unwrap()).max(0) as usize
         }),
-        Some(_) if entry.get(17).is_some_and(|a| a & 0x07 != 0) => entry.len() / 32,
+        Ok(_)
+            if at(legacy::ATTRIBUTES_OFFSET, 1)
+                .is_some_and(|a| a[0] & legacy::ATTR_COMPRESSION_MASK != 0) =>
+        {
+            entry.len() / 32
+        }
         _ => 1,
     }
 }

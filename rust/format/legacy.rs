@@ -20,6 +20,8 @@ use crate::error::{Error, Result};
 pub const LOG_OVERHEAD: usize = 12;
 /// The smallest message body Kafka accepts (`RECORD_OVERHEAD_V0`).
 pub const MIN_MESSAGE_SIZE: usize = 14;
+/// Where a message's attributes byte is, counting the 12 bytes of offset and size.
+pub const ATTRIBUTES_OFFSET: usize = 17;
 pub const ATTR_COMPRESSION_MASK: u8 = 0x07;
 pub const ATTR_TIMESTAMP_TYPE: u8 = 0x08;
 
@@ -70,7 +72,7 @@ pub fn parse_message(entry: &[u8]) -> Result<Message<'_>> {
     let offset = i64::from_be_bytes(entry[0..8].try_into().unwrap());
     let crc = u32::from_be_bytes(entry[12..16].try_into().unwrap());
     let magic = entry[16] as i8;
-    let attributes = entry[17];
+    let attributes = entry[ATTRIBUTES_OFFSET];
     let mut pos = 18;
     let timestamp = match magic {
         0 => -1,
@@ -158,7 +160,7 @@ fn too_small_for_crc(entry: &[u8]) -> Error {
 fn damaged_info(entry: &[u8], position: u64, crc: u32) -> BatchInfo {
     let offset = i64::from_be_bytes(entry[0..8].try_into().unwrap());
     let magic = entry[16] as i8;
-    let attributes = entry[17];
+    let attributes = entry[ATTRIBUTES_OFFSET];
     let timestamp = match (magic, entry.get(18..26)) {
         (1, Some(b)) => i64::from_be_bytes(b.try_into().unwrap()),
         _ => -1,

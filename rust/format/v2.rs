@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 pub const HEADER_SIZE: usize = 61;
 pub const CRC_OFFSET: usize = 17;
 pub const ATTRIBUTES_OFFSET: usize = 21;
+pub const RECORDS_COUNT_OFFSET: usize = 57;
 
 pub const ATTR_COMPRESSION_MASK: i16 = 0x07;
 pub const ATTR_TIMESTAMP_TYPE: i16 = 0x08;
@@ -58,7 +59,7 @@ pub fn parse_header(entry: &[u8], position: u64, crc: CrcPolicy) -> Result<Batch
     // Only the low byte of the attributes is used.
     let attributes = be_i16(entry, ATTRIBUTES_OFFSET) & 0xff;
     let compression = Compression::from_id((attributes & ATTR_COMPRESSION_MASK) as u8)?;
-    let record_count = be_i32(entry, 57);
+    let record_count = be_i32(entry, RECORDS_COUNT_OFFSET);
     if record_count < 0 {
         return Err(Error::corrupt(format!(
             "found invalid record count {record_count} in magic v2 batch"
