@@ -52,6 +52,9 @@ pub struct Error {
     /// The offset of that batch as its header states it (base offset for v2, the entry's offset
     /// for v0/v1), when the header could be read.
     pub offset: Option<i64>,
+    /// For [`ErrorKind::Io`]: what the operating system or the object store said went wrong
+    /// (missing, refused, ...), so that callers can tell a missing file from a failing disk.
+    pub io_kind: Option<std::io::ErrorKind>,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -64,6 +67,7 @@ impl Error {
             path: None,
             position: None,
             offset: None,
+            io_kind: None,
         }
     }
 
@@ -76,7 +80,20 @@ impl Error {
     }
 
     pub fn io(err: std::io::Error, path: &Path) -> Self {
-        Error::new(ErrorKind::Io, err.to_string()).with_path(path)
+        Error::io_error(err).with_path(path)
+    }
+
+    /// An I/O error not yet tied to a path.
+    pub fn io_error(err: std::io::Error) -> Self {
+        Error {
+            io_kind: Some(err.kind()),
+            ..Error::new(ErrorKind::Io, err.to_string())
+        }
+    }
+
+    /// Whether this is an I/O error for a file or object that is not there.
+    pub fn is_not_found(&self) -> bool {
+        self.io_kind == Some(std::io::ErrorKind::NotFound)
     }
 
     /// Sets the position unless an inner layer already set a more precise one.

@@ -2,7 +2,8 @@
 //!
 //! Data flows one way, through layers that do not reach past each other:
 //! - [`format`]: Kafka's bytes (message formats, codecs, CRCs, segment framing). No Arrow.
-//! - [`arrow`]: decoded records into Arrow `RecordBatch`es; owns the schema and the readers.
+//! - [`storage`]: where bytes live (local files, object stores): list, size, read a byte range.
+//! - [`arrow`]: planning and decoding into Arrow `RecordBatch`es (and back); owns the schema.
 //! - `python` (feature `python`): the PyO3 bindings, thin.
 
 pub mod arrow;
@@ -10,6 +11,7 @@ pub mod error;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod storage;
 
 #[cfg(feature = "python")]
 mod python;

@@ -21,6 +21,8 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 
 from kafkalog import errors
+from kafkalog._storage import paths as _paths
+from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog._native import Reader as _Reader
 from kafkalog._native import Writer as _Writer
 from kafkalog._native import __version__
@@ -35,7 +37,9 @@ from kafkalog.errors import (
     IndexNotUsedWarning,
     InvalidArgumentError,
     KafkaLogError,
+    KafkaLogFileNotFoundError,
     KafkaLogIOError,
+    KafkaLogPermissionError,
     KafkaLogWarning,
     LimitExceededError,
     SkippedBatchWarning,
@@ -51,6 +55,7 @@ __all__ = [
     "read_index",
     "verify",
     "segments",
+    "plan",
     "rebuild_indexes",
     "write",
     "schema",
@@ -64,6 +69,8 @@ __all__ = [
     "LimitExceededError",
     "InvalidArgumentError",
     "KafkaLogIOError",
+    "KafkaLogFileNotFoundError",
+    "KafkaLogPermissionError",
     "KafkaLogWarning",
     "TruncatedSegmentWarning",
     "SkippedBatchWarning",
@@ -134,6 +141,8 @@ def _options(
     end_timestamp=None,
     isolation_level: str = "read_uncommitted",
     threads: int | None = None,
+    storage_options=None,
+    filesystem=None,
 ) -> dict:
     """The options the native reader takes, checked."""
     if threads is not None and threads < 1:
@@ -170,6 +179,7 @@ def _options(
         "end_timestamp": _millis(end_timestamp),
         "read_committed": isolation_level == "read_committed",
         "threads": threads,
+        **_storage_kwargs(storage_options, filesystem),
     }
 
 
@@ -198,7 +208,7 @@ def _to_reader(native: _Reader) -> pa.RecordBatchReader:
 
 
 def read(
-    path: str | os.PathLike,
+    path: str | os.PathLike | Sequence[str | os.PathLike],
     *,
     columns: Sequence[str] | None = None,
     batch_metadata: bool = False,
@@ -216,12 +226,22 @@ def read(
     end_timestamp: int | datetime.datetime | None = None,
     isolation_level: str = "read_uncommitted",
     threads: int | None = None,
+    storage_options: dict[str, str] | None = None,
+    filesystem=None,
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
     ``path`` is a ``.log`` segment file, a partition directory ``<topic>-<partition>`` (its
     segments are read in offset order), or a log directory holding partition directories (read
-    in topic, partition order). Memory stays bounded by ``batch_size``, not by the files.
+    in topic, partition order), or a list of them (read in the order given). Memory stays
+    bounded by ``batch_size``, not by the files.
+
+    Paths are local, or object-store URIs (``s3://bucket/kafka-logs/orders-0``, ``gs://``,
+    ``az://``, ``https://``) read natively with ranged requests: credentials and endpoints
+    come from the environment (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ...) and from
+    ``storage_options`` (``object_store`` keys, e.g. ``{"aws_endpoint": ...,
+    "aws_allow_http": "true"}``). ``filesystem`` (a ``pyarrow.fs`` or fsspec filesystem)
+    reads through that filesystem instead, for stores read no other way (``hdfs://``).
 
     Options:
 
@@ -277,8 +297,10 @@ def read(
         end_timestamp=end_timestamp,
         isolation_level=isolation_level,
         threads=threads,
+        storage_options=storage_options,
+        filesystem=filesystem,
     )
-    return _to_reader(_Reader.open(os.fspath(path), options))
+    return _to_reader(_Reader.open(_paths(path), options))
 
 
 def read_bytes(
@@ -322,6 +344,8 @@ def read_batches(
     batch_size: int = 65536,
     topic: str | None = None,
     partition: int | None = None,
+    storage_options: dict[str, str] | None = None,
+    filesystem=None,
 ) -> pa.RecordBatchReader:
     """List batches instead of records: one row per Kafka batch, as ``kafka-dump-log`` prints
     them without ``--deep-iteration``.
@@ -343,13 +367,21 @@ def read_batches(
         topic=topic,
         partition=partition,
         list_batches=True,
+        storage_options=storage_options,
+        filesystem=filesystem,
     )
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _to_reader(_Reader.from_bytes(bytes(source), options))
-    return _to_reader(_Reader.open(os.fspath(source), options))
+    return _to_reader(_Reader.open(_paths(source), options))
 
 
-def read_index(path: str | os.PathLike, *, base_offset: int | None = None) -> pa.Table:
+def read_index(
+    path: str | os.PathLike,
+    *,
+    base_offset: int | None = None,
+    storage_options: dict[str, str] | None = None,
+    filesystem=None,
+) -> pa.Table:
     """Read one of the files beside a segment into a table, by its name:
 
     - ``.index``: offset, relativeOffset, position;
@@ -363,10 +395,18 @@ def read_index(path: str | os.PathLike, *, base_offset: int | None = None) -> pa
     Offset and time indexes stop at the first preallocated (zero) slot, as
     ``kafka-dump-log`` does. ``base_offset`` is needed only when the name does not give it.
     """
-    return pa.Table.from_batches([pa.record_batch(_read_index(os.fspath(path), base_offset))])
+    native = _read_index(
+        os.fspath(path), base_offset, **_storage_kwargs(storage_options, filesystem)
+    )
+    return pa.Table.from_batches([pa.record_batch(native)])
 
 
-def segments(path: str | os.PathLike) -> list[dict]:
+def segments(
+    path: str | os.PathLike | Sequence[str | os.PathLike],
+    *,
+    storage_options: dict[str, str] | None = None,
+    filesystem=None,
+) -> list[dict]:
     """The segment files :func:`read` reads for ``path``, in its order: the file itself; a
     partition directory's ``<20-digit offset>.log`` files in offset order; or, for a log
     directory, those of each ``<topic>-<partition>`` directory in topic, partition order
@@ -374,11 +414,15 @@ def segments(path: str | os.PathLike) -> list[dict]:
     files, are left out, as a broker leaves them out). Each is a dict with ``path``,
     ``topic``, ``partition`` and ``base_offset`` (``None`` where the names do not say).
     """
-    return _segments(os.fspath(path))
+    return _segments(_paths(path), **_storage_kwargs(storage_options, filesystem))
 
 
 def verify(
-    path: str | os.PathLike, *, max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED
+    path: str | os.PathLike,
+    *,
+    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    storage_options: dict[str, str] | None = None,
+    filesystem=None,
 ) -> dict:
     """Check a log directory, partition directory or segment, as ``kafka-dump-log
     --verify-index-only --index-sanity-check`` does and more.
@@ -395,7 +439,9 @@ def verify(
     not wrong (a missing index, or an index entry that names a later batch of the same
     append, which ``kafka-dump-log`` lists as a mismatch although lookups stay correct).
     """
-    return _verify(os.fspath(path), max_decompressed_size)
+    return _verify(
+        os.fspath(path), max_decompressed_size, **_storage_kwargs(storage_options, filesystem)
+    )
 
 
 def rebuild_indexes(

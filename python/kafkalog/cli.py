@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import base64
 import datetime as _dt
-import inspect
 import json
 import os
 import re
@@ -422,7 +421,7 @@ class Dumper:
             else:
                 self.out.line(f"Snapshot end offset: {end_offset}, epoch: {epoch}")
 
-        file_size = os.path.getsize(path)
+        file_size = _size(path)
         limit = min(self.max_bytes, file_size)
         pairs: list[tuple[int, int]] = []
         last_offset = -1
@@ -914,10 +913,14 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 
 def discover(path: str) -> list[str]:
-    """The segment files :func:`kafkalog.read` reads for ``path``, in its order."""
-    if not os.path.exists(path):
-        raise FileNotFoundError(2, "No such file or directory", path)
+    """The segment files :func:`kafkalog.read` reads for ``path`` (local, or an object-store
+    URI), in its order."""
     return [s["path"] for s in kafkalog.segments(path)]
+
+
+def _size(path: str) -> int:
+    """A segment file's size, local or in an object store."""
+    return kafkalog.segments(path)[0]["size"] or 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -981,14 +984,8 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _bound_parameters() -> dict[str, inspect.Parameter]:
-    """Reading bounds :func:`kafkalog.read` takes (``start_offset`` and the like), if any."""
-    params = inspect.signature(kafkalog.read).parameters
-    return {
-        name: p
-        for name, p in params.items()
-        if (name.startswith("start_") or name.startswith("end_")) and name != "byte_range"
-    }
+#: The reading bounds of :func:`kafkalog.read` that ``convert`` offers as options.
+_BOUNDS = ("start_offset", "end_offset", "start_timestamp", "end_timestamp")
 
 
 def _bound_value(text: str) -> Any:
@@ -1085,8 +1082,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     out_schema = kafkalog.schema(columns, batch_metadata=args.batch_metadata)
     out_names = out_schema.names
 
-    segments = discover(args.logdir)
-    total = sum(os.path.getsize(s) for s in segments)
+    total = sum(s["size"] or 0 for s in kafkalog.segments(args.logdir))
     if args.progress is None:
         show_progress = sys.stderr.isatty()
     else:
@@ -1098,7 +1094,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         ]
     bounds = {
         name: getattr(args, name)
-        for name in _bound_parameters()
+        for name in _BOUNDS
         if getattr(args, name, None) is not None
     }
     if getattr(args, "isolation_level", None) is not None:
@@ -1175,7 +1171,7 @@ def _segment_summary(path: str) -> dict:
         "file": os.path.basename(path),
         "path": path,
         "baseOffset": None,
-        "bytes": os.path.getsize(path),
+        "bytes": _size(path),
         "batches": 0,
         "records": 0,
         "firstOffset": None,
@@ -1287,8 +1283,6 @@ def _merge(items: list[dict], extra: dict) -> dict:
 
 def log_info(path: str) -> dict:
     """The summary ``kafkalog info`` prints, as a dict (what ``--json`` prints)."""
-    if not os.path.exists(path):
-        raise FileNotFoundError(2, "No such file or directory", path)
     partitions: dict[tuple, list[dict]] = {}
     for seg in kafkalog.segments(path):
         key = (seg["topic"], seg["partition"], os.path.dirname(seg["path"]))
@@ -1669,7 +1663,7 @@ def build_parser() -> argparse.ArgumentParser:
     progress.add_argument(
         "--no-progress", dest="progress", action="store_false", help="never show it"
     )
-    for name in _bound_parameters():
+    for name in _BOUNDS:
         what = name.split("_", 1)[1]
         first = "first" if name.startswith("start_") else "end (exclusive)"
         timestamp = "timestamp" in name or "time" in name
@@ -1682,14 +1676,13 @@ def build_parser() -> argparse.ArgumentParser:
             help=f"{first} {what} to read (kafkalog.read's {name}"
             + ("; milliseconds since the epoch or ISO 8601)" if timestamp else ")"),
         )
-    if "isolation_level" in inspect.signature(kafkalog.read).parameters:
-        c.add_argument(
-            "--isolation-level",
-            choices=("read_uncommitted", "read_committed"),
-            default=None,
-            help="read_committed leaves out the records of aborted transactions, as a "
-            "consumer with isolation.level=read_committed does (default read_uncommitted)",
-        )
+    c.add_argument(
+        "--isolation-level",
+        choices=("read_uncommitted", "read_committed"),
+        default=None,
+        help="read_committed leaves out the records of aborted transactions, as a "
+        "consumer with isolation.level=read_committed does (default read_uncommitted)",
+    )
     c.set_defaults(func=cmd_convert)
 
     i = sub.add_parser(

@@ -14,6 +14,8 @@ batch left out with ``on_corrupt="skip"``) is reported as a :class:`KafkaLogWarn
 
 from __future__ import annotations
 
+import errno
+
 __all__ = [
     "KafkaLogError",
     "CorruptRecordError",
@@ -22,6 +24,8 @@ __all__ = [
     "LimitExceededError",
     "InvalidArgumentError",
     "KafkaLogIOError",
+    "KafkaLogFileNotFoundError",
+    "KafkaLogPermissionError",
     "KafkaLogWarning",
     "TruncatedSegmentWarning",
     "SkippedBatchWarning",
@@ -82,7 +86,28 @@ class InvalidArgumentError(KafkaLogError, ValueError):
 
 
 class KafkaLogIOError(KafkaLogError, OSError):
-    """The operating system failed to read or write a file."""
+    """Reading or writing a file or object failed (the operating system, or an object store,
+    said so). ``errno`` is set where the cause is known."""
+
+    _errno: int | None = None
+
+    def __init__(self, message: str, **kwargs) -> None:
+        super().__init__(message, **kwargs)
+        self.errno = self._errno
+        self.strerror = message
+        self.filename = kwargs.get("path")
+
+
+class KafkaLogFileNotFoundError(KafkaLogIOError, FileNotFoundError):
+    """The file, object or directory is not there (also a :class:`FileNotFoundError`)."""
+
+    _errno = errno.ENOENT
+
+
+class KafkaLogPermissionError(KafkaLogIOError, PermissionError):
+    """Reading or writing was refused (also a :class:`PermissionError`)."""
+
+    _errno = errno.EACCES
 
 
 class KafkaLogWarning(UserWarning):

@@ -48,6 +48,7 @@ fn table(fields: Vec<(&str, DataType)>, columns: Vec<ArrayRef>) -> RecordBatch {
 
 /// Reads one index-like file into a table; the kind comes from the name unless given.
 pub fn read_index_file(
+    storage: &dyn crate::storage::Storage,
     path: &Path,
     kind: Option<IndexKind>,
     base_offset: Option<i64>,
@@ -58,7 +59,9 @@ pub fn read_index_file(
             path.display()
         ))
     })?;
-    let bytes = std::fs::read(path).map_err(|e| Error::io(e, path))?;
+    let bytes = storage
+        .read(path)?
+        .ok_or_else(|| crate::storage::not_found(path))?;
     let base = || {
         base_offset
             .or_else(|| base_offset_from_name(path))

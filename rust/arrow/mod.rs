@@ -10,6 +10,7 @@
 //! | `encoder.rs` | Arrow rows into Kafka batches (faithful to batch metadata, or fresh) |
 //! | `writer.rs` | a partition directory: segments, indexes, atomic placement |
 //! | `index_tables.rs` | `.index`, `.timeindex`, `.txnindex`, `.snapshot`, leader epochs as tables |
+//! | `plan.rs` | a read as work items (byte ranges of segments, with their bounds) for tasks |
 //! | `seek.rs` | offset/timestamp bounds: segment choice, index seeks, timestamps to offsets |
 //! | `transactions.rs` | what `read_committed` drops: aborted transactions, the last stable offset |
 //! | `scan.rs` | walking a segment's entries without decoding them (for the passes above) |
@@ -25,6 +26,7 @@ pub mod encoder;
 pub mod index_tables;
 pub mod output;
 pub mod parallel;
+pub mod plan;
 pub mod reader;
 pub mod rebuild;
 pub mod scan;

@@ -30,12 +30,11 @@ use crate::arrow::builder::Origin;
 use crate::error::{catch_panic, Error, Result};
 use crate::format::batch::entry_magic;
 use crate::format::segment::{next_entry, Frame};
+use crate::storage::{Object, Storage};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use std::cell::RefCell;
 use std::collections::{HashSet, VecDeque};
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -107,7 +106,7 @@ struct Cutting {
 struct Open {
     index: usize,
     file: Arc<Planned>,
-    handle: File,
+    handle: Box<dyn Object>,
     /// End of the range to read.
     end: u64,
     /// Position of the first byte not yet in a piece.
@@ -449,7 +448,7 @@ fn cut_next(shared: &Shared, cutting: &mut Cutting) -> (Slot, Work) {
                 if unwanted(index, &file.0.origin) {
                     continue;
                 }
-                match Open::new(index, Arc::clone(&file)) {
+                match Open::new(shared.builder.storage().as_ref(), index, Arc::clone(&file)) {
                     Ok(open) => open,
                     Err(err) => {
                         cutting.done = true;
@@ -485,18 +484,13 @@ fn cut_next(shared: &Shared, cutting: &mut Cutting) -> (Slot, Work) {
 }
 
 impl Open {
-    fn new(index: usize, file: Arc<Planned>) -> Result<Open> {
+    fn new(storage: &dyn Storage, index: usize, file: Arc<Planned>) -> Result<Open> {
         let segment: &SegmentFile = &file.0;
-        let path = &segment.path;
-        let mut handle = File::open(path).map_err(|e| Error::io(e, path))?;
-        let len = handle.metadata().map_err(|e| Error::io(e, path))?.len();
+        let mut handle = storage.open(&segment.path)?;
+        let len = handle.len();
         let end = segment.end.map_or(len, |e| e.min(len));
         let position = segment.start;
-        if position > 0 {
-            handle
-                .seek(SeekFrom::Start(position))
-                .map_err(|e| Error::io(e, path))?;
-        }
+        handle.will_read(position..end);
         Ok(Open {
             index,
             handle,
@@ -517,7 +511,6 @@ enum Cut {
 
 /// Reads and frames the next piece of an open file.
 fn next_piece(shared: &Shared, open: &mut Open) -> Result<Cut> {
-    let path = &open.file.0.path;
     let mut buf = spare_buffer(shared.piece_bytes);
     buf.extend_from_slice(&open.carry);
     open.carry.clear();
@@ -528,12 +521,7 @@ fn next_piece(shared: &Shared, open: &mut Open) -> Result<Cut> {
         let want = shared.piece_bytes.max(need);
         if buf.len() < want && unread > 0 && !open.eof {
             let take = ((want - buf.len()) as u64).min(unread);
-            buf.reserve(take as usize);
-            // Reads into the spare capacity: no zeroing first.
-            let n = (&mut open.handle)
-                .take(take)
-                .read_to_end(&mut buf)
-                .map_err(|e| Error::io(e, path))?;
+            let n = open.handle.read_into(read_to, take as usize, &mut buf)?;
             if (n as u64) < take {
                 open.eof = true; // shorter than it was: treat as its end
             }

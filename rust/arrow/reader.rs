@@ -12,12 +12,12 @@ use super::seek::{plan, Bounds, FileBounds, Planned};
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
 use crate::format::segment::{base_offset_from_name, topic_partition_from_dir};
+use crate::storage::{default_storage, Object, Stat, Storage};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use std::collections::{HashSet, VecDeque};
-use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Bytes read from a file at a time.
 const CHUNK: usize = 4 << 20;
@@ -33,6 +33,8 @@ pub struct SegmentFile {
     /// batch boundaries; an entry that crosses `end` reads as a torn tail.
     pub start: u64,
     pub end: Option<u64>,
+    /// The file's size when it was listed, when known.
+    pub size: Option<u64>,
 }
 
 impl SegmentFile {
@@ -43,7 +45,13 @@ impl SegmentFile {
             origin,
             start: 0,
             end: None,
+            size: None,
         }
+    }
+
+    fn sized(mut self, size: u64) -> Self {
+        self.size = Some(size);
+        self
     }
 }
 
@@ -51,21 +59,22 @@ fn is_segment(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "log") && base_offset_from_name(path).is_some()
 }
 
-fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut paths = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(e, dir))?
-        .map(|e| e.map(|e| e.path()).map_err(|err| Error::io(err, dir)))
-        .collect::<Result<Vec<_>>>()?;
-    paths.sort();
-    Ok(paths)
+fn list_sorted(storage: &dyn Storage, dir: &Path) -> Result<Vec<crate::storage::Entry>> {
+    let mut entries = storage.list(dir)?;
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(entries)
 }
 
 /// The segments of one partition directory, in offset order.
-fn partition_segments(dir: &Path, origin: &Origin) -> Result<Vec<SegmentFile>> {
-    let mut segments: Vec<SegmentFile> = read_dir_sorted(dir)?
+fn partition_segments(
+    storage: &dyn Storage,
+    dir: &Path,
+    origin: &Origin,
+) -> Result<Vec<SegmentFile>> {
+    let mut segments: Vec<SegmentFile> = list_sorted(storage, dir)?
         .into_iter()
-        .filter(|p| p.is_file() && is_segment(p))
-        .map(|p| SegmentFile::new(p, origin.clone()))
+        .filter(|e| !e.is_dir && is_segment(&e.path))
+        .map(|e| SegmentFile::new(e.path, origin.clone()).sized(e.size))
         .collect();
     segments.sort_by_key(|s| s.base_offset);
     Ok(segments)
@@ -80,8 +89,10 @@ fn partition_segments(dir: &Path, origin: &Origin) -> Result<Vec<SegmentFile>> {
 ///
 /// Segments being deleted, cleaned or swapped (`.log.deleted`, `.log.cleaned`, `.log.swap`)
 /// and directories Kafka is deleting or moving are left out, as a broker would.
-pub fn discover(path: &Path) -> Result<Vec<SegmentFile>> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(e, path))?;
+///
+/// `path` is a local path or an object-store URI; `storage` reads it.
+pub fn discover(storage: &dyn Storage, path: &Path) -> Result<Vec<SegmentFile>> {
+    let stat = storage.stat(path)?;
     let dir_origin = |dir: Option<&Path>| {
         dir.and_then(topic_partition_from_dir)
             .map(|(topic, partition)| Origin {
@@ -90,25 +101,37 @@ pub fn discover(path: &Path) -> Result<Vec<SegmentFile>> {
             })
             .unwrap_or_default()
     };
-    if meta.is_file() {
-        return Ok(vec![SegmentFile::new(
-            path.to_path_buf(),
-            dir_origin(path.parent()),
-        )]);
+    match stat {
+        Stat::Missing => return Err(crate::storage::not_found(path)),
+        Stat::File { size } => {
+            return Ok(vec![SegmentFile::new(
+                path.to_path_buf(),
+                dir_origin(path.parent()),
+            )
+            .sized(size)]);
+        }
+        Stat::Dir => {}
     }
-    let segments = partition_segments(path, &dir_origin(Some(path)))?;
+    let listed = list_sorted(storage, path)?;
+    let mut segments: Vec<SegmentFile> = listed
+        .iter()
+        .filter(|e| !e.is_dir && is_segment(&e.path))
+        .map(|e| SegmentFile::new(e.path.clone(), dir_origin(Some(path))).sized(e.size))
+        .collect();
     if !segments.is_empty() {
+        segments.sort_by_key(|s| s.base_offset);
         return Ok(segments);
     }
-    let mut partitions: Vec<(String, i32, PathBuf)> = read_dir_sorted(path)?
+    let mut partitions: Vec<(String, i32, PathBuf)> = listed
         .into_iter()
-        .filter(|p| p.is_dir())
-        .filter_map(|p| topic_partition_from_dir(&p).map(|(t, n)| (t, n, p)))
+        .filter(|e| e.is_dir)
+        .filter_map(|e| topic_partition_from_dir(&e.path).map(|(t, n)| (t, n, e.path)))
         .collect();
     partitions.sort();
     let mut all = Vec::new();
     for (topic, partition, dir) in partitions {
         all.extend(partition_segments(
+            storage,
             &dir,
             &Origin {
                 topic: Some(topic),
@@ -120,16 +143,39 @@ pub fn discover(path: &Path) -> Result<Vec<SegmentFile>> {
 }
 
 /// Options for reading, after arrow-rs's `ReaderBuilder`.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ReaderBuilder {
     options: DecoderOptions,
     origin: Option<Origin>,
     bounds: Bounds,
+    storage: Arc<dyn Storage>,
+}
+
+impl Default for ReaderBuilder {
+    fn default() -> Self {
+        ReaderBuilder {
+            options: DecoderOptions::default(),
+            origin: None,
+            bounds: Bounds::default(),
+            storage: default_storage(),
+        }
+    }
 }
 
 impl ReaderBuilder {
     pub fn new() -> Self {
         ReaderBuilder::default()
+    }
+
+    /// Where the bytes are read from (default: local files and object stores configured from
+    /// the environment).
+    pub fn with_storage(mut self, storage: Arc<dyn Storage>) -> Self {
+        self.storage = storage;
+        self
+    }
+
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
     }
 
     /// Target rows per output batch.
@@ -239,7 +285,7 @@ impl ReaderBuilder {
 
     /// A reader of every segment under `path` (see [`discover`]).
     pub fn build(self, path: impl AsRef<Path>) -> Result<LogReader> {
-        let files = discover(path.as_ref())?;
+        let files = discover(self.storage.as_ref(), path.as_ref())?;
         self.build_files(files)
     }
 
@@ -256,7 +302,12 @@ impl ReaderBuilder {
 
     /// Plans `files` within the bounds (see [`super::seek::plan`]).
     pub fn plan(&self, files: Vec<SegmentFile>) -> Result<(Vec<Planned>, Vec<Issue>)> {
-        plan(files, &self.bounds, &self.options.decode)
+        plan(
+            self.storage.as_ref(),
+            files,
+            &self.bounds,
+            &self.options.decode,
+        )
     }
 
     /// A reader of the records of files already planned.
@@ -310,7 +361,9 @@ fn batch_columns(_: &DecoderOptions, origin: Origin, _: FileBounds) -> BatchColu
 
 struct OpenFile<O> {
     segment: SegmentFile,
-    file: File,
+    file: Box<dyn Object>,
+    /// Position in the file of `buf[end]`.
+    read_to: u64,
     decoder: Decoder<O>,
     buf: Vec<u8>,
     /// `buf[start..end]` holds the bytes from the decoder's position on.
@@ -327,18 +380,14 @@ impl<O: Output> OpenFile<O> {
         builder: &ReaderBuilder,
         make: MakeOutput<O>,
     ) -> Result<Self> {
-        use std::io::{Seek, SeekFrom};
-        let path = &segment.path;
-        let mut file = File::open(path).map_err(|e| Error::io(e, path))?;
-        let len = file.metadata().map_err(|e| Error::io(e, path))?.len();
+        let mut file = builder.storage.open(&segment.path)?;
+        let len = file.len();
         let end = segment.end.map_or(len, |e| e.min(len));
-        if segment.start > 0 {
-            file.seek(SeekFrom::Start(segment.start))
-                .map_err(|e| Error::io(e, path))?;
-        }
+        file.will_read(segment.start..end);
         let decoder = builder.decoder_for(make, segment.origin.clone(), bounds, segment.start);
         Ok(OpenFile {
             unread: end.saturating_sub(segment.start),
+            read_to: segment.start,
             segment,
             file,
             decoder,
@@ -360,24 +409,16 @@ impl<O: Output> OpenFile<O> {
         let want = CHUNK.max(self.decoder.need());
         // Never more than the bytes the file has: a size field claiming gigabytes is a torn tail
         // here, not an allocation.
-        let target =
-            self.end + (want.saturating_sub(self.end).max(1) as u64).min(self.unread) as usize;
-        if self.buf.len() < target {
-            self.buf.resize(target, 0);
+        let take = (want.saturating_sub(self.end).max(1) as u64).min(self.unread) as usize;
+        self.buf.truncate(self.end);
+        let n = self.file.read_into(self.read_to, take, &mut self.buf)?;
+        if n == 0 {
+            // The file is shorter than it was: treat as its end.
+            self.unread = 0;
         }
-        while self.end < target {
-            let n = self
-                .file
-                .read(&mut self.buf[self.end..target])
-                .map_err(|e| Error::io(e, &self.segment.path))?;
-            if n == 0 {
-                // The file is shorter than it was: treat as its end.
-                self.unread = 0;
-                break;
-            }
-            self.end += n;
-            self.unread -= n as u64;
-        }
+        self.end += n;
+        self.read_to += n as u64;
+        self.unread -= n as u64;
         Ok(true)
     }
 }

@@ -8,11 +8,12 @@
 //! index file is replaced atomically (written aside, then renamed).
 
 use super::reader::discover;
-use super::scan::for_each_entry;
+use super::scan::{for_each_entry, Access};
 use super::transactions::{ControlKind, TxnTracker};
 use crate::error::{Error, Result};
 use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
 use crate::format::index::{write_txn_entry, SegmentIndexer};
+use crate::storage::{Local, Storage};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -39,10 +40,20 @@ pub fn rebuild_indexes(
         crc: CrcPolicy::Verify,
         max_decompressed_size,
     });
+    if !crate::storage::is_local(path) {
+        return Err(Error::invalid_argument(
+            "rebuild_indexes writes index files beside the segments: give a local path",
+        )
+        .with_path(path));
+    }
+    let storage = Local;
+    let path = &storage
+        .local_path(path)
+        .unwrap_or_else(|| path.to_path_buf());
     let mut out = Vec::new();
     let mut txns = TxnTracker::default();
     let mut partition: Option<PathBuf> = None;
-    for file in discover(path)? {
+    for file in discover(&storage, path)? {
         let dir = file.path.parent().map(Path::to_path_buf);
         if dir != partition {
             txns = TxnTracker::default();
@@ -54,7 +65,7 @@ pub fn rebuild_indexes(
         let mut control = ControlKind::default();
         let mut valid_bytes = 0u64;
         let mut stopped = None;
-        let scan = for_each_entry(&file.path, 0, |position, entry| {
+        let scan = for_each_entry(&storage, &file.path, 0, Access::Whole, |position, entry| {
             let info = match decoder.decode(entry, position, &mut control) {
                 Ok(info) => info,
                 Err(err) => {

@@ -5,11 +5,22 @@
 use crate::error::{Error, Result};
 use crate::format::batch::annotate;
 use crate::format::segment::{next_entry, Frame};
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use crate::storage::Storage;
 use std::path::Path;
 
+/// The most bytes read at a time.
 const CHUNK: usize = 1 << 20;
+/// The first read of a probe: most searches end within an index interval (4 KiB by default).
+const PROBE: usize = 16 << 10;
+
+/// How much of the file a scan expects to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// All of it from the start position (verifying, rebuilding): read in large chunks, ahead.
+    Whole,
+    /// Probably only a little (a search that stops early): read small, then more.
+    Probe,
+}
 
 /// How a scan ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,14 +34,22 @@ pub struct ScanEnd {
 /// Calls `visit(position, entry)` for each complete entry from `start` on, until it returns
 /// `false` or the file ends. A broken size field is an error naming its position.
 pub fn for_each_entry(
+    storage: &dyn Storage,
     path: &Path,
     start: u64,
+    access: Access,
     mut visit: impl FnMut(u64, &[u8]) -> Result<bool>,
 ) -> Result<ScanEnd> {
-    let mut file = File::open(path).map_err(|e| Error::io(e, path))?;
-    let len = file.metadata().map_err(|e| Error::io(e, path))?.len();
-    file.seek(SeekFrom::Start(start))
-        .map_err(|e| Error::io(e, path))?;
+    let mut file = storage.open(path)?;
+    let len = file.len();
+    let mut chunk = match access {
+        Access::Whole => {
+            file.will_read(start..len);
+            CHUNK
+        }
+        Access::Probe => PROBE,
+    };
+    let mut read_to = start;
     let mut buf: Vec<u8> = Vec::new();
     let (mut begin, mut end) = (0usize, 0usize);
     let mut position = start;
@@ -70,13 +89,17 @@ pub fn for_each_entry(
                 buf.copy_within(begin..end, 0);
                 end -= begin;
                 begin = 0;
-                let target =
-                    end + (CHUNK.max(need).saturating_sub(end).max(1) as u64).min(unread) as usize;
-                buf.resize(target, 0);
-                file.read_exact(&mut buf[end..target])
-                    .map_err(|e| Error::io(e, path))?;
-                unread -= (target - end) as u64;
-                end = target;
+                let want = (chunk.max(need).saturating_sub(end).max(1) as u64).min(unread);
+                chunk = (chunk * 2).min(CHUNK);
+                buf.truncate(end);
+                let n = file.read_into(read_to, want as usize, &mut buf)?;
+                if n == 0 {
+                    unread = 0; // the file is shorter than it was
+                    continue;
+                }
+                read_to += n as u64;
+                unread -= n as u64;
+                end += n;
             }
             Err(err) => {
                 let rest = &buf[begin..end];

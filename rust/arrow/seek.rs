@@ -10,16 +10,17 @@
 
 use super::decoder::{Issue, IssueKind};
 use super::reader::SegmentFile;
-use super::scan::for_each_entry;
-use super::transactions::{scan_transactions, Transactions};
-use crate::error::{Error, Result};
+use super::scan::{for_each_entry, Access};
+use super::transactions::{partition_transactions, Transactions};
+use crate::error::Result;
 use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
 use crate::format::index::{
     check_offset_index, check_time_index, last_time_entry_below, lookup_offset, read_offset_index,
     read_time_index, OffsetEntry, TimeEntry,
 };
 use crate::format::segment::topic_partition_from_dir;
-use std::path::{Path, PathBuf};
+use crate::storage::{Object, Storage};
+use std::path::Path;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,15 +62,16 @@ impl FileBounds {
 
 /// A segment's offset index, if it exists and passes the checks a lookup relies on.
 fn offset_index(
+    storage: &dyn Storage,
     log: &Path,
     base_offset: i64,
     log_len: u64,
     issues: &mut Vec<Issue>,
-) -> Option<Vec<OffsetEntry>> {
+) -> Result<Option<Vec<OffsetEntry>>> {
     let path = log.with_extension("index");
-    let Ok(bytes) = std::fs::read(&path) else {
+    let Some(bytes) = storage.read(&path)? else {
         issues.push(index_issue(&path, "it is missing"));
-        return None;
+        return Ok(None);
     };
     let entries = read_offset_index(&bytes, base_offset);
     let problem = check_offset_index(bytes.len(), &entries, base_offset).or_else(|| {
@@ -84,26 +86,31 @@ fn offset_index(
             })
     });
     match problem {
-        None => Some(entries),
+        None => Ok(Some(entries)),
         Some(problem) => {
             issues.push(index_issue(&path, &problem));
-            None
+            Ok(None)
         }
     }
 }
 
-fn time_index(log: &Path, base_offset: i64, issues: &mut Vec<Issue>) -> Option<Vec<TimeEntry>> {
+fn time_index(
+    storage: &dyn Storage,
+    log: &Path,
+    base_offset: i64,
+    issues: &mut Vec<Issue>,
+) -> Result<Option<Vec<TimeEntry>>> {
     let path = log.with_extension("timeindex");
-    let Ok(bytes) = std::fs::read(&path) else {
+    let Some(bytes) = storage.read(&path)? else {
         issues.push(index_issue(&path, "it is missing"));
-        return None;
+        return Ok(None);
     };
     let entries = read_time_index(&bytes, base_offset);
     match check_time_index(bytes.len(), &entries, base_offset) {
-        None => Some(entries),
+        None => Ok(Some(entries)),
         Some(problem) => {
             issues.push(index_issue(&path, &problem));
-            None
+            Ok(None)
         }
     }
 }
@@ -121,20 +128,26 @@ fn index_issue(path: &Path, problem: &str) -> Issue {
 
 /// The position to start reading `log` at for records at or after `target`: from its offset
 /// index, checked against the log, else 0.
-fn seek_position(
+pub(crate) fn seek_position(
+    storage: &dyn Storage,
     log: &Path,
     base_offset: i64,
     target: i64,
     issues: &mut Vec<Issue>,
 ) -> Result<u64> {
-    let log_len = std::fs::metadata(log).map_err(|e| Error::io(e, log))?.len();
-    let Some(entries) = offset_index(log, base_offset, log_len, issues) else {
+    let mut object = storage.open(log)?;
+    let log_len = object.len();
+    let Some(entries) = offset_index(storage, log, base_offset, log_len, issues)? else {
         return Ok(0);
     };
     let Some(entry) = lookup_offset(&entries, target) else {
         return Ok(0);
     };
-    if entry_is_batch_start(log, log_len, base_offset, entry).unwrap_or(false) {
+    let mut read_at = object_reader(object.as_mut());
+    if batch_at(&mut read_at, log_len, base_offset, entry)
+        .map(|b| b.is_some())
+        .unwrap_or(false)
+    {
         Ok(entry.position as u64)
     } else {
         issues.push(index_issue(
@@ -151,41 +164,17 @@ fn seek_position(
 /// Reads `length` bytes at a position of a log (fewer at its end).
 pub type ReadAt<'a> = dyn FnMut(u64, usize) -> Result<Vec<u8>> + 'a;
 
-/// Whether an offset index entry points at a batch that starts at or before its offset and
-/// inside this segment, and that ends where another entry starts (or at the end of the log):
-/// a position inside a record that happens to hold batch-shaped bytes fails the last test.
-fn entry_is_batch_start(
-    log: &Path,
-    log_len: u64,
-    base_offset: i64,
-    entry: OffsetEntry,
-) -> Result<bool> {
-    Ok(batch_at(&mut file_reader(log)?, log_len, base_offset, entry)?.is_some())
+/// A [`ReadAt`] over an open file or object.
+fn object_reader(object: &mut dyn Object) -> impl FnMut(u64, usize) -> Result<Vec<u8>> + '_ {
+    move |position: u64, length: usize| {
+        crate::storage::read_range(object, position..position + length as u64)
+    }
 }
 
-/// A [`ReadAt`] over a local file.
-fn file_reader(log: &Path) -> Result<impl FnMut(u64, usize) -> Result<Vec<u8>> + use<>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let path = log.to_path_buf();
-    let mut file = std::fs::File::open(log).map_err(|e| Error::io(e, log))?;
-    Ok(move |position: u64, length: usize| -> Result<Vec<u8>> {
-        let mut buf = vec![0u8; length];
-        file.seek(SeekFrom::Start(position))
-            .map_err(|e| Error::io(e, &path))?;
-        let mut n = 0;
-        while n < length {
-            match file.read(&mut buf[n..]).map_err(|e| Error::io(e, &path))? {
-                0 => break,
-                k => n += k,
-            }
-        }
-        buf.truncate(n);
-        Ok(buf)
-    })
-}
-
-/// The offset field and magic of the batch an index entry points at, when the entry passes
-/// the checks of [`entry_is_batch_start`].
+/// The offset field and magic of the batch an index entry points at, when the entry points at
+/// a batch that starts at or before its offset and inside this segment, and that ends where
+/// another entry starts (or at the end of the log): a position inside a record that happens to
+/// hold batch-shaped bytes fails the last test.
 fn batch_at(
     read_at: &mut ReadAt<'_>,
     log_len: u64,
@@ -262,33 +251,38 @@ pub fn split_points_by(
     Ok(cuts)
 }
 
-/// [`split_points_by`] for a segment on local disk (no index: no cuts).
-pub fn split_points(log: &Path, base_offset: i64, target_bytes: u64) -> Result<Vec<Cut>> {
-    let log_len = std::fs::metadata(log).map_err(|e| Error::io(e, log))?.len();
-    let Ok(index) = std::fs::read(log.with_extension("index")) else {
+/// [`split_points_by`] for a segment in a storage (no index: no cuts).
+pub fn split_points(
+    storage: &dyn Storage,
+    log: &Path,
+    base_offset: i64,
+    target_bytes: u64,
+) -> Result<Vec<Cut>> {
+    let mut object = storage.open(log)?;
+    let log_len = object.len();
+    if log_len <= target_bytes {
+        return Ok(vec![(0, Some(base_offset), None)]);
+    }
+    let Some(index) = storage.read(&log.with_extension("index"))? else {
         return Ok(vec![(0, Some(base_offset), None)]);
     };
-    split_points_by(
-        &index,
-        base_offset,
-        log_len,
-        target_bytes,
-        &mut file_reader(log)?,
-    )
+    let mut read_at = object_reader(object.as_mut());
+    split_points_by(&index, base_offset, log_len, target_bytes, &mut read_at)
 }
 
 /// Whether a time index entry agrees with the log: the batch holding its offset exists and
 /// has no timestamp above the entry's (which is the running maximum up to that offset).
 fn time_entry_holds(
+    storage: &dyn Storage,
     log: &Path,
     base: i64,
     entry: TimeEntry,
     decoder: &mut BatchDecoder,
     issues: &mut Vec<Issue>,
 ) -> Result<bool> {
-    let start = seek_position(log, base, entry.offset, issues)?;
+    let start = seek_position(storage, log, base, entry.offset, issues)?;
     let mut holds = false;
-    for_each_entry(log, start, |position, bytes| {
+    for_each_entry(storage, log, start, Access::Probe, |position, bytes| {
         let info = decoder.header(bytes, position)?;
         if info.last_offset < entry.offset {
             return Ok(true);
@@ -322,6 +316,7 @@ impl RecordSink for FirstAtOrAfter {
 /// The earliest offset (at or after `min_offset`) whose record timestamp is at or after
 /// `timestamp`, or `None` when no record is.
 fn offset_for_timestamp(
+    storage: &dyn Storage,
     segments: &[&SegmentFile],
     timestamp: i64,
     min_offset: i64,
@@ -337,10 +332,10 @@ fn offset_for_timestamp(
         let base = segment.base_offset.unwrap_or(0);
         // Records up to an entry whose (running maximum) timestamp is below the target are all
         // below it: start after the last such entry, once the log confirms the entry.
-        let entry =
-            time_index(log, base, issues).and_then(|e| last_time_entry_below(&e, timestamp));
+        let entry = time_index(storage, log, base, issues)?
+            .and_then(|e| last_time_entry_below(&e, timestamp));
         let after = match entry {
-            Some(e) if time_entry_holds(log, base, e, &mut decoder, issues)? => {
+            Some(e) if time_entry_holds(storage, log, base, e, &mut decoder, issues)? => {
                 (e.offset + 1).max(min_offset)
             }
             Some(e) => {
@@ -356,7 +351,7 @@ fn offset_for_timestamp(
             None => min_offset,
         };
         let start = if after > base {
-            seek_position(log, base, after, issues)?
+            seek_position(storage, log, base, after, issues)?
         } else {
             0
         };
@@ -365,7 +360,7 @@ fn offset_for_timestamp(
             min_offset: after,
             found: None,
         };
-        for_each_entry(log, start, |position, entry| {
+        for_each_entry(storage, log, start, Access::Probe, |position, entry| {
             decoder.decode(entry, position, &mut sink)?;
             Ok(sink.found.is_none())
         })?;
@@ -378,8 +373,8 @@ fn offset_for_timestamp(
 
 /// Every segment of the partition the files of `group` belong to, in offset order: the
 /// whole partition directory when they are in one, else just those files.
-fn partition_segments(group: &[SegmentFile]) -> Vec<PathBuf> {
-    let own: Vec<PathBuf> = group.iter().map(|f| f.path.clone()).collect();
+fn partition_segments(storage: &dyn Storage, group: &[SegmentFile]) -> Vec<SegmentFile> {
+    let own = group.to_vec();
     let Some(dir) = group[0]
         .path
         .parent()
@@ -387,8 +382,8 @@ fn partition_segments(group: &[SegmentFile]) -> Vec<PathBuf> {
     else {
         return own;
     };
-    match super::reader::discover(dir) {
-        Ok(all) if !all.is_empty() => all.into_iter().map(|f| f.path).collect(),
+    match super::reader::discover(storage, dir) {
+        Ok(all) if !all.is_empty() => all,
         _ => own,
     }
 }
@@ -400,6 +395,7 @@ pub type Planned = (SegmentFile, FileBounds);
 /// bounds, sets each file's start position and record bounds. Returns the files to read with
 /// their bounds, and what was noted on the way (indexes not used).
 pub fn plan(
+    storage: &dyn Storage,
     files: Vec<SegmentFile>,
     bounds: &Bounds,
     options: &DecodeOptions,
@@ -427,21 +423,23 @@ pub fn plan(
         let mut start = bounds.start_offset.unwrap_or(i64::MIN);
         let mut end = bounds.end_offset;
         if let Some(ts) = bounds.start_timestamp {
-            match offset_for_timestamp(&refs, ts, start, options, &mut issues)? {
+            match offset_for_timestamp(storage, &refs, ts, start, options, &mut issues)? {
                 Some(offset) => start = start.max(offset),
                 None => continue, // nothing at or after the start timestamp
             }
         }
         if let Some(ts) = bounds.end_timestamp {
-            if let Some(offset) = offset_for_timestamp(&refs, ts, i64::MIN, options, &mut issues)? {
+            if let Some(offset) =
+                offset_for_timestamp(storage, &refs, ts, i64::MIN, options, &mut issues)?
+            {
                 end = Some(end.map_or(offset, |e| e.min(offset)));
             }
         }
         let transactions = if bounds.read_committed {
             // A transaction's markers may sit in another segment than its data: follow them
             // through the whole partition, even when only some of its segments are read.
-            let paths = partition_segments(&group);
-            let txns = scan_transactions(&paths, options.max_decompressed_size)?;
+            let segments = partition_segments(storage, &group);
+            let txns = partition_transactions(storage, &segments, options, &mut issues)?;
             if let Some(lso) = txns.last_stable_offset {
                 end = Some(end.map_or(lso, |e| e.min(lso)));
             }
@@ -467,7 +465,7 @@ pub fn plan(
             if first && start != i64::MIN {
                 if let Some(base) = file.base_offset {
                     if start > base && file.start == 0 {
-                        file.start = seek_position(&file.path, base, start, &mut issues)?;
+                        file.start = seek_position(storage, &file.path, base, start, &mut issues)?;
                     }
                 }
             }

@@ -2,17 +2,23 @@
 //! dropped, control records hidden, and nothing at or after the last stable offset (the first
 //! offset of the earliest transaction still open at the end of the log) is returned.
 //!
-//! One pass over a partition's batch headers finds the transactions from the markers in the
-//! log itself (the `.txnindex` holds the same facts, for aborted transactions only, and cannot
-//! tell which transactions are still open).
+//! The aborted transactions come from the `.txnindex` files and the open ones from the latest
+//! producer snapshot plus the log after it, as a broker loads them (see
+//! [`partition_transactions`]); the log itself is scanned only where those files are missing.
 
-use super::scan::for_each_entry;
+use super::decoder::{Issue, IssueKind};
+use super::reader::SegmentFile;
+use super::scan::{for_each_entry, Access};
+use super::seek::seek_position;
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
 use crate::format::control::{self, ControlType};
-use crate::format::index::AbortedTxn;
+use crate::format::index::{read_txn_index, AbortedTxn, TXN_ENTRY_SIZE};
+use crate::format::segment::base_offset_from_name;
+use crate::format::snapshot::parse_producer_snapshot;
+use crate::storage::{Stat, Storage};
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::Path;
 
 /// The aborted transactions of a partition, by producer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -24,6 +30,33 @@ pub struct Transactions {
 }
 
 impl Transactions {
+    /// From a list of aborted transactions `(producer id, first offset, last offset)`, as a
+    /// plan hands them to the tasks that read its items.
+    pub fn from_aborted(aborted: impl IntoIterator<Item = (i64, i64, i64)>) -> Self {
+        let mut map: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+        for (producer_id, first, last) in aborted {
+            map.entry(producer_id).or_default().push((first, last));
+        }
+        Transactions {
+            aborted: map,
+            last_stable_offset: None,
+        }
+    }
+
+    /// The aborted transactions that overlap offsets `[lower, upper)` (`None`: unbounded).
+    pub fn aborted_within(&self, lower: Option<i64>, upper: Option<i64>) -> Vec<(i64, i64, i64)> {
+        let mut out: Vec<(i64, i64, i64)> = self
+            .aborted
+            .iter()
+            .flat_map(|(&pid, ranges)| ranges.iter().map(move |&(f, l)| (pid, f, l)))
+            .filter(|&(_, first, last)| {
+                upper.is_none_or(|u| first < u) && lower.is_none_or(|l| last >= l)
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     /// Whether a transactional batch of `producer_id` starting at `base_offset` belongs to an
     /// aborted transaction.
     pub fn is_aborted(&self, producer_id: i64, base_offset: i64) -> bool {
@@ -49,6 +82,13 @@ pub struct TxnTracker {
 }
 
 impl TxnTracker {
+    /// A tracker that starts with these transactions open: (producer id, first offset).
+    pub fn with_open(open: impl IntoIterator<Item = (i64, i64)>) -> Self {
+        TxnTracker {
+            open: open.into_iter().collect(),
+        }
+    }
+
     /// Takes in one batch; returns the aborted transaction an ABORT marker closes.
     pub fn on_batch(
         &mut self,
@@ -109,48 +149,210 @@ impl RecordSink for ControlKind {
     }
 }
 
-/// Follows the transactions through a partition's segments (in offset order).
-pub fn scan_transactions(
-    segments: &[PathBuf],
-    max_decompressed_size: usize,
+/// The transactions of a partition, from its segments (in offset order), as a broker knows
+/// them after loading the log:
+/// - aborted transactions from each segment's `.txnindex` (Kafka writes one only for a segment
+///   where a transaction was aborted, so a segment that has its `.index` but no `.txnindex` had
+///   none); a segment with no index files at all is scanned instead;
+/// - transactions still open at the end of the log from the latest producer snapshot
+///   (`<offset>.snapshot`, taken at each segment roll and at a clean shutdown), then the batches
+///   after it, as Kafka's log loading replays them. Without a snapshot, every segment is scanned.
+///
+/// So a bounded `read_committed` plan reads indexes, a snapshot and the log's tail, not the log.
+pub fn partition_transactions(
+    storage: &dyn Storage,
+    segments: &[SegmentFile],
+    options: &DecodeOptions,
+    issues: &mut Vec<Issue>,
 ) -> Result<Transactions> {
-    let mut decoder = BatchDecoder::new(DecodeOptions {
-        crc: CrcPolicy::Ignore,
-        max_decompressed_size,
-    });
-    let mut tracker = TxnTracker::default();
     let mut aborted: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
-    let mut kind = ControlKind::default();
-    for path in segments {
-        for_each_entry(path, 0, |position, entry| {
-            // Only v2 batches can be transactional; their header tells all but a marker's type.
-            if entry.get(16) != Some(&2) {
-                return Ok(true);
+    let mut add = |txn: &AbortedTxn| {
+        let ranges = aborted.entry(txn.producer_id).or_default();
+        if !ranges.contains(&(txn.first_offset, txn.last_offset)) {
+            ranges.push((txn.first_offset, txn.last_offset));
+        }
+    };
+    let snapshot = latest_snapshot(storage, segments, issues)?;
+    // Where replaying batches starts: the snapshot's segment and offset, else the beginning.
+    let (replay_from, mut tracker, min_offset) = match &snapshot {
+        Some((offset, open)) => {
+            let i = segments
+                .iter()
+                .rposition(|s| s.base_offset.is_some_and(|b| b <= *offset))
+                .unwrap_or(0);
+            (i, TxnTracker::with_open(open.iter().copied()), *offset)
+        }
+        None => (0, TxnTracker::default(), i64::MIN),
+    };
+    // Aborts before the snapshot: from the indexes (the snapshot's own segment included, for
+    // the part before the snapshot's offset; the replay below finds the rest).
+    let indexed = if snapshot.is_some() {
+        replay_from + 1
+    } else {
+        0
+    };
+    for segment in &segments[..indexed.min(segments.len())] {
+        let log = &segment.path;
+        match storage.read(&log.with_extension("txnindex"))? {
+            Some(bytes) if bytes.len() % TXN_ENTRY_SIZE == 0 => {
+                for txn in read_txn_index(&bytes) {
+                    add(&txn);
+                }
             }
-            let attributes = entry.get(22).copied().unwrap_or(0) as i16;
-            let transactional = attributes & crate::format::v2::ATTR_TRANSACTIONAL != 0;
-            if !transactional {
-                return Ok(true);
+            Some(_) => {
+                issues.push(txn_index_issue(
+                    log,
+                    "its size is not a whole number of entries",
+                ));
+                scan(
+                    storage,
+                    log,
+                    0,
+                    i64::MIN,
+                    options,
+                    &mut TxnTracker::default(),
+                    &mut add,
+                )?;
             }
-            let info = decoder.decode(entry, position, &mut kind)?;
-            let control = if info.is_control { kind.0 } else { None };
-            if let Some(txn) = tracker.on_batch(
-                info.producer_id,
-                true,
-                control,
-                info.base_offset,
-                info.last_offset,
-            ) {
-                aborted
-                    .entry(txn.producer_id)
-                    .or_default()
-                    .push((txn.first_offset, txn.last_offset));
+            None if storage.stat(&log.with_extension("index"))? != Stat::Missing => {}
+            None => {
+                scan(
+                    storage,
+                    log,
+                    0,
+                    i64::MIN,
+                    options,
+                    &mut TxnTracker::default(),
+                    &mut add,
+                )?;
             }
-            Ok(true)
-        })?;
+        }
+    }
+    for (i, segment) in segments.iter().enumerate().skip(replay_from) {
+        let start = match (i == replay_from, segment.base_offset) {
+            (true, Some(base)) if min_offset > base => {
+                seek_position(storage, &segment.path, base, min_offset, issues)?
+            }
+            _ => 0,
+        };
+        scan(
+            storage,
+            &segment.path,
+            start,
+            min_offset,
+            options,
+            &mut tracker,
+            &mut add,
+        )?;
     }
     Ok(Transactions {
         aborted,
         last_stable_offset: tracker.last_stable_offset(),
     })
+}
+
+fn txn_index_issue(log: &Path, problem: &str) -> Issue {
+    Issue {
+        kind: IssueKind::IndexIgnored,
+        message: format!("index not used ({problem}); scanning the segment instead"),
+        path: Some(log.with_extension("txnindex")),
+        position: 0,
+        offset: None,
+        bytes: 0,
+    }
+}
+
+/// A producer snapshot's offset and the transactions open then: (producer id, first offset).
+type Snapshot = (i64, Vec<(i64, i64)>);
+
+/// The latest readable producer snapshot of the partition the segments are in: its offset and
+/// the transactions open then (producer id, first offset).
+fn latest_snapshot(
+    storage: &dyn Storage,
+    segments: &[SegmentFile],
+    issues: &mut Vec<Issue>,
+) -> Result<Option<Snapshot>> {
+    let Some(dir) = segments.first().and_then(|s| s.path.parent()) else {
+        return Ok(None);
+    };
+    let first_base = segments[0].base_offset.unwrap_or(0);
+    let mut snapshots: Vec<(i64, std::path::PathBuf)> = storage
+        .list(dir)?
+        .into_iter()
+        .filter(|e| !e.is_dir && e.path.extension().is_some_and(|x| x == "snapshot"))
+        .filter_map(|e| base_offset_from_name(&e.path).map(|o| (o, e.path)))
+        .filter(|(o, _)| *o >= first_base)
+        .collect();
+    snapshots.sort();
+    while let Some((offset, path)) = snapshots.pop() {
+        let Some(bytes) = storage.read(&path)? else {
+            continue;
+        };
+        match parse_producer_snapshot(&bytes) {
+            Ok(entries) => {
+                let open = entries
+                    .iter()
+                    .filter(|e| e.current_txn_first_offset >= 0)
+                    .map(|e| (e.producer_id, e.current_txn_first_offset))
+                    .collect();
+                return Ok(Some((offset, open)));
+            }
+            Err(err) => issues.push(Issue {
+                kind: IssueKind::IndexIgnored,
+                message: format!(
+                    "producer snapshot not used ({}); using an older one",
+                    err.message
+                ),
+                path: Some(path),
+                position: 0,
+                offset: None,
+                bytes: 0,
+            }),
+        }
+    }
+    Ok(None)
+}
+
+/// Follows the transactional batches of one segment from `start`, those at or after
+/// `min_offset`, reporting each aborted transaction.
+fn scan(
+    storage: &dyn Storage,
+    log: &Path,
+    start: u64,
+    min_offset: i64,
+    options: &DecodeOptions,
+    tracker: &mut TxnTracker,
+    aborted: &mut impl FnMut(&AbortedTxn),
+) -> Result<()> {
+    let mut decoder = BatchDecoder::new(DecodeOptions {
+        crc: CrcPolicy::Ignore,
+        max_decompressed_size: options.max_decompressed_size,
+    });
+    let mut kind = ControlKind::default();
+    for_each_entry(storage, log, start, Access::Whole, |position, entry| {
+        // Only v2 batches can be transactional; their header tells all but a marker's type.
+        if entry.get(16) != Some(&2) {
+            return Ok(true);
+        }
+        let attributes = entry.get(22).copied().unwrap_or(0) as i16;
+        if attributes & crate::format::v2::ATTR_TRANSACTIONAL == 0 {
+            return Ok(true);
+        }
+        let info = decoder.decode(entry, position, &mut kind)?;
+        if info.base_offset < min_offset {
+            return Ok(true);
+        }
+        let control = if info.is_control { kind.0 } else { None };
+        if let Some(txn) = tracker.on_batch(
+            info.producer_id,
+            true,
+            control,
+            info.base_offset,
+            info.last_offset,
+        ) {
+            aborted(&txn);
+        }
+        Ok(true)
+    })?;
+    Ok(())
 }

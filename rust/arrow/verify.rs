@@ -8,7 +8,7 @@
 //! `kafka-dump-log` lists as a "mismatch" although lookups stay correct) is a *note*.
 
 use super::reader::{discover, SegmentFile};
-use super::scan::for_each_entry;
+use super::scan::{for_each_entry, Access};
 use super::transactions::{ControlKind, TxnTracker};
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
@@ -16,6 +16,7 @@ use crate::format::index::{
     check_offset_index, check_time_index, read_offset_index, read_time_index, read_txn_index,
     AbortedTxn,
 };
+use crate::storage::{Stat, Storage};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -88,8 +89,8 @@ impl RecordSink for Counter {
 }
 
 /// Verifies everything under `path` (see [`discover`]).
-pub fn verify(path: &Path, max_decompressed_size: usize) -> Result<Report> {
-    let files = discover(path)?;
+pub fn verify(storage: &dyn Storage, path: &Path, max_decompressed_size: usize) -> Result<Report> {
+    let files = discover(storage, path)?;
     let mut report = Report::default();
     let mut decoder = BatchDecoder::new(DecodeOptions {
         crc: CrcPolicy::Report,
@@ -116,6 +117,7 @@ pub fn verify(path: &Path, max_decompressed_size: usize) -> Result<Report> {
             .filter(|_| same_partition)
             .map(|(_, last)| *last);
         let last = verify_segment(
+            storage,
             file,
             next_base,
             prior_last,
@@ -145,6 +147,7 @@ fn finding(
 }
 
 fn verify_segment(
+    storage: &dyn Storage,
     file: &SegmentFile,
     next_base: Option<i64>,
     prior_last: Option<i64>,
@@ -166,7 +169,7 @@ fn verify_segment(
     let mut last = prior_last;
     let mut counter = Counter::default();
     let mut problems = Vec::new();
-    let scanned = for_each_entry(path, 0, |position, entry| {
+    let scanned = for_each_entry(storage, path, 0, Access::Whole, |position, entry| {
         let records_before = counter.records;
         let info = match decoder.decode(entry, position, &mut counter) {
             Ok(info) => info,
@@ -298,17 +301,21 @@ fn verify_segment(
         )),
     }
     seg.records = counter.records;
-    seg.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    seg.bytes = match storage.stat(path)? {
+        Stat::File { size } => size,
+        _ => 0,
+    };
     report.problems.extend(problems);
     let base = file.base_offset.unwrap_or(0);
-    verify_offset_index(path, base, &batches, &mut seg, report);
-    verify_time_index(path, base, &batches, &mut seg, report);
-    verify_txn_index(path, base, &expected_aborts, &mut seg, report);
+    verify_offset_index(storage, path, base, &batches, &mut seg, report);
+    verify_time_index(storage, path, base, &batches, &mut seg, report);
+    verify_txn_index(storage, path, base, &expected_aborts, &mut seg, report);
     report.segments.push(seg);
     Ok(last)
 }
 
 fn verify_offset_index(
+    storage: &dyn Storage,
     log: &Path,
     base: i64,
     batches: &[Batch],
@@ -316,7 +323,7 @@ fn verify_offset_index(
     report: &mut Report,
 ) {
     let path = log.with_extension("index");
-    let Ok(bytes) = std::fs::read(&path) else {
+    let Ok(Some(bytes)) = storage.read(&path) else {
         report.notes.push(finding(
             "index_missing",
             &path,
@@ -364,6 +371,7 @@ fn verify_offset_index(
 }
 
 fn verify_time_index(
+    storage: &dyn Storage,
     log: &Path,
     base: i64,
     batches: &[Batch],
@@ -371,7 +379,7 @@ fn verify_time_index(
     report: &mut Report,
 ) {
     let path = log.with_extension("timeindex");
-    let Ok(bytes) = std::fs::read(&path) else {
+    let Ok(Some(bytes)) = storage.read(&path) else {
         report.notes.push(finding(
             "time_index_missing",
             &path,
@@ -423,6 +431,7 @@ fn verify_time_index(
 }
 
 fn verify_txn_index(
+    storage: &dyn Storage,
     log: &Path,
     base: i64,
     expected: &[AbortedTxn],
@@ -430,10 +439,10 @@ fn verify_txn_index(
     report: &mut Report,
 ) {
     let path = log.with_extension("txnindex");
-    let entries = match std::fs::read(&path) {
-        Ok(bytes) => read_txn_index(&bytes),
-        Err(_) if expected.is_empty() => return,
-        Err(_) => Vec::new(),
+    let entries = match storage.read(&path) {
+        Ok(Some(bytes)) => read_txn_index(&bytes),
+        _ if expected.is_empty() => return,
+        _ => Vec::new(),
     };
     seg.aborted_transactions = Some(entries.len() as u64);
     for e in &entries {

@@ -8,8 +8,13 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-fn class_name(kind: ErrorKind) -> &'static str {
-    match kind {
+fn class_name(err: &Error) -> &'static str {
+    match err.io_kind {
+        Some(std::io::ErrorKind::NotFound) => return "KafkaLogFileNotFoundError",
+        Some(std::io::ErrorKind::PermissionDenied) => return "KafkaLogPermissionError",
+        _ => {}
+    }
+    match err.kind {
         ErrorKind::Corrupt => "CorruptRecordError",
         ErrorKind::CrcMismatch => "CrcMismatchError",
         ErrorKind::Decompression => "DecompressionError",
@@ -36,7 +41,7 @@ fn errors_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
 /// The Python exception for `err`, with `path`, `position`, `offset` and `kind` attributes.
 pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
     let build = || -> PyResult<PyErr> {
-        let class = errors_module(py)?.getattr(class_name(err.kind))?;
+        let class = errors_module(py)?.getattr(class_name(&err))?;
         let kwargs = PyDict::new(py);
         kwargs.set_item(
             "path",

@@ -3,6 +3,7 @@
 
 mod errors;
 mod reader;
+mod storage;
 mod writer;
 
 use pyo3::prelude::*;
@@ -14,6 +15,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader::read_index, m)?)?;
     m.add_function(wrap_pyfunction!(reader::verify, m)?)?;
     m.add_function(wrap_pyfunction!(reader::segments, m)?)?;
+    m.add_function(wrap_pyfunction!(reader::plan, m)?)?;
     m.add_function(wrap_pyfunction!(reader::split_points, m)?)?;
     m.add_function(wrap_pyfunction!(reader::rebuild_indexes, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -3,10 +3,12 @@
 //! Decoding runs with the GIL released.
 
 use super::errors::{detach, issue_dict, to_py, warn, IntoPyResult};
+use super::storage::storage;
 use crate::arrow::builder::Origin;
 use crate::arrow::decoder::{Issue, OnCorrupt};
 use crate::arrow::output::Output;
 use crate::arrow::parallel::{ParallelReader, PIECE_BYTES};
+use crate::arrow::plan::{plan_items, WorkItem};
 use crate::arrow::reader::{
     decode_bytes, discover, list_batches_in_bytes, LogReader, ReaderBuilder,
 };
@@ -14,12 +16,15 @@ use crate::arrow::schema::Projection;
 use crate::arrow::seek::Bounds;
 use crate::error::Error;
 use crate::format::batch::CrcPolicy;
+use crate::storage::{Stat, Storage};
 use arrow_array::RecordBatch;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyList;
 use pyo3_arrow::{PyRecordBatch, PySchema};
+use std::collections::BTreeMap;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Reader options as Python passes them.
 #[derive(FromPyObject)]
@@ -46,6 +51,10 @@ pub struct Options {
     read_committed: bool,
     /// Worker threads for reading several files (None: one per core).
     threads: Option<usize>,
+    /// Object-store configuration (keys of `object_store`'s builders).
+    storage_options: Option<BTreeMap<String, String>>,
+    /// A `pyarrow.fs.FileSystem` to read through instead.
+    filesystem: Option<Py<PyAny>>,
 }
 
 impl Options {
@@ -56,6 +65,14 @@ impl Options {
             (true, true) => CrcPolicy::Report,
             (true, false) => CrcPolicy::Verify,
         }
+    }
+
+    fn storage(&self) -> Arc<dyn Storage> {
+        let fs = self
+            .filesystem
+            .as_ref()
+            .map(|f| Python::attach(|py| f.clone_ref(py)));
+        storage(self.storage_options.clone(), fs)
     }
 
     fn builder(&self) -> crate::Result<ReaderBuilder> {
@@ -69,7 +86,8 @@ impl Options {
             .with_include_control(self.include_control)
             .with_crc(self.crc())
             .with_on_corrupt(OnCorrupt::from_name(&self.on_corrupt)?)
-            .with_max_decompressed_size(self.max_decompressed_size)?;
+            .with_max_decompressed_size(self.max_decompressed_size)?
+            .with_storage(self.storage());
         builder = builder.with_bounds(Bounds {
             start_offset: self.start_offset,
             end_offset: self.end_offset,
@@ -140,11 +158,14 @@ impl Reader {
 impl Reader {
     /// Opens every segment under `path` (a `.log` file, a partition directory or a log directory).
     #[staticmethod]
-    fn open(py: Python<'_>, path: std::path::PathBuf, options: Options) -> PyResult<Self> {
+    fn open(py: Python<'_>, paths: Vec<std::path::PathBuf>, options: Options) -> PyResult<Self> {
         let builder = options.builder().py_err()?;
-        let mut files = detach(py, || discover(&path))?;
+        let storage = builder.storage().clone();
+        let mut files = detach(py, || discover_all(storage.as_ref(), &paths))?;
         if options.start_position.is_some() || options.end_position.is_some() {
-            if !path.is_file() {
+            let single = paths.len() == 1
+                && matches!(detach(py, || storage.stat(&paths[0]))?, Stat::File { .. });
+            if !single {
                 return Err(to_py(
                     py,
                     Error::invalid_argument("a byte range needs a single segment file"),
@@ -161,7 +182,7 @@ impl Reader {
                 std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
             });
             let (planned, issues) = detach(py, || builder.plan(files))?;
-            if threads > 1 && worth_parallel(&planned) {
+            if threads > 1 && detach(py, || Ok(worth_parallel(storage.as_ref(), &planned)))? {
                 let reader = ParallelReader::new(builder, planned, issues, threads, PIECE_BYTES);
                 (reader.schema(), Box::new(std::sync::Mutex::new(reader)))
             } else {
@@ -173,6 +194,29 @@ impl Reader {
         Ok(Reader {
             schema,
             source,
+            issues: Vec::new(),
+        })
+    }
+
+    /// Reads work items made by `plan` (in order), without planning again.
+    #[staticmethod]
+    fn open_items(py: Python<'_>, items: Vec<Item>, options: Options) -> PyResult<Self> {
+        let builder = options.builder().py_err()?;
+        let planned: Vec<_> = items.into_iter().map(|i| i.0.to_planned()).collect();
+        let threads = options.threads.unwrap_or(1);
+        let storage = builder.storage().clone();
+        let (schema, source): (_, Box<dyn FileStream>) = if threads > 1
+            && detach(py, || Ok(worth_parallel(storage.as_ref(), &planned)))?
+        {
+            let reader = ParallelReader::new(builder, planned, Vec::new(), threads, PIECE_BYTES);
+            (reader.schema(), Box::new(std::sync::Mutex::new(reader)))
+        } else {
+            let reader = builder.build_planned(planned, Vec::new());
+            (reader.schema(), Box::new(reader))
+        };
+        Ok(Reader {
+            schema,
+            source: Source::Files(source),
             issues: Vec::new(),
         })
     }
@@ -243,14 +287,17 @@ impl Reader {
 /// Reads an index-like file (`.index`, `.timeindex`, `.txnindex`, `.snapshot`,
 /// `leader-epoch-checkpoint`) into a record batch.
 #[pyfunction]
-#[pyo3(signature = (path, base_offset=None))]
+#[pyo3(signature = (path, base_offset=None, storage_options=None, filesystem=None))]
 pub fn read_index(
     py: Python<'_>,
     path: std::path::PathBuf,
     base_offset: Option<i64>,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
 ) -> PyResult<PyRecordBatch> {
+    let storage = storage(storage_options, filesystem);
     let batch = detach(py, || {
-        crate::arrow::index_tables::read_index_file(&path, None, base_offset)
+        crate::arrow::index_tables::read_index_file(storage.as_ref(), &path, None, base_offset)
     })?;
     Ok(PyRecordBatch::new(batch))
 }
@@ -261,15 +308,18 @@ fn path_str(p: &std::path::Path) -> String {
 
 /// Verifies everything under `path`: returns a dict with `ok`, `segments`, `problems`, `notes`.
 #[pyfunction]
-#[pyo3(signature = (path, max_decompressed_size=256 << 20))]
+#[pyo3(signature = (path, max_decompressed_size=256 << 20, storage_options=None, filesystem=None))]
 pub fn verify<'py>(
     py: Python<'py>,
     path: std::path::PathBuf,
     max_decompressed_size: usize,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     use pyo3::types::PyDict;
+    let storage = storage(storage_options, filesystem);
     let report = detach(py, || {
-        crate::arrow::verify::verify(&path, max_decompressed_size)
+        crate::arrow::verify::verify(storage.as_ref(), &path, max_decompressed_size)
     })?;
     let findings = |list: &[crate::arrow::verify::Finding]| -> PyResult<Bound<'py, PyList>> {
         let items = list
@@ -349,9 +399,16 @@ pub fn rebuild_indexes<'py>(
 /// The segment files `read` reads for `path`, in its order, with their topic, partition and
 /// base offset (from the file and directory names).
 #[pyfunction]
-pub fn segments<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Bound<'py, PyList>> {
+#[pyo3(signature = (paths, storage_options=None, filesystem=None))]
+pub fn segments<'py>(
+    py: Python<'py>,
+    paths: Vec<std::path::PathBuf>,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
     use pyo3::types::PyDict;
-    let files = detach(py, || discover(&path))?;
+    let storage = storage(storage_options, filesystem);
+    let files = detach(py, || discover_all(storage.as_ref(), &paths))?;
     let items = files
         .iter()
         .map(|f| -> PyResult<_> {
@@ -360,6 +417,7 @@ pub fn segments<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Boun
             d.set_item("topic", &f.origin.topic)?;
             d.set_item("partition", f.origin.partition)?;
             d.set_item("base_offset", f.base_offset)?;
+            d.set_item("size", f.size)?;
             Ok(d)
         })
         .collect::<PyResult<Vec<_>>>()?;
@@ -367,11 +425,13 @@ pub fn segments<'py>(py: Python<'py>, path: std::path::PathBuf) -> PyResult<Boun
 }
 
 /// Where to cut a segment into pieces of about `target_bytes` (see
-/// `arrow::seek::split_points_by`): a list of `(position, lower, upper)`. For a local file,
-/// give `path`; for one elsewhere, its `.index` bytes, its length and `read_at(position,
-/// length) -> bytes`.
+/// `arrow::seek::split_points_by`): a list of `(position, lower, upper)`. For a segment a
+/// storage reads (local or an object-store URI), give `path`; for one read elsewhere, its
+/// `.index` bytes, its length and `read_at(position, length) -> bytes`.
 #[pyfunction]
-#[pyo3(signature = (base_offset, target_bytes, path=None, index=None, log_len=None, read_at=None))]
+#[pyo3(signature = (base_offset, target_bytes, path=None, index=None, log_len=None, read_at=None,
+    storage_options=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn split_points(
     py: Python<'_>,
     base_offset: i64,
@@ -380,11 +440,15 @@ pub fn split_points(
     index: Option<PyBackedBytes>,
     log_len: Option<u64>,
     read_at: Option<Bound<'_, PyAny>>,
+    storage_options: Option<BTreeMap<String, String>>,
 ) -> PyResult<Vec<crate::arrow::seek::Cut>> {
     match (path, index, log_len, read_at) {
-        (Some(path), ..) => detach(py, || {
-            crate::arrow::seek::split_points(&path, base_offset, target_bytes)
-        }),
+        (Some(path), ..) => {
+            let storage = storage(storage_options, None);
+            detach(py, || {
+                crate::arrow::seek::split_points(storage.as_ref(), &path, base_offset, target_bytes)
+            })
+        }
         (None, Some(index), Some(log_len), Some(read_at)) => {
             let mut callback_error = None;
             let mut read = |position: u64, length: usize| -> crate::Result<Vec<u8>> {
@@ -416,13 +480,198 @@ pub fn split_points(
 }
 
 /// Whether there is more than one piece of work: several files, or one larger than a piece.
-fn worth_parallel(planned: &[crate::arrow::seek::Planned]) -> bool {
+fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]) -> bool {
     match planned {
         [] => false,
         [(file, _)] => {
-            let len = std::fs::metadata(&file.path).map_or(0, |m| m.len());
+            let len = match storage.stat(&file.path) {
+                Ok(Stat::File { size }) => size,
+                _ => 0,
+            };
             file.end.unwrap_or(len).min(len).saturating_sub(file.start) > PIECE_BYTES as u64
         }
         _ => true,
     }
+}
+
+/// Everything under each path, in order; a file or partition listed twice is read once.
+fn discover_all(
+    storage: &dyn Storage,
+    paths: &[std::path::PathBuf],
+) -> crate::Result<Vec<crate::arrow::reader::SegmentFile>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for path in paths {
+        for file in discover(storage, path)? {
+            if seen.insert(file.path.clone()) {
+                out.push(file);
+            }
+        }
+    }
+    if out.is_empty() {
+        let listed: Vec<String> = paths
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        warn_empty(&listed);
+    }
+    Ok(out)
+}
+
+/// Says that a read found no segment, naming what it looked at: never silently 0 rows.
+fn warn_empty(paths: &[String]) {
+    Python::attach(|py| {
+        let message = format!(
+            "no Kafka segment (<20-digit offset>.log) found under {}: not a segment file, a \
+             partition directory (<topic>-<partition>) or a log directory holding them",
+            paths.join(", ")
+        );
+        let _ = py.import("warnings").and_then(|w| {
+            w.call_method1(
+                "warn",
+                (message, py.get_type::<pyo3::exceptions::PyUserWarning>(), 3),
+            )
+        });
+    });
+}
+
+/// A work item as Python hands it back: a tuple
+/// `(path, start, end, topic, partition, base_offset, size, start_offset, end_offset, aborted)`.
+pub struct Item(WorkItem);
+
+impl<'py> FromPyObject<'_, 'py> for Item {
+    type Error = PyErr;
+    fn extract(ob: pyo3::Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        #[allow(clippy::type_complexity)]
+        let (
+            path,
+            start,
+            end,
+            topic,
+            partition,
+            base_offset,
+            size,
+            start_offset,
+            end_offset,
+            aborted,
+        ): (
+            String,
+            u64,
+            Option<u64>,
+            Option<String>,
+            Option<i32>,
+            Option<i64>,
+            u64,
+            Option<i64>,
+            Option<i64>,
+            Option<Vec<(i64, i64, i64)>>,
+        ) = ob.extract()?;
+        Ok(Item(WorkItem {
+            path: path.into(),
+            start,
+            end,
+            origin: Origin { topic, partition },
+            base_offset,
+            size,
+            start_offset,
+            end_offset,
+            aborted,
+        }))
+    }
+}
+
+/// Bounds of one partition, or of all: `(start_offset, end_offset, start_timestamp,
+/// end_timestamp)`.
+type BoundsTuple = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
+
+/// Plans a read as work items (see `arrow::plan`): the segments `segments` lists (dicts with
+/// `path`, `topic`, `partition`, `base_offset`, as `segments()` returns them, in order), each
+/// partition within its bounds (`bounds[(topic, partition)]`, else `default_bounds`). Returns
+/// the items as tuples (see [`Item`]) and what was noted (indexes not used) as issue dicts.
+#[pyfunction]
+#[pyo3(signature = (segments, *, default_bounds=(None, None, None, None), bounds=None,
+    read_committed=false, target_bytes=None, max_decompressed_size=256 << 20,
+    storage_options=None, filesystem=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn plan<'py>(
+    py: Python<'py>,
+    segments: Vec<(String, Option<String>, Option<i32>)>,
+    default_bounds: BoundsTuple,
+    bounds: Option<std::collections::HashMap<(Option<String>, Option<i32>), BoundsTuple>>,
+    read_committed: bool,
+    target_bytes: Option<u64>,
+    max_decompressed_size: usize,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
+) -> PyResult<(
+    Vec<(
+        String,
+        u64,
+        Option<u64>,
+        Option<String>,
+        Option<i32>,
+        Option<i64>,
+        u64,
+        Option<i64>,
+        Option<i64>,
+        Option<Vec<(i64, i64, i64)>>,
+    )>,
+    Bound<'py, PyList>,
+)> {
+    if target_bytes == Some(0) {
+        return Err(to_py(
+            py,
+            Error::invalid_argument("target_bytes must be positive"),
+        ));
+    }
+    let storage = storage(storage_options, filesystem);
+    let files: Vec<_> = segments
+        .into_iter()
+        .map(|(path, topic, partition)| {
+            crate::arrow::reader::SegmentFile::new(path.into(), Origin { topic, partition })
+        })
+        .collect();
+    let bounds = bounds.unwrap_or_default();
+    let bounds_of = move |origin: &Origin| -> Bounds {
+        let (so, eo, st, et) = bounds
+            .get(&(origin.topic.clone(), origin.partition))
+            .copied()
+            .unwrap_or(default_bounds);
+        Bounds {
+            start_offset: so,
+            end_offset: eo,
+            start_timestamp: st,
+            end_timestamp: et,
+            read_committed,
+        }
+    };
+    let options = crate::format::batch::DecodeOptions {
+        crc: CrcPolicy::Ignore,
+        max_decompressed_size,
+    };
+    let (items, issues) = detach(py, || {
+        plan_items(storage.as_ref(), files, &bounds_of, target_bytes, &options)
+    })?;
+    let items = items
+        .into_iter()
+        .map(|i| {
+            (
+                i.path.to_string_lossy().into_owned(),
+                i.start,
+                i.end,
+                i.origin.topic,
+                i.origin.partition,
+                i.base_offset,
+                i.size,
+                i.start_offset,
+                i.end_offset,
+                i.aborted,
+            )
+        })
+        .collect();
+    let issues = issues
+        .iter()
+        .map(|i| issue_dict(py, i))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((items, PyList::new(py, issues)?))
 }

@@ -1,0 +1,448 @@
+//! Object stores (S3 and S3-compatible servers, Google Cloud Storage, Azure, plain HTTP(S))
+//! through Apache Arrow's `object_store` crate, as polars, delta-rs and DataFusion use it.
+//!
+//! - Credentials, regions and endpoints come from the usual environment variables
+//!   (`AWS_ACCESS_KEY_ID`, `AWS_ENDPOINT_URL`, `GOOGLE_SERVICE_ACCOUNT`, `AZURE_STORAGE_*`, ...)
+//!   and from options, which take `object_store`'s configuration keys (`aws_endpoint`,
+//!   `aws_allow_http`, `google_service_account`, `azure_storage_account_name`, `timeout`, ...).
+//! - Every request has a timeout (30 s, 5 s to connect, unless options say otherwise) and is
+//!   retried with backoff where that is safe (`max_retries`, `retry_timeout` in seconds), so a
+//!   dropped connection neither hangs a read nor fails it at once.
+//! - A sequential read ([`Object::will_read`]) fetches blocks ahead on a small runtime while
+//!   the caller decodes; a random read (an index entry, a batch header) fetches exactly the
+//!   range it asks for.
+
+use super::{not_found, Entry, Object, Stat, Storage};
+use crate::error::{Error, ErrorKind, Result};
+use bytes::Bytes;
+use object_store::path::Path as Key;
+use object_store::{ObjectStore, ObjectStoreExt, ObjectStoreScheme, RetryConfig};
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use url::Url;
+
+/// Options for object stores: `object_store` configuration keys and values, plus
+/// `max_retries` and `retry_timeout` (seconds).
+pub type StorageOptions = Vec<(String, String)>;
+
+/// Bytes one read-ahead request fetches.
+const BLOCK: u64 = 8 << 20;
+/// Read-ahead requests in flight per open object.
+const DEPTH: usize = 4;
+
+/// The runtime that drives object-store requests: created on first use, and again in a
+/// process forked after that (Spark's Python workers are forks).
+fn runtime() -> Result<Arc<tokio::runtime::Runtime>> {
+    static RUNTIME: Mutex<Option<(u32, Arc<tokio::runtime::Runtime>)>> = Mutex::new(None);
+    let mut slot = RUNTIME
+        .lock()
+        .map_err(|_| Error::new(ErrorKind::Internal, "object-store runtime lock poisoned"))?;
+    let pid = std::process::id();
+    if let Some((owner, rt)) = slot.as_ref() {
+        if *owner == pid {
+            return Ok(rt.clone());
+        }
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("kafkalog-io")
+        .enable_all()
+        .build()
+        .map_err(|e| Error::new(ErrorKind::Io, format!("cannot start the I/O runtime: {e}")))?;
+    let rt = Arc::new(rt);
+    if let Some((_, old)) = slot.replace((pid, rt.clone())) {
+        // A runtime inherited through fork has no threads: dropping it would wait on them.
+        std::mem::forget(old);
+    }
+    Ok(rt)
+}
+
+fn block_on<F: std::future::Future>(future: F) -> Result<F::Output> {
+    Ok(runtime()?.block_on(future))
+}
+
+/// A parsed object-store location: the store it is in and its key there.
+struct Location {
+    /// `scheme://authority[/bucket]`: which store.
+    base: String,
+    scheme: ObjectStoreScheme,
+    url: Url,
+    key: Key,
+}
+
+fn locate(path: &Path) -> Result<Location> {
+    let text = path.to_str().ok_or_else(|| {
+        Error::invalid_argument("the location is not valid UTF-8").with_path(path)
+    })?;
+    let url = Url::parse(text)
+        .map_err(|e| Error::invalid_argument(format!("not a valid URI ({e})")).with_path(path))?;
+    let (scheme, key_part) = ObjectStoreScheme::parse(&url).map_err(|_| {
+        Error::invalid_argument(format!(
+            "no object store for scheme '{}' (kafkalog reads s3://, s3a://, gs://, az://, \
+             abfs(s)://, http(s)://; for others pass filesystem=, e.g. a pyarrow or fsspec \
+             filesystem)",
+            url.scheme()
+        ))
+        .with_path(path)
+    })?;
+    if matches!(scheme, ObjectStoreScheme::Memory | ObjectStoreScheme::Local) {
+        return Err(Error::invalid_argument("not an object-store URI").with_path(path));
+    }
+    let key_part = key_part.to_string();
+    let key = Key::from_url_path(&key_part)
+        .map_err(|e| Error::invalid_argument(format!("bad object key ({e})")).with_path(path))?;
+    // The store is everything before the key.
+    let url_path = url.path();
+    let prefix = url_path.strip_suffix(key_part.as_str()).unwrap_or("");
+    let base = format!(
+        "{}{}",
+        &url[..url::Position::BeforePath],
+        prefix.trim_end_matches('/')
+    );
+    Ok(Location {
+        base,
+        scheme,
+        url,
+        key,
+    })
+}
+
+fn parse_key<K: std::str::FromStr>(name: &str, store: &str) -> Result<K> {
+    name.to_ascii_lowercase().parse().map_err(|_| {
+        Error::invalid_argument(format!(
+            "unknown {store} storage option '{name}' (options take object_store's configuration \
+             keys, e.g. aws_endpoint, aws_region, aws_allow_http, google_service_account, \
+             azure_storage_account_name, timeout, connect_timeout; and max_retries, \
+             retry_timeout)"
+        ))
+    })
+}
+
+fn build(location: &Location, options: &StorageOptions) -> Result<Arc<dyn ObjectStore>> {
+    let mut retry = RetryConfig::default();
+    let mut rest = Vec::new();
+    for (k, v) in options {
+        let bad = |what: &str| Error::invalid_argument(format!("storage option {k}={v}: {what}"));
+        match k.to_ascii_lowercase().as_str() {
+            "max_retries" => retry.max_retries = v.parse().map_err(|_| bad("not a count"))?,
+            "retry_timeout" => {
+                let secs: f64 = v.parse().map_err(|_| bad("not a number of seconds"))?;
+                retry.retry_timeout = Duration::from_secs_f64(secs.clamp(0.0, 3600.0));
+            }
+            _ => rest.push((k.as_str(), v.as_str())),
+        }
+    }
+    let base = location.base.as_str();
+    let store: Arc<dyn ObjectStore> = match location.scheme {
+        ObjectStoreScheme::AmazonS3 => {
+            let mut b = object_store::aws::AmazonS3Builder::from_env().with_url(base);
+            for (k, v) in rest {
+                b = b.with_config(parse_key(k, "S3")?, v);
+            }
+            Arc::new(
+                b.with_retry(retry)
+                    .build()
+                    .map_err(|e| store_error(e, None))?,
+            )
+        }
+        ObjectStoreScheme::GoogleCloudStorage => {
+            let mut b = object_store::gcp::GoogleCloudStorageBuilder::from_env().with_url(base);
+            for (k, v) in rest {
+                b = b.with_config(parse_key(k, "GCS")?, v);
+            }
+            Arc::new(
+                b.with_retry(retry)
+                    .build()
+                    .map_err(|e| store_error(e, None))?,
+            )
+        }
+        ObjectStoreScheme::MicrosoftAzure => {
+            let mut b = object_store::azure::MicrosoftAzureBuilder::from_env().with_url(base);
+            for (k, v) in rest {
+                b = b.with_config(parse_key(k, "Azure")?, v);
+            }
+            Arc::new(
+                b.with_retry(retry)
+                    .build()
+                    .map_err(|e| store_error(e, None))?,
+            )
+        }
+        ObjectStoreScheme::Http => {
+            let mut b = object_store::http::HttpBuilder::new()
+                .with_url(&location.url[..url::Position::BeforePath]);
+            for (k, v) in rest {
+                b = b.with_config(parse_key(k, "HTTP")?, v);
+            }
+            Arc::new(
+                b.with_retry(retry)
+                    .build()
+                    .map_err(|e| store_error(e, None))?,
+            )
+        }
+        _ => return Err(Error::invalid_argument("not an object-store URI")),
+    };
+    Ok(store)
+}
+
+/// An `object_store` error as ours, keeping whether the object was missing or refused.
+fn store_error(err: object_store::Error, what: Option<(&Path, Option<&Range<u64>>)>) -> Error {
+    use std::io::ErrorKind as Io;
+    let kind = match &err {
+        object_store::Error::NotFound { .. } => Io::NotFound,
+        object_store::Error::PermissionDenied { .. }
+        | object_store::Error::Unauthenticated { .. } => Io::PermissionDenied,
+        _ => Io::Other,
+    };
+    let mut message = match what.and_then(|(_, r)| r) {
+        Some(r) => format!("reading bytes {}..{} failed: {err}", r.start, r.end),
+        None => err.to_string(),
+    };
+    if kind == Io::NotFound {
+        message = "No such file or directory (object not found)".into();
+    }
+    let mut e = Error::io_error(std::io::Error::new(kind, message));
+    if let Some((path, _)) = what {
+        e = e.with_path(path);
+    }
+    e
+}
+
+/// The object stores a read touches, built once per store with the same options.
+#[derive(Default)]
+pub struct ObjectStores {
+    options: StorageOptions,
+    stores: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
+}
+
+impl fmt::Debug for ObjectStores {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Options may hold secrets: name the keys only.
+        let keys: Vec<&str> = self.options.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("ObjectStores")
+            .field("options", &keys)
+            .finish()
+    }
+}
+
+impl ObjectStores {
+    pub fn new(options: StorageOptions) -> Self {
+        ObjectStores {
+            options,
+            stores: Mutex::default(),
+        }
+    }
+
+    fn store(&self, path: &Path) -> Result<(Arc<dyn ObjectStore>, Location)> {
+        let location = locate(path)?;
+        let mut stores = self
+            .stores
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Internal, "object store cache poisoned"))?;
+        if let Some(store) = stores.get(&location.base) {
+            return Ok((store.clone(), location));
+        }
+        let store = build(&location, &self.options).map_err(|e| e.with_path(path))?;
+        stores.insert(location.base.clone(), store.clone());
+        Ok((store, location))
+    }
+}
+
+impl Storage for ObjectStores {
+    fn stat(&self, path: &Path) -> Result<Stat> {
+        let (store, loc) = self.store(path)?;
+        if loc.key.as_ref().is_empty() {
+            return Ok(Stat::Dir); // the bucket itself
+        }
+        match block_on(store.head(&loc.key))? {
+            Ok(meta) => return Ok(Stat::File { size: meta.size }),
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(store_error(e, Some((path, None)))),
+        }
+        let listed = block_on(store.list_with_delimiter(Some(&loc.key)))?
+            .map_err(|e| store_error(e, Some((path, None))))?;
+        Ok(
+            if listed.objects.is_empty() && listed.common_prefixes.is_empty() {
+                Stat::Missing
+            } else {
+                Stat::Dir
+            },
+        )
+    }
+
+    fn list(&self, dir: &Path) -> Result<Vec<Entry>> {
+        let (store, loc) = self.store(dir)?;
+        let prefix = (!loc.key.as_ref().is_empty()).then_some(&loc.key);
+        let listed = block_on(store.list_with_delimiter(prefix))?
+            .map_err(|e| store_error(e, Some((dir, None))))?;
+        let child = |key: &Key| -> Option<PathBuf> { key.filename().map(|name| dir.join(name)) };
+        let mut out = Vec::new();
+        for p in &listed.common_prefixes {
+            if let Some(path) = child(p) {
+                out.push(Entry {
+                    path,
+                    is_dir: true,
+                    size: 0,
+                });
+            }
+        }
+        for meta in &listed.objects {
+            if let Some(path) = child(&meta.location) {
+                out.push(Entry {
+                    path,
+                    is_dir: false,
+                    size: meta.size,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn open(&self, path: &Path) -> Result<Box<dyn Object>> {
+        let (store, loc) = self.store(path)?;
+        let meta = match block_on(store.head(&loc.key))? {
+            Ok(meta) => meta,
+            Err(object_store::Error::NotFound { .. }) => return Err(not_found(path)),
+            Err(e) => return Err(store_error(e, Some((path, None)))),
+        };
+        Ok(Box::new(RemoteObject {
+            store,
+            key: loc.key,
+            path: path.to_path_buf(),
+            len: meta.size,
+            current: None,
+            ahead: VecDeque::new(),
+            next_fetch: 0,
+            limit: 0,
+        }))
+    }
+}
+
+type Fetch = tokio::task::JoinHandle<object_store::Result<Bytes>>;
+
+/// An object open for ranged reads, with read-ahead for sequential ones.
+struct RemoteObject {
+    store: Arc<dyn ObjectStore>,
+    key: Key,
+    path: PathBuf,
+    len: u64,
+    /// The block last fetched, from its start position.
+    current: Option<(u64, Bytes)>,
+    /// Blocks being fetched, in order, contiguous from `current` on.
+    ahead: VecDeque<(Range<u64>, Fetch)>,
+    next_fetch: u64,
+    /// Read-ahead stops here (0: no read-ahead).
+    limit: u64,
+}
+
+impl RemoteObject {
+    fn get(&self, range: Range<u64>) -> Result<Bytes> {
+        block_on(self.store.get_range(&self.key, range.clone()))?
+            .map_err(|e| store_error(e, Some((&self.path, Some(&range)))))
+    }
+
+    fn top_up(&mut self) -> Result<()> {
+        if self.ahead.len() >= DEPTH || self.next_fetch >= self.limit {
+            return Ok(());
+        }
+        let rt = runtime()?;
+        while self.ahead.len() < DEPTH && self.next_fetch < self.limit {
+            let range = self.next_fetch..(self.next_fetch + BLOCK).min(self.limit);
+            let (store, key, r) = (self.store.clone(), self.key.clone(), range.clone());
+            let fetch = rt.spawn(async move { store.get_range(&key, r).await });
+            self.next_fetch = range.end;
+            self.ahead.push_back((range, fetch));
+        }
+        Ok(())
+    }
+
+    fn drop_ahead(&mut self) {
+        for (_, fetch) in self.ahead.drain(..) {
+            fetch.abort();
+        }
+    }
+
+    /// Makes `current` hold `at`, from the read-ahead when it covers it.
+    fn advance_to(&mut self, at: u64) -> Result<bool> {
+        while let Some((range, _)) = self.ahead.front() {
+            if range.end <= at {
+                let (_, fetch) = self.ahead.pop_front().unwrap();
+                fetch.abort();
+                continue;
+            }
+            if range.start > at {
+                break;
+            }
+            let (range, fetch) = self.ahead.pop_front().unwrap();
+            let bytes = block_on(fetch)?
+                .map_err(|e| {
+                    Error::new(ErrorKind::Io, format!("read-ahead task failed: {e}"))
+                        .with_path(&self.path)
+                })?
+                .map_err(|e| store_error(e, Some((&self.path, Some(&range)))))?;
+            self.current = Some((range.start, bytes));
+            self.top_up()?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+}
+
+impl Drop for RemoteObject {
+    fn drop(&mut self) {
+        self.drop_ahead();
+    }
+}
+
+impl Object for RemoteObject {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_into(&mut self, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<usize> {
+        let end = (offset + len as u64).min(self.len);
+        let mut at = offset;
+        while at < end {
+            if let Some((start, bytes)) = &self.current {
+                let block_end = start + bytes.len() as u64;
+                if *start <= at && at < block_end {
+                    let upto = end.min(block_end);
+                    out.extend_from_slice(&bytes[(at - start) as usize..(upto - start) as usize]);
+                    at = upto;
+                    continue;
+                }
+            }
+            if at < self.limit {
+                if self.advance_to(at)? {
+                    continue;
+                }
+                // Off the read-ahead's track: start it again from here.
+                self.drop_ahead();
+                self.next_fetch = at;
+                self.top_up()?;
+                if self.advance_to(at)? {
+                    continue;
+                }
+            }
+            let bytes = self.get(at..end)?;
+            if bytes.is_empty() {
+                break; // shorter than it was
+            }
+            out.extend_from_slice(&bytes);
+            at += bytes.len() as u64;
+        }
+        Ok((at - offset) as usize)
+    }
+
+    fn will_read(&mut self, range: Range<u64>) {
+        self.drop_ahead();
+        self.current = None;
+        self.limit = range.end.min(self.len);
+        self.next_fetch = range.start;
+        // Errors surface on the read that needs the bytes.
+        let _ = self.top_up();
+    }
+}

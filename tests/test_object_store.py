@@ -1,0 +1,297 @@
+"""Object stores, natively: partition directories read from a real S3 server on loopback
+(moto's server, started here) give the same tables as the same directories on local disk, for
+every magic and codec and with every bound; errors keep their kind and name the URI; the
+command line reads ``s3://`` URIs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pytest
+
+import kafkalog
+from kafkalog import cli
+
+REPO = Path(__file__).resolve().parent.parent
+LOGS = REPO / "examples" / "logs"
+BUCKET = "kafka"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """A moto S3 server on 127.0.0.1, with one bucket; stopped at the end."""
+    boto3 = pytest.importorskip("boto3")
+    port = _free_port()
+    server = Path(sys.executable).parent / "moto_server"
+    proc = subprocess.Popen(
+        [str(server), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("moto_server did not start") from None
+                time.sleep(0.1)
+        client = boto3.client(
+            "s3",
+            endpoint_url=endpoint,
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            region_name="us-east-1",
+        )
+        client.create_bucket(Bucket=BUCKET)
+        options = {
+            "aws_endpoint": endpoint,
+            "aws_allow_http": "true",
+            "aws_access_key_id": "test",
+            "aws_secret_access_key": "test",
+            "aws_region": "us-east-1",
+        }
+        yield _S3(client, endpoint, options)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+class _S3:
+    def __init__(self, client, endpoint: str, options: dict) -> None:
+        self.client = client
+        self.endpoint = endpoint
+        self.options = options
+
+    def upload(self, local: Path, prefix: str) -> str:
+        """Copies a file or directory tree under ``s3://kafka/<prefix>``; returns its URI."""
+        files = [local] if local.is_file() else sorted(p for p in local.rglob("*") if p.is_file())
+        for f in files:
+            key = prefix if local.is_file() else f"{prefix}/{f.relative_to(local).as_posix()}"
+            self.client.put_object(Bucket=BUCKET, Key=key, Body=f.read_bytes())
+        return f"s3://{BUCKET}/{prefix}"
+
+    def env(self) -> dict:
+        return {
+            **os.environ,
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_REGION": "us-east-1",
+        }
+
+
+def _rows(table: pa.Table) -> list[dict]:
+    return table.to_pylist()
+
+
+def _same(local, remote, options: dict, **kw) -> pa.Table:
+    want = kafkalog.read(local, **kw).read_all()
+    got = kafkalog.read(remote, storage_options=options, **kw).read_all()
+    assert got.schema == want.schema
+    assert _rows(got) == _rows(want)
+    return got
+
+
+@pytest.fixture(scope="module")
+def logs(s3) -> str:
+    return s3.upload(LOGS, "logs")
+
+
+def test_log_directory_reads_as_on_disk(s3, logs):
+    got = _same(LOGS, logs, s3.options, batch_metadata=True, include_control=True)
+    assert got.num_rows > 0
+    assert set(got.column("topic").to_pylist()) == {p.name.rsplit("-", 1)[0] for p in LOGS.iterdir()}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_partition_file_and_list(s3, logs, threads):
+    part = sorted(p for p in LOGS.iterdir() if p.is_dir())[0]
+    _same(part, f"{logs}/{part.name}", s3.options, threads=threads)
+    seg = sorted(part.glob("*.log"))[0]
+    _same(seg, f"{logs}/{part.name}/{seg.name}", s3.options, threads=threads)
+    parts = sorted(p for p in LOGS.iterdir() if p.is_dir())[:2]
+    _same(parts, [f"{logs}/{p.name}" for p in parts], s3.options)
+
+
+BOUNDS = [
+    {"start_offset": 3},
+    {"start_offset": 2, "end_offset": 9},
+    {"isolation_level": "read_committed"},
+    {"start_timestamp": 1_700_000_000_000 + 5_000},
+    {"end_timestamp": 1_700_000_000_000 + 10_000, "isolation_level": "read_committed"},
+]
+
+
+@pytest.mark.parametrize("bounds", BOUNDS, ids=lambda b: ",".join(b))
+def test_bounds_as_on_disk(s3, logs, bounds):
+    _same(LOGS, logs, s3.options, **bounds)
+
+
+@pytest.mark.parametrize(
+    "magic,compression",
+    [(0, "none"), (0, "gzip"), (1, "snappy"), (1, "lz4"), (2, "none"), (2, "gzip"),
+     (2, "snappy"), (2, "lz4"), (2, "zstd")],
+)
+def test_every_magic_and_codec(s3, tmp_path, magic, compression):
+    n = 3000
+    table = pa.table(
+        {
+            "key": [f"k{i % 97}".encode() for i in range(n)],
+            "value": [os.urandom(40) + bytes([i % 251]) * 60 for i in range(n)],
+            "timestamp": pa.array(
+                [1_700_000_000_000 + i for i in range(n)], pa.timestamp("ms", "UTC")
+            ),
+        }
+    )
+    local = tmp_path / f"t{magic}{compression}-0"
+    kafkalog.write(local, table, magic=magic, compression=compression, segment_bytes=64 << 10)
+    remote = s3.upload(local, f"codecs/{local.name}")
+    _same(local, remote, s3.options, batch_metadata=True)
+    _same(local, remote, s3.options, start_offset=1234, end_offset=2100)
+    _same(local, remote, s3.options, start_timestamp=1_700_000_000_000 + 1500)
+
+
+def test_corpus_partitions(s3, corpus):
+    root = corpus / "segments"
+    dirs = sorted({p.parent for p in root.rglob("*.log")})
+    uri = s3.upload(root, "corpus")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for d in dirs:
+            remote = f"{uri}/{d.relative_to(root).as_posix()}"
+            try:
+                want = kafkalog.read(d, include_control=True, on_corrupt="stop").read_all()
+            except kafkalog.KafkaLogError as e:
+                with pytest.raises(type(e)):
+                    kafkalog.read(
+                        remote, include_control=True, on_corrupt="stop", storage_options=s3.options
+                    ).read_all()
+                continue
+            got = kafkalog.read(
+                remote, include_control=True, on_corrupt="stop", storage_options=s3.options
+            ).read_all()
+            assert _rows(got) == _rows(want), d
+
+
+def test_segments_verify_and_indexes(s3, logs):
+    local = kafkalog.segments(LOGS)
+    remote = kafkalog.segments(logs, storage_options=s3.options)
+    assert [(s["topic"], s["partition"], s["base_offset"], s["size"]) for s in remote] == [
+        (s["topic"], s["partition"], s["base_offset"], s["size"]) for s in local
+    ]
+    assert remote[0]["path"].startswith(f"{logs}/")
+    report = kafkalog.verify(logs, storage_options=s3.options)
+    assert report["ok"] == kafkalog.verify(LOGS)["ok"]
+    assert len(report["segments"]) == len(local)
+    index = sorted(LOGS.glob("*/*.index"))[0]
+    rel = index.relative_to(LOGS).as_posix()
+    assert kafkalog.read_index(f"{logs}/{rel}", storage_options=s3.options).equals(
+        kafkalog.read_index(index)
+    )
+
+
+def test_missing_object_is_a_typed_file_not_found(s3, logs):
+    uri = f"{logs}/orders-0/00000000000000099999.log"
+    with pytest.raises(FileNotFoundError) as caught:
+        kafkalog.read(uri, storage_options=s3.options).read_all()
+    err = caught.value
+    assert isinstance(err, kafkalog.KafkaLogIOError)
+    assert isinstance(err, kafkalog.KafkaLogFileNotFoundError)
+    assert err.path == uri and uri in str(err)
+    # A missing local file too keeps its kind.
+    with pytest.raises(FileNotFoundError):
+        kafkalog.read("/nonexistent/kafkalog/orders-0").read_all()
+
+
+def test_unknown_option_and_scheme_are_refused(s3, logs):
+    with pytest.raises(kafkalog.InvalidArgumentError, match="no_such_option"):
+        kafkalog.read(logs, storage_options={**s3.options, "no_such_option": "1"}).read_all()
+    with pytest.raises(kafkalog.InvalidArgumentError, match="filesystem="):
+        kafkalog.read("hdfs://namenode/kafka-logs").read_all()
+
+
+def test_a_prefix_without_kafka_layout_warns(s3):
+    s3.upload(Path(__file__), "not-kafka/readme.txt")
+    with pytest.warns(UserWarning, match="no Kafka segment"):
+        table = kafkalog.read(f"s3://{BUCKET}/not-kafka", storage_options=s3.options).read_all()
+    assert table.num_rows == 0
+
+
+def test_a_refused_connection_fails_fast_with_a_typed_error():
+    port = _free_port()  # nothing listens there
+    options = {
+        "aws_endpoint": f"http://127.0.0.1:{port}",
+        "aws_allow_http": "true",
+        "aws_access_key_id": "x",
+        "aws_secret_access_key": "x",
+        "aws_region": "us-east-1",
+        "max_retries": "1",
+        "retry_timeout": "2",
+        "connect_timeout": "1s",
+    }
+    started = time.monotonic()
+    with pytest.raises(kafkalog.KafkaLogIOError) as caught:
+        kafkalog.read(f"s3://{BUCKET}/logs", storage_options=options).read_all()
+    assert "s3://kafka/logs" in str(caught.value)
+    assert time.monotonic() - started < 60
+
+
+def test_filesystem_argument(s3, logs):
+    fs = pafs.S3FileSystem(
+        endpoint_override=s3.endpoint,
+        scheme="http",
+        access_key="test",
+        secret_key="test",
+        region="us-east-1",
+    )
+    want = kafkalog.read(LOGS).read_all()
+    got = kafkalog.read(logs, filesystem=fs).read_all()
+    assert _rows(got) == _rows(want)
+    # And a local pyarrow filesystem, through the same path.
+    got = kafkalog.read(str(LOGS), filesystem=pafs.LocalFileSystem()).read_all()
+    assert _rows(got) == _rows(want)
+
+
+def test_cli_convert_dump_info_verify(s3, logs, tmp_path, monkeypatch, capsys):
+    for k, v in s3.env().items():
+        if k.startswith("AWS_"):
+            monkeypatch.setenv(k, v)
+    out = tmp_path / "out.parquet"
+    assert cli.main(["convert", logs, str(out)]) == 0
+    import pyarrow.parquet as pq
+
+    assert _rows(pq.read_table(out)) == _rows(kafkalog.read(LOGS).read_all())
+    capsys.readouterr()
+    seg = sorted(LOGS.glob("orders-0/*.log"))[0]
+    assert cli.main(["dump", "--files", str(seg), "--print-data-log"]) == 0
+    local_dump = capsys.readouterr().out
+    remote_seg = f"{logs}/orders-0/{seg.name}"
+    assert cli.main(["dump", "--files", remote_seg, "--print-data-log"]) == 0
+    remote_dump = capsys.readouterr().out
+    # The same lines but for the file name kafka-dump-log prints first.
+    assert remote_dump.splitlines()[1:] == local_dump.splitlines()[1:]
+    assert cli.main(["info", "--json", logs]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info
+    assert cli.main(["verify", logs]) == 0
