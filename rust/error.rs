@@ -23,6 +23,8 @@ pub enum ErrorKind {
     InvalidArgument,
     /// The operating system failed a read or write.
     Io,
+    /// Another writer holds the partition directory being written.
+    Conflict,
     /// A bug in kafkalog (a panic, caught before it could reach the caller).
     Internal,
 }
@@ -36,6 +38,7 @@ impl ErrorKind {
             ErrorKind::LimitExceeded => "limit_exceeded",
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::Io => "io",
+            ErrorKind::Conflict => "conflict",
             ErrorKind::Internal => "internal",
         }
     }
@@ -52,6 +55,8 @@ pub struct Error {
     /// The offset of that batch as its header states it (base offset for v2, the entry's offset
     /// for v0/v1), when the header could be read.
     pub offset: Option<i64>,
+    /// The operating system's error number, for [`ErrorKind::Io`] errors that came from one.
+    pub errno: Option<i32>,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -64,6 +69,7 @@ impl Error {
             path: None,
             position: None,
             offset: None,
+            errno: None,
         }
     }
 
@@ -76,7 +82,9 @@ impl Error {
     }
 
     pub fn io(err: std::io::Error, path: &Path) -> Self {
-        Error::new(ErrorKind::Io, err.to_string()).with_path(path)
+        let mut e = Error::new(ErrorKind::Io, err.to_string()).with_path(path);
+        e.errno = err.raw_os_error();
+        e
     }
 
     /// Sets the position unless an inner layer already set a more precise one.

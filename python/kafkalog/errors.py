@@ -22,6 +22,7 @@ __all__ = [
     "LimitExceededError",
     "InvalidArgumentError",
     "KafkaLogIOError",
+    "ConcurrentWriteError",
     "KafkaLogWarning",
     "TruncatedSegmentWarning",
     "SkippedBatchWarning",
@@ -82,7 +83,14 @@ class InvalidArgumentError(KafkaLogError, ValueError):
 
 
 class KafkaLogIOError(KafkaLogError, OSError):
-    """The operating system failed to read or write a file."""
+    """The operating system failed to read or write a file. ``errno`` is the operating
+    system's error number when there is one (``errno.ENOSPC`` for a full disk, ``errno.EROFS``
+    for a read-only file system)."""
+
+
+class ConcurrentWriteError(KafkaLogIOError):
+    """Another writer (another process, another Spark task) is writing the same partition
+    directory. Nothing was written; the other write is not disturbed."""
 
 
 class KafkaLogWarning(UserWarning):

@@ -8,7 +8,8 @@
 //! | `output.rs` | what a decoder fills: record columns or a batch listing |
 //! | `batches.rs` | the batch listing: one row per batch |
 //! | `encoder.rs` | Arrow rows into Kafka batches (faithful to batch metadata, or fresh) |
-//! | `writer.rs` | a partition directory: segments, indexes, atomic placement |
+//! | `writer.rs` | a partition directory: segments, indexes |
+//! | `placement.rs` | where writes go and how they appear: safe names, locks, staging, fsync |
 //! | `index_tables.rs` | `.index`, `.timeindex`, `.txnindex`, `.snapshot`, leader epochs as tables |
 //! | `seek.rs` | offset/timestamp bounds: segment choice, index seeks, timestamps to offsets |
 //! | `transactions.rs` | what `read_committed` drops: aborted transactions, the last stable offset |
@@ -25,6 +26,7 @@ pub mod encoder;
 pub mod index_tables;
 pub mod output;
 pub mod parallel;
+pub mod placement;
 pub mod reader;
 pub mod rebuild;
 pub mod scan;
