@@ -157,15 +157,29 @@ def test_spark_dataframe_writer_refuses_escaping_topic(tmp_path):
 
     import kafkalog.spark as ks
 
-    spark = (
-        SparkSession.builder.master("local[1]")
-        .appName("kafkalog-write-safety")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("OFF")
+    # Reuse a session the Spark tests left running; else start one and stop it after.
+    spark = SparkSession.getActiveSession()
+    own = spark is None
+    if own:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        spark = (
+            SparkSession.builder.master("local[1]")
+            .appName("kafkalog-write-safety")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "1")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("OFF")
+    try:
+        spark_escape_case(spark, ks, tmp_path)
+    finally:
+        if own:
+            spark.stop()
+
+
+def spark_escape_case(spark, ks, tmp_path):
     ks.register(spark)
     out = tmp_path / "out"
     out.mkdir()
