@@ -23,6 +23,8 @@ pub enum ErrorKind {
     InvalidArgument,
     /// The operating system failed a read or write.
     Io,
+    /// Another writer holds the partition directory being written.
+    Conflict,
     /// A bug in kafkalog (a panic, caught before it could reach the caller).
     Internal,
 }
@@ -36,6 +38,7 @@ impl ErrorKind {
             ErrorKind::LimitExceeded => "limit_exceeded",
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::Io => "io",
+            ErrorKind::Conflict => "conflict",
             ErrorKind::Internal => "internal",
         }
     }
@@ -55,6 +58,8 @@ pub struct Error {
     /// For [`ErrorKind::Io`]: what the operating system or the object store said went wrong
     /// (missing, refused, ...), so that callers can tell a missing file from a failing disk.
     pub io_kind: Option<std::io::ErrorKind>,
+    /// The operating system's error number, for [`ErrorKind::Io`] errors that came from one.
+    pub errno: Option<i32>,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -68,6 +73,7 @@ impl Error {
             position: None,
             offset: None,
             io_kind: None,
+            errno: None,
         }
     }
 
@@ -87,6 +93,7 @@ impl Error {
     pub fn io_error(err: std::io::Error) -> Self {
         Error {
             io_kind: Some(err.kind()),
+            errno: err.raw_os_error(),
             ..Error::new(ErrorKind::Io, err.to_string())
         }
     }

@@ -26,11 +26,13 @@ from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog._native import Reader as _Reader
 from kafkalog._native import Writer as _Writer
 from kafkalog._native import __version__
+from kafkalog._native import partition_dir as _partition_dir
 from kafkalog._native import read_index as _read_index
 from kafkalog._native import rebuild_indexes as _rebuild_indexes
 from kafkalog._native import segments as _segments
 from kafkalog._native import verify as _verify
 from kafkalog.errors import (
+    ConcurrentWriteError,
     CorruptRecordError,
     CrcMismatchError,
     DecompressionError,
@@ -71,6 +73,7 @@ __all__ = [
     "KafkaLogIOError",
     "KafkaLogFileNotFoundError",
     "KafkaLogPermissionError",
+    "ConcurrentWriteError",
     "KafkaLogWarning",
     "TruncatedSegmentWarning",
     "SkippedBatchWarning",
@@ -508,6 +511,9 @@ def write(
     segment_bytes: int = 1 << 30,
     index_interval_bytes: int = 4096,
     overwrite: bool = False,
+    topic: str | None = None,
+    partition: int | None = None,
+    fsync: bool = True,
 ) -> list[dict]:
     """Write records as a Kafka partition directory that a broker and any Kafka client read.
 
@@ -516,7 +522,18 @@ def write(
     each with ``.index`` and ``.timeindex`` entries every ``index_interval_bytes`` as a broker
     adds them, and a ``.txnindex`` where a transaction is aborted. The write is atomic: it is
     built in a hidden directory beside ``path`` and renamed into place when complete; an
-    existing ``path`` is only replaced with ``overwrite=True``.
+    existing ``path`` is only replaced with ``overwrite=True``, in one atomic swap (readers see
+    the old directory or the new one, never a mix). One writer at a time: a second writer of
+    the same directory raises :class:`ConcurrentWriteError`. Files and directories are fsynced
+    before the directory is published (``fsync=False`` skips that: faster, but a power cut may
+    then lose a write that returned). A symbolic link at ``path`` is refused.
+
+    With ``topic`` (and ``partition``, default 0), ``path`` is the log directory and the
+    partition directory written is ``<path>/<topic>-<partition>``; the topic and partition are
+    checked as Kafka checks them (ASCII letters, digits, ``.``, ``_``, ``-``; 1 to 249
+    characters; not ``.`` or ``..``; partition 0 to 2**31-1), so a name taken from data cannot
+    place files outside ``path`` (:class:`InvalidArgumentError` otherwise, before anything is
+    written).
 
     ``data``: a pyarrow Table, RecordBatch(es) or RecordBatchReader with :func:`read`'s columns:
     ``key`` and ``value`` (binary), ``timestamp``, ``headers``, optionally ``offset`` (kept:
@@ -560,7 +577,12 @@ def write(
         "segment_bytes": segment_bytes,
         "index_interval_bytes": index_interval_bytes,
         "overwrite": overwrite,
+        "fsync": fsync,
     }
+    if topic is not None:
+        path = _partition_dir(os.fspath(path), topic, 0 if partition is None else partition)
+    elif partition is not None:
+        raise InvalidArgumentError("partition is given without topic")
     batches = _batches(data)
     writer = _Writer(os.fspath(path), options)
     try:

@@ -26,6 +26,7 @@ __all__ = [
     "KafkaLogIOError",
     "KafkaLogFileNotFoundError",
     "KafkaLogPermissionError",
+    "ConcurrentWriteError",
     "KafkaLogWarning",
     "TruncatedSegmentWarning",
     "SkippedBatchWarning",
@@ -87,7 +88,8 @@ class InvalidArgumentError(KafkaLogError, ValueError):
 
 class KafkaLogIOError(KafkaLogError, OSError):
     """Reading or writing a file or object failed (the operating system, or an object store,
-    said so). ``errno`` is set where the cause is known."""
+    said so). ``errno`` is the error number where the cause is known (``errno.ENOSPC`` for a
+    full disk, ``errno.EROFS`` for a read-only file system, ``ENOENT`` for a missing file)."""
 
     _errno: int | None = None
 
@@ -108,6 +110,11 @@ class KafkaLogPermissionError(KafkaLogIOError, PermissionError):
     """Reading or writing was refused (also a :class:`PermissionError`)."""
 
     _errno = errno.EACCES
+
+
+class ConcurrentWriteError(KafkaLogIOError):
+    """Another writer (another process, another Spark task) is writing the same partition
+    directory. Nothing was written; the other write is not disturbed."""
 
 
 class KafkaLogWarning(UserWarning):

@@ -86,6 +86,7 @@ from pyspark.sql.types import (
 )
 
 import kafkalog
+from kafkalog import _native
 from kafkalog._native import split_points as _split_points
 from kafkalog.errors import InvalidArgumentError, KafkaLogError
 
@@ -1337,6 +1338,7 @@ _WRITE_OPTIONS = {
     "partitionleaderepoch": ("partition_leader_epoch", int),
     "segmentbytes": ("segment_bytes", int),
     "indexintervalbytes": ("index_interval_bytes", int),
+    "fsync": ("fsync", lambda v: _bool(v, "fsync")),
 }
 
 
@@ -1370,10 +1372,17 @@ def _groups(
             raise InvalidArgumentError(
                 "the rows have no 'partition' column and no partition option"
             )
-        table = table.append_column("partition", pa.array([default_partition] * n, pa.int32()))
+        table = table.append_column("partition", pa.array([default_partition] * n, pa.int64()))
     for name in ("topic", "partition"):
         if table.column(name).null_count:
             raise InvalidArgumentError(f"a row to write has a null {name}")
+    # Every (topic, partition) checked by Kafka's rule before the first is written: a name
+    # from data decides where files go.
+    pairs = table.select(["topic", "partition"]).group_by(["topic", "partition"]).aggregate([])
+    for topic, partition in zip(
+        pairs.column("topic").to_pylist(), pairs.column("partition").to_pylist(), strict=True
+    ):
+        _native.partition_dir_name(topic, partition)
     if "timestampType" in table.column_names and "baseOffset" not in table.column_names:
         # Without the batch metadata, records are batched afresh: a LogAppendTime batch would
         # get a new append time and lose the timestamps read. Keep them, as CreateTime (the
@@ -1426,8 +1435,9 @@ class _Encoder:
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for topic, partition, table in _groups(batches, self.topic, self.partition):
-            target = os.path.join(self.out_dir, f"{topic}-{partition}")
-            segments = kafkalog.write(target, table, **self.options)
+            segments = kafkalog.write(
+                self.out_dir, table, topic=topic, partition=partition, **self.options
+            )
             yield pa.RecordBatch.from_arrays(
                 [
                     pa.array([topic] * len(segments), pa.string()),
@@ -1453,7 +1463,10 @@ def encode(
     Each task groups its rows by (``topic``, ``partition``) (columns, else the ``topic`` and
     ``partition`` given here), orders each group by ``offset`` when there is one, and writes it
     with :func:`kafkalog.write` (``write_options``) to ``<out_dir>/<topic>-<partition>``,
-    yielding one row per segment written (:data:`ENCODE_SCHEMA`). A topic-partition must be in
+    yielding one row per segment written (:data:`ENCODE_SCHEMA`). Topics and partitions are
+    checked as Kafka checks them (a name from the data cannot place files outside
+    ``out_dir``): a task with a bad one raises :class:`InvalidArgumentError` naming it before
+    writing anything. A topic-partition must be in
     one task only (``df.repartition("topic", "partition")``): a second task writing it fails,
     as the directory exists (unless ``overwrite=True``, when the last one wins). ``key`` and
     ``value`` may be strings (written as UTF-8). Records keep their timestamps: without the
@@ -1479,15 +1492,18 @@ class _Writer(DataSourceArrowWriter):
         self.topic = options.pop("topic", None)
         partition = options.pop("partition", None)
         self.partition = None if partition is None else int(partition)
-        self.staging = os.path.join(path, f".kafkalog-staging-{uuid.uuid4().hex}")
+        # The job's staging directory (never read as data; removed by commit or abort, or by a
+        # later write once old if the driver dies).
+        self.staging = _native.create_job_staging(path, "spark")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _Staged:
         task_dir = os.path.join(self.staging, uuid.uuid4().hex)
         staged = []
         for topic, partition, table in _groups(iterator, self.topic, self.partition):
-            target = os.path.join(task_dir, f"{topic}-{partition}")
-            os.makedirs(task_dir, exist_ok=True)
-            segments = kafkalog.write(target, table, **self.options)
+            segments = kafkalog.write(
+                task_dir, table, topic=topic, partition=partition, **self.options
+            )
+            target = _native.partition_dir(task_dir, topic, partition)
             staged.append((topic, partition, target, segments))
         return _Staged(staged)
 
@@ -1506,7 +1522,7 @@ class _Writer(DataSourceArrowWriter):
                             '.sortWithinPartitions("offset") first'
                         )
                     owners[(topic, partition)] = staged
-            targets = {tp: os.path.join(self.path, f"{tp[0]}-{tp[1]}") for tp in owners}
+            targets = {tp: _native.partition_dir(self.path, tp[0], tp[1]) for tp in owners}
             if not self.overwrite:
                 there = [t for t in targets.values() if os.path.exists(t)]
                 if there:
@@ -1514,15 +1530,10 @@ class _Writer(DataSourceArrowWriter):
                         f"{', '.join(sorted(there))} already exist: kafkalog cannot append to a "
                         'partition directory; use mode("overwrite") to replace them'
                     )
+            fsync = self.options.get("fsync", True)
             for tp, staged in owners.items():
-                target = targets[tp]
-                old = None
-                if os.path.exists(target):
-                    old = os.path.join(self.staging, f"replaced-{tp[0]}-{tp[1]}")
-                    os.rename(target, old)
-                os.rename(staged, target)
-                if old is not None:
-                    shutil.rmtree(old, ignore_errors=True)
+                # Under the target's lock; an overwrite is one atomic swap.
+                _native.publish(staged, targets[tp], self.overwrite, fsync)
         finally:
             shutil.rmtree(self.staging, ignore_errors=True)
 

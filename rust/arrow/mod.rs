@@ -8,7 +8,8 @@
 //! | `output.rs` | what a decoder fills: record columns or a batch listing |
 //! | `batches.rs` | the batch listing: one row per batch |
 //! | `encoder.rs` | Arrow rows into Kafka batches (faithful to batch metadata, or fresh) |
-//! | `writer.rs` | a partition directory: segments, indexes, atomic placement |
+//! | `writer.rs` | a partition directory: segments, indexes |
+//! | `placement.rs` | where writes go and how they appear: safe names, locks, staging, fsync |
 //! | `index_tables.rs` | `.index`, `.timeindex`, `.txnindex`, `.snapshot`, leader epochs as tables |
 //! | `plan.rs` | a read as work items (byte ranges of segments, with their bounds) for tasks |
 //! | `seek.rs` | offset/timestamp bounds: segment choice, index seeks, timestamps to offsets |
@@ -26,6 +27,7 @@ pub mod encoder;
 pub mod index_tables;
 pub mod output;
 pub mod parallel;
+pub mod placement;
 pub mod plan;
 pub mod reader;
 pub mod rebuild;

@@ -3,12 +3,15 @@
 //! as a broker adds them, files trimmed as after a clean shutdown) and a `.txnindex` where a
 //! transaction was aborted.
 //!
-//! The write is atomic: everything goes to a hidden temporary directory beside the target,
-//! which is renamed into place only when complete. A failed or interrupted write leaves
-//! nothing behind (a crash leaves only the hidden temporary directory), and an existing
-//! partition directory is replaced only when `overwrite` is set.
+//! The write is atomic: everything goes to a staging directory beside the target, which is
+//! renamed into place only when complete (fsynced first, unless `fsync` is off). A failed write
+//! leaves nothing behind; a killed one leaves a staging directory that the next write in the
+//! same parent removes. An existing partition directory is replaced only when `overwrite` is
+//! set, and then in one atomic swap. Only one writer at a time writes a directory. How the
+//! directory is named, locked, staged and published is `placement.rs`.
 
 use super::encoder::{EncodeOptions, Encoded, Encoder};
+use super::placement::{create_new_file, resolve_target, Staging};
 use super::transactions::TxnTracker;
 use crate::error::{Error, Result};
 use crate::format::index::{
@@ -29,6 +32,10 @@ pub struct WriteOptions {
     pub index_interval_bytes: u64,
     /// Replace an existing partition directory.
     pub overwrite: bool,
+    /// fsync every file and the directories before and after publishing, so that a power cut
+    /// after a successful write does not leave empty files. Off: faster, and safe against a
+    /// crash of the process (not of the machine).
+    pub fsync: bool,
 }
 
 impl Default for WriteOptions {
@@ -38,6 +45,7 @@ impl Default for WriteOptions {
             segment_bytes: 1 << 30,
             index_interval_bytes: DEFAULT_INDEX_INTERVAL_BYTES,
             overwrite: false,
+            fsync: true,
         }
     }
 }
@@ -67,13 +75,12 @@ struct Segment {
 
 pub struct PartitionWriter {
     target: PathBuf,
-    staging: PathBuf,
+    staging: Staging,
     options: WriteOptions,
     encoder: Encoder,
     segment: Option<Segment>,
     summary: Summary,
     transactions: TxnTracker,
-    done: bool,
 }
 
 impl PartitionWriter {
@@ -86,35 +93,9 @@ impl PartitionWriter {
                 "segment_bytes is too small to hold a batch",
             ));
         }
-        if target.exists() {
-            if !options.overwrite {
-                return Err(Error::invalid_argument(format!(
-                    "{} exists; pass overwrite=True to replace it",
-                    target.display()
-                )));
-            }
-            if !target.is_dir() {
-                return Err(Error::invalid_argument(format!(
-                    "{} is not a directory",
-                    target.display()
-                )));
-            }
-        }
-        let parent = target
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(e, parent))?;
-        let name = target.file_name().ok_or_else(|| {
-            Error::invalid_argument(format!("{} has no directory name", target.display()))
-        })?;
-        let staging = parent.join(format!(
-            ".{}.kafkalog-{}-{}",
-            name.to_string_lossy(),
-            std::process::id(),
-            unique()
-        ));
-        std::fs::create_dir(&staging).map_err(|e| Error::io(e, &staging))?;
+        // The target's parent resolved, no link at the target; then locked, checked, staged.
+        let resolved = resolve_target(target)?;
+        let staging = Staging::create(&resolved, options.overwrite)?;
         Ok(PartitionWriter {
             target: target.to_path_buf(),
             staging,
@@ -123,7 +104,6 @@ impl PartitionWriter {
             segment: None,
             summary: Summary::default(),
             transactions: TxnTracker::default(),
-            done: false,
         })
     }
 
@@ -189,8 +169,8 @@ impl PartitionWriter {
     }
 
     fn open_segment(&mut self, base_offset: i64) -> Result<()> {
-        let path = self.staging.join(segment_file_name(base_offset, "log"));
-        let file = File::create(&path).map_err(|e| Error::io(e, &path))?;
+        let path = self.staging.dir.join(segment_file_name(base_offset, "log"));
+        let file = create_new_file(&path)?;
         self.segment = Some(Segment {
             summary: SegmentSummary {
                 path: self.target.join(segment_file_name(base_offset, "log")),
@@ -211,23 +191,27 @@ impl PartitionWriter {
         let Some(mut seg) = self.segment.take() else {
             return Ok(());
         };
-        let log = self
-            .staging
-            .join(segment_file_name(seg.summary.base_offset, "log"));
+        let dir = &self.staging.dir;
+        let fsync = self.options.fsync;
+        let log = dir.join(segment_file_name(seg.summary.base_offset, "log"));
         let file = seg
             .file
             .into_inner()
             .map_err(|e| Error::io(e.into_error(), &log))?;
-        file.sync_all().map_err(|e| Error::io(e, &log))?;
+        if fsync {
+            file.sync_all().map_err(|e| Error::io(e, &log))?;
+        }
         seg.indexer.finish();
         let base = seg.summary.base_offset;
         write_file(
-            &self.staging.join(segment_file_name(base, "index")),
+            &dir.join(segment_file_name(base, "index")),
             &seg.indexer.offset_index_bytes(),
+            fsync,
         )?;
         write_file(
-            &self.staging.join(segment_file_name(base, "timeindex")),
+            &dir.join(segment_file_name(base, "timeindex")),
             &seg.indexer.time_index_bytes(),
+            fsync,
         )?;
         if !seg.aborted.is_empty() {
             let mut bytes = Vec::new();
@@ -235,8 +219,9 @@ impl PartitionWriter {
                 write_txn_entry(&mut bytes, txn);
             }
             write_file(
-                &self.staging.join(segment_file_name(base, "txnindex")),
+                &dir.join(segment_file_name(base, "txnindex")),
                 &bytes,
+                fsync,
             )?;
         }
         self.summary.segments.push(seg.summary);
@@ -252,50 +237,18 @@ impl PartitionWriter {
             self.open_segment(self.options.encode.base_offset)?;
         }
         self.close_segment()?;
-        sync_dir(&self.staging)?;
-        if self.target.exists() {
-            // overwrite: swap the old directory out, the new one in, then drop the old.
-            let old = self.staging.with_extension("replaced");
-            std::fs::rename(&self.target, &old).map_err(|e| Error::io(e, &self.target))?;
-            std::fs::rename(&self.staging, &self.target).map_err(|e| Error::io(e, &self.target))?;
-            std::fs::remove_dir_all(&old).map_err(|e| Error::io(e, &old))?;
-        } else {
-            std::fs::rename(&self.staging, &self.target).map_err(|e| Error::io(e, &self.target))?;
-        }
-        if let Some(parent) = self.target.parent().filter(|p| !p.as_os_str().is_empty()) {
-            sync_dir(parent)?;
-        }
-        self.done = true;
-        Ok(std::mem::take(&mut self.summary))
+        // A failure from here on drops `staging`, which removes the staging directory.
+        let summary = std::mem::take(&mut self.summary);
+        self.staging.publish(self.options.fsync)?;
+        Ok(summary)
     }
 }
 
-impl Drop for PartitionWriter {
-    fn drop(&mut self) {
-        if !self.done {
-            // An unfinished write leaves nothing behind.
-            let _ = std::fs::remove_dir_all(&self.staging);
-        }
-    }
-}
-
-fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut file = File::create(path).map_err(|e| Error::io(e, path))?;
+fn write_file(path: &Path, bytes: &[u8], fsync: bool) -> Result<()> {
+    let mut file = create_new_file(path)?;
     file.write_all(bytes).map_err(|e| Error::io(e, path))?;
-    file.sync_all().map_err(|e| Error::io(e, path))
-}
-
-fn sync_dir(dir: &Path) -> Result<()> {
-    // Directories can be fsynced on Unix; elsewhere opening one fails, and there is nothing
-    // further to do.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
+    if fsync {
+        file.sync_all().map_err(|e| Error::io(e, path))?;
     }
     Ok(())
-}
-
-fn unique() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos())
 }

@@ -69,14 +69,133 @@ pub fn segment_file_name(base_offset: i64, suffix: &str) -> String {
 /// Topic and partition from a partition directory name `<topic>-<partition>`. Topic names may
 /// contain dots, dashes and underscores; the partition is what follows the last dash. Names of
 /// directories Kafka is deleting or moving (`...-delete`, `...-future`, `...-stray`) are not
-/// partition directories.
+/// partition directories, nor are kafkalog's own staging directories
+/// ([`is_staging_dir_name`]).
 pub fn topic_partition_from_dir(dir: &Path) -> Option<(String, i32)> {
     let name = dir.file_name()?.to_str()?;
+    if is_staging_dir_name(name) {
+        return None;
+    }
     let (topic, partition) = name.rsplit_once('-')?;
     if topic.is_empty() || partition.is_empty() || !partition.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     Some((topic.to_string(), partition.parse().ok()?))
+}
+
+/// The longest topic name Kafka accepts (`Topic.validate`): 249, so that the partition
+/// directory name, and the `-delete`/`-future` names Kafka derives from it, fit in a file
+/// system's 255 bytes.
+pub const MAX_TOPIC_LENGTH: usize = 249;
+
+/// Checks a topic name as Kafka's `Topic.validate` does: not empty, not `.` or `..`, at most
+/// [`MAX_TOPIC_LENGTH`] characters, and only ASCII letters, digits, `.`, `_` and `-`. A name
+/// that passes is one file-name component that cannot climb out of its directory.
+pub fn validate_topic(topic: &str) -> Result<()> {
+    let reason = if topic.is_empty() {
+        "it is empty".to_string()
+    } else if topic == "." || topic == ".." {
+        format!("{topic:?} is not allowed")
+    } else if topic.chars().count() > MAX_TOPIC_LENGTH {
+        format!(
+            "{topic:?} has {} characters, more than the {MAX_TOPIC_LENGTH} allowed",
+            topic.chars().count()
+        )
+    } else if !topic
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    {
+        format!("{topic:?} has characters other than ASCII letters, digits, '.', '_' and '-'")
+    } else {
+        return Ok(());
+    };
+    Err(Error::invalid_argument(format!(
+        "topic name is invalid: {reason}"
+    )))
+}
+
+/// Checks a partition number: Kafka's partitions are 0 to 2^31-1 (an `int32` that is never
+/// negative).
+pub fn validate_partition(partition: i64) -> Result<i32> {
+    i32::try_from(partition)
+        .ok()
+        .filter(|p| *p >= 0)
+        .ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "partition {partition} is invalid: a partition is 0 to {}",
+                i32::MAX
+            ))
+        })
+}
+
+/// The partition directory name `<topic>-<partition>` (Kafka's `UnifiedLog.logDirName`), after
+/// checking both parts with [`validate_topic`] and [`validate_partition`].
+pub fn partition_dir_name(topic: &str, partition: i64) -> Result<String> {
+    validate_topic(topic)?;
+    let partition = validate_partition(partition)?;
+    Ok(format!("{topic}-{partition}"))
+}
+
+/// What marks a kafkalog staging directory: `.<owner>.kafkalog-staging.<unique>.tmp`, where
+/// `<owner>` is the name of the directory being written (or a job's tag). The name starts with
+/// a dot and does not end in `-<digits>`, so it is never taken for a partition directory.
+const STAGING_MARK: &str = ".kafkalog-staging.";
+/// A job's staging directory (`.<tag>.kafkalog-job.<unique>.tmp`), holding the work of many
+/// tasks until the job commits (the Spark writer).
+const JOB_MARK: &str = ".kafkalog-job.";
+const STAGING_END: &str = ".tmp";
+
+/// The staging directory name for writing `owner` (a partition directory name), made unique
+/// by `unique`. A long owner is shortened ([`owner_key`]) so that the name fits in 255 bytes.
+pub fn staging_dir_name(owner: &str, unique: &str) -> String {
+    format!(".{}{STAGING_MARK}{unique}{STAGING_END}", owner_key(owner))
+}
+
+/// The part of a staging (or lock) file name that stands for the directory `owner`: the name
+/// itself, or for a name too long to leave room for the rest (a 249-character topic), its
+/// start and a hash of the whole. The same owner always gives the same key, and a key is its
+/// own key.
+pub fn owner_key(owner: &str) -> std::borrow::Cow<'_, str> {
+    const KEEP: usize = 150;
+    if owner.len() <= 170 {
+        return owner.into();
+    }
+    // FNV-1a, 64 bits: stable across runs and versions.
+    let hash = owner.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    let mut cut = KEEP;
+    while !owner.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}~{hash:016x}", &owner[..cut]).into()
+}
+
+/// The staging directory name for a job of many tasks (`tag`: a plain name).
+pub fn job_staging_dir_name(tag: &str, unique: &str) -> String {
+    format!(".{tag}{JOB_MARK}{unique}{STAGING_END}")
+}
+
+/// Whether a directory name is a kafkalog staging directory ([`staging_dir_name`],
+/// [`job_staging_dir_name`]): a write in progress, or one a killed writer left behind. Readers
+/// skip these; they are never data.
+pub fn is_staging_dir_name(name: &str) -> bool {
+    staging_dir_owner(name).is_some() || is_job_staging_dir_name(name)
+}
+
+/// Whether a directory name is a job's staging directory ([`job_staging_dir_name`]).
+pub fn is_job_staging_dir_name(name: &str) -> bool {
+    name.strip_prefix('.')
+        .and_then(|n| n.strip_suffix(STAGING_END))
+        .and_then(|n| n.rsplit_once(JOB_MARK))
+        .is_some_and(|(tag, unique)| !tag.is_empty() && !unique.is_empty())
+}
+
+/// The owner part of a staging directory name (the directory it was going to become).
+pub fn staging_dir_owner(name: &str) -> Option<&str> {
+    let inner = name.strip_prefix('.')?.strip_suffix(STAGING_END)?;
+    let (owner, unique) = inner.rsplit_once(STAGING_MARK)?;
+    (!owner.is_empty() && !unique.is_empty()).then_some(owner)
 }
 
 #[cfg(test)]
@@ -114,5 +233,79 @@ mod tests {
             None
         );
         assert_eq!(topic_partition_from_dir(Path::new("/l/kafka-logs")), None);
+        assert_eq!(
+            topic_partition_from_dir(Path::new(&staging_dir_name("orders-3", "12-1"))),
+            None
+        );
+    }
+
+    #[test]
+    fn topic_names_follow_kafka() {
+        for ok in [
+            "orders",
+            "a",
+            ".hidden",
+            "Retry.Test-Topic_x",
+            "__consumer_offsets",
+            "...",
+        ] {
+            assert_eq!(validate_topic(ok), Ok(()), "{ok}");
+        }
+        assert!(validate_topic(&"x".repeat(249)).is_ok());
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../escaped",
+            "../../a/escaped",
+            "/tmp/x",
+            "a/b",
+            "a\\b",
+            "caf\u{e9}",
+            "a b",
+            "a\0b",
+            &"x".repeat(250),
+        ] {
+            let err = validate_topic(bad).unwrap_err();
+            assert_eq!(err.kind, crate::error::ErrorKind::InvalidArgument, "{bad}");
+            assert!(err.message.starts_with("topic name is invalid"), "{err}");
+        }
+        assert!(validate_topic("../escaped")
+            .unwrap_err()
+            .message
+            .contains("\"../escaped\""));
+        assert_eq!(validate_partition(0), Ok(0));
+        assert_eq!(validate_partition(i32::MAX as i64), Ok(i32::MAX));
+        assert!(validate_partition(-1).is_err());
+        assert!(validate_partition(1 << 31).is_err());
+        assert_eq!(partition_dir_name("orders", 7).unwrap(), "orders-7");
+        assert!(partition_dir_name("..", 0).is_err());
+    }
+
+    #[test]
+    fn staging_names() {
+        let name = staging_dir_name("orders-3", "4411-9f");
+        assert_eq!(name, ".orders-3.kafkalog-staging.4411-9f.tmp");
+        assert!(is_staging_dir_name(&name));
+        assert_eq!(staging_dir_owner(&name), Some("orders-3"));
+        for not in [
+            "orders-3",
+            ".orders-3",
+            ".kafkalog-staging..tmp",
+            ".x.kafkalog-staging.1",
+        ] {
+            assert!(!is_staging_dir_name(not), "{not}");
+        }
+        let long = format!("{}-0", "t".repeat(249));
+        let name = staging_dir_name(&long, "4411-9f-12345678901234567890");
+        assert!(name.len() <= 230, "{}", name.len());
+        let key = staging_dir_owner(&name).unwrap();
+        assert_eq!(owner_key(&long), key);
+        assert_eq!(owner_key(key), key);
+        assert_ne!(owner_key(&format!("{}-1", "t".repeat(249))), key);
+        let job = job_staging_dir_name("spark", "ab12");
+        assert!(is_staging_dir_name(&job) && is_job_staging_dir_name(&job));
+        assert_eq!(staging_dir_owner(&job), None);
+        assert_eq!(topic_partition_from_dir(Path::new(&job)), None);
     }
 }

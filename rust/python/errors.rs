@@ -21,6 +21,7 @@ fn class_name(err: &Error) -> &'static str {
         ErrorKind::LimitExceeded => "LimitExceededError",
         ErrorKind::InvalidArgument => "InvalidArgumentError",
         ErrorKind::Io => "KafkaLogIOError",
+        ErrorKind::Conflict => "ConcurrentWriteError",
         ErrorKind::Internal => "KafkaLogError",
     }
 }
@@ -51,6 +52,10 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
         kwargs.set_item("offset", err.offset)?;
         kwargs.set_item("kind", err.kind.name())?;
         let instance = class.call((err.to_string(),), Some(&kwargs))?;
+        if let Some(errno) = err.errno {
+            // KafkaLogIOError is an OSError: keep the errno a program tests (ENOSPC, EROFS).
+            instance.setattr("errno", errno)?;
+        }
         Ok(PyErr::from_value(instance))
     };
     // If the Python side cannot even be imported, say so rather than lose the error.

@@ -12,6 +12,11 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<reader::Reader>()?;
     m.add_class::<writer::Writer>()?;
+    m.add_function(wrap_pyfunction!(writer::create_job_staging, m)?)?;
+    m.add_function(wrap_pyfunction!(writer::partition_dir_name, m)?)?;
+    m.add_function(wrap_pyfunction!(writer::partition_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(writer::is_staging_dir_name, m)?)?;
+    m.add_function(wrap_pyfunction!(writer::publish, m)?)?;
     m.add_function(wrap_pyfunction!(reader::read_index, m)?)?;
     m.add_function(wrap_pyfunction!(reader::verify, m)?)?;
     m.add_function(wrap_pyfunction!(reader::segments, m)?)?;

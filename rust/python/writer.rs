@@ -1,8 +1,11 @@
 //! The native side of `kafkalog.write`: an Arrow stream (anything with `__arrow_c_stream__`)
-//! into a partition directory, with the GIL released while encoding and writing.
+//! into a partition directory, with the GIL released while encoding and writing; and the
+//! placement rules Python needs for names that come from data (Kafka's topic rule, the safe
+//! `<root>/<topic>-<partition>`, publishing a staged directory), so that Python holds none.
 
 use super::errors::{detach, IntoPyResult};
 use crate::arrow::encoder::EncodeOptions;
+use crate::arrow::placement;
 use crate::arrow::writer::{PartitionWriter, WriteOptions};
 use crate::error::Error;
 use crate::format::batch::TimestampType;
@@ -31,6 +34,7 @@ pub struct Options {
     segment_bytes: u64,
     index_interval_bytes: u64,
     overwrite: bool,
+    fsync: bool,
 }
 
 impl Options {
@@ -72,6 +76,7 @@ impl Options {
             segment_bytes: self.segment_bytes,
             index_interval_bytes: self.index_interval_bytes,
             overwrite: self.overwrite,
+            fsync: self.fsync,
         })
     }
 }
@@ -140,4 +145,53 @@ impl Writer {
     fn abort(&mut self) {
         self.inner = None;
     }
+}
+
+/// `<root>/<topic>-<partition>` for a topic and partition taken from data, checked as Kafka
+/// checks them (`InvalidArgumentError` naming the value otherwise), under the root's real
+/// path, and never a symbolic link.
+#[pyfunction]
+pub fn partition_dir(root: std::path::PathBuf, topic: &str, partition: i64) -> PyResult<String> {
+    placement::partition_dir(&root, topic, partition)
+        .map(|p| p.to_string_lossy().into_owned())
+        .py_err()
+}
+
+/// Whether a directory name is a kafkalog staging directory (never data).
+#[pyfunction]
+pub fn is_staging_dir_name(name: &str) -> bool {
+    crate::format::segment::is_staging_dir_name(name)
+}
+
+/// Moves the complete directory `staged` to `target` (a path from [`partition_dir`]) under the
+/// target's lock: a new directory, or with `overwrite` an atomic swap with the one there.
+#[pyfunction]
+#[pyo3(signature = (staged, target, overwrite, fsync=true))]
+pub fn publish(
+    py: Python<'_>,
+    staged: std::path::PathBuf,
+    target: std::path::PathBuf,
+    overwrite: bool,
+    fsync: bool,
+) -> PyResult<()> {
+    detach(py, || {
+        placement::publish(&staged, &target, overwrite, fsync)
+    })
+}
+
+/// Creates a job's staging directory in `parent` (see `placement::create_job_staging`).
+#[pyfunction]
+pub fn create_job_staging(
+    py: Python<'_>,
+    parent: std::path::PathBuf,
+    tag: String,
+) -> PyResult<String> {
+    detach(py, || placement::create_job_staging(&parent, &tag))
+        .map(|p| p.to_string_lossy().into_owned())
+}
+
+/// The partition directory name `<topic>-<partition>`, checked as Kafka checks both parts.
+#[pyfunction]
+pub fn partition_dir_name(topic: &str, partition: i64) -> PyResult<String> {
+    crate::format::segment::partition_dir_name(topic, partition).py_err()
 }
