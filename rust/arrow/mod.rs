@@ -10,6 +10,7 @@
 //! | `encoder.rs` | Arrow rows into Kafka batches (faithful to batch metadata, or fresh) |
 //! | `writer.rs` | a partition directory: segments, indexes, atomic placement |
 //! | `index_tables.rs` | `.index`, `.timeindex`, `.txnindex`, `.snapshot`, leader epochs as tables |
+//! | `internal_tables.rs` | internal topics (consumer offsets, groups, transactions, KRaft metadata) folded into tables |
 //! | `seek.rs` | offset/timestamp bounds: segment choice, index seeks, timestamps to offsets |
 //! | `transactions.rs` | what `read_committed` drops: aborted transactions, the last stable offset |
 //! | `scan.rs` | walking a segment's entries without decoding them (for the passes above) |
@@ -23,6 +24,7 @@ pub mod builder;
 pub mod decoder;
 pub mod encoder;
 pub mod index_tables;
+pub mod internal_tables;
 pub mod output;
 pub mod parallel;
 pub mod reader;

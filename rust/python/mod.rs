@@ -2,6 +2,7 @@
 //! API, its docstrings and the Spark integration are in `python/kafkalog`.
 
 mod errors;
+mod internal;
 mod reader;
 mod writer;
 
@@ -16,6 +17,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader::segments, m)?)?;
     m.add_function(wrap_pyfunction!(reader::split_points, m)?)?;
     m.add_function(wrap_pyfunction!(reader::rebuild_indexes, m)?)?;
+    m.add_class::<internal::InternalFold>()?;
+    m.add_function(wrap_pyfunction!(internal::dump_internal_record, m)?)?;
+    m.add_function(wrap_pyfunction!(internal::decode_internal_record, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

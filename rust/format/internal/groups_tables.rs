@@ -151,7 +151,7 @@ pub static CONSUMER_GROUP_MEMBER_METADATA_VALUE: Message = Message {
         )
         .nullable(V(0, MAX))
         .tagged(0, V(0, MAX))
-        .default("None"),
+        .default("null"),
     ],
 };
 
