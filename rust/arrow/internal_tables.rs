@@ -158,6 +158,10 @@ pub struct Fold {
     transactions: BTreeMap<String, TxnRow>,
     records: RecordRows,
     remote_segments: BTreeMap<[u8; 16], RemoteRow>,
+    log_ends: BTreeMap<(String, i32), i64>,
+    /// The segment files (base offset, path) of the partition being fed, to name the file of
+    /// an error.
+    files: Vec<(i64, PathBuf)>,
 }
 
 #[derive(Clone, Debug)]
@@ -299,7 +303,31 @@ impl Fold {
             transactions: BTreeMap::new(),
             records: RecordRows::default(),
             remote_segments: BTreeMap::new(),
+            log_ends: BTreeMap::new(),
+            files: Vec::new(),
         }
+    }
+
+    /// The segment files (base offset, path) of the partition fed next: an error or issue
+    /// names the one holding its offset.
+    pub fn set_files(&mut self, mut files: Vec<(i64, PathBuf)>) {
+        files.sort();
+        self.files = files;
+    }
+
+    fn file_of<'p>(&'p self, offset: i64, path: Option<&'p Path>) -> Option<&'p Path> {
+        self.files
+            .iter()
+            .rev()
+            .find(|(base, _)| *base <= offset)
+            .map(|(_, p)| p.as_path())
+            .or(path)
+    }
+
+    /// Notes a data partition's log end offset, for the lag of the groups' commits on it.
+    pub fn set_log_end(&mut self, topic: &str, partition: i32, log_end: i64) {
+        self.log_ends
+            .insert((topic.to_string(), partition), log_end);
     }
 
     /// What was passed over so far.
@@ -314,6 +342,8 @@ impl Fold {
     /// Folds one batch of records, read from `path` when they came from a file.
     pub fn feed(&mut self, batch: &RecordBatch, path: Option<&Path>) -> Result<()> {
         for row in rows(batch)? {
+            let file = self.file_of(row.source.offset, path).map(Path::to_path_buf);
+            let path = file.as_deref();
             if let Some(t) = row.source.timestamp {
                 self.latest_timestamp = Some(self.latest_timestamp.map_or(t, |l| l.max(t)));
             }
@@ -730,7 +760,13 @@ impl Fold {
         let mut deleted = BooleanBuilder::new();
         let mut source_partition = Int32Builder::new();
         let mut source_offset = Int64Builder::new();
+        let mut log_end = Int64Builder::new();
+        let mut lag = Int64Builder::new();
         for (g, t, p, e) in &rows {
+            let end = self.log_ends.get(&(t.clone(), *p)).copied();
+            log_end.append_option(end);
+            // kafka-consumer-groups: lag = log end offset - committed offset.
+            lag.append_option(end.zip(e.as_ref()).map(|(end, e)| end - e.offset));
             group.append_value(g);
             topic.append_value(t);
             partition.append_value(*p);
@@ -769,6 +805,8 @@ impl Fold {
             Field::new("commitTimestamp", ts.clone(), true),
             Field::new("expireTimestamp", ts, true),
             Field::new("expired", DataType::Boolean, true),
+            Field::new("logEndOffset", DataType::Int64, true),
+            Field::new("lag", DataType::Int64, true),
             Field::new("sourcePartition", DataType::Int32, true),
             Field::new("sourceOffset", DataType::Int64, true),
         ];
@@ -782,6 +820,8 @@ impl Fold {
             Arc::new(commit.finish()),
             Arc::new(expire.finish()),
             Arc::new(expired.finish()),
+            Arc::new(log_end.finish()),
+            Arc::new(lag.finish()),
             Arc::new(source_partition.finish()),
             Arc::new(source_offset.finish()),
         ];
@@ -1148,4 +1188,25 @@ impl Fold {
             ],
         )
     }
+}
+
+/// A partition's log end offset (the offset the next record would get) from the batch listing
+/// of its last segment: one past the last batch's last offset, or the segment's base offset
+/// when it holds no batch (a freshly rolled segment), as a broker's log end offset.
+pub fn log_end_offset(
+    listing: impl Iterator<Item = Result<RecordBatch>>,
+    base_offset: i64,
+) -> Result<i64> {
+    let mut end = base_offset;
+    for batch in listing {
+        let batch = batch?;
+        let last = batch
+            .column_by_name("lastOffset")
+            .and_then(|c| c.as_primitive_opt::<Int64Type>())
+            .ok_or_else(|| Error::invalid_argument("a batch listing needs a lastOffset column"))?;
+        for v in last.iter().flatten() {
+            end = end.max(v + 1);
+        }
+    }
+    Ok(end)
 }

@@ -72,6 +72,11 @@ impl InternalFold {
         })
     }
 
+    /// Notes a data partition's log end offset (for the lag column).
+    fn set_log_end(&mut self, topic: &str, partition: i32, log_end: i64) {
+        self.inner.set_log_end(topic, partition, log_end);
+    }
+
     /// The table, as one record batch.
     fn finish(&mut self, py: Python<'_>) -> PyResult<PyRecordBatch> {
         let inner = &mut self.inner;
@@ -107,6 +112,19 @@ fn topic(name: &str) -> PyResult<Topic> {
     Topic::from_name(name)
         .ok_or_else(|| Error::invalid_argument(format!("unknown internal topic {name:?}")))
         .py_err()
+}
+
+/// A partition's log end offset from the batch listing of its last segment (see
+/// `kafkalog.read_batches`) and that segment's base offset.
+#[pyfunction]
+pub fn log_end_offset(py: Python<'_>, listing: AnyRecordBatch, base_offset: i64) -> PyResult<i64> {
+    let reader = listing.into_reader()?;
+    detach(py, || {
+        crate::arrow::internal_tables::log_end_offset(
+            reader.map(|b| b.map_err(|e| Error::invalid_argument(e.to_string()))),
+            base_offset,
+        )
+    })
 }
 
 /// What kafka-dump-log prints for a record's key and payload with the decoder of `topic`

@@ -20,6 +20,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<internal::InternalFold>()?;
     m.add_function(wrap_pyfunction!(internal::dump_internal_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::decode_internal_record, m)?)?;
+    m.add_function(wrap_pyfunction!(internal::log_end_offset, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
