@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import kafkalog
+from kafkalog import _native
 from kafkalog.errors import (
     InvalidArgumentError,
     KafkaLogError,
@@ -344,8 +345,11 @@ class Dumper:
     def __init__(self, args: argparse.Namespace, out: _Output) -> None:
         self.out = out
         self.json = args.format == "json"
-        self.print_data = args.print_data_log
-        self.deep = args.deep_iteration or args.print_data_log
+        # --offsets-decoder etc.: the internal topic whose records are decoded (implies
+        # --print-data-log, as in Kafka).
+        self.decoder = _internal_decoder(args)
+        self.print_data = args.print_data_log or self.decoder is not None
+        self.deep = args.deep_iteration or self.print_data
         self.skip_metadata = args.skip_record_metadata
         self.verify_only = args.verify_index_only
         self.sanity_only = args.index_sanity_check
@@ -609,8 +613,11 @@ class Dumper:
                     if epoch is not None:
                         obj["coordinatorEpoch"] = epoch
             if self.print_data and not control:
-                obj["key"] = None if r["key"] is None else _utf8(r["key"])
-                obj["payload"] = None if r["value"] is None else _utf8(r["value"])
+                if self.decoder is not None:
+                    obj.update(_decoded_record(self.decoder, r))
+                else:
+                    obj["key"] = None if r["key"] is None else _utf8(r["key"])
+                    obj["payload"] = None if r["value"] is None else _utf8(r["value"])
             self.out.json(obj)
             return
         parts: list[str] = []
@@ -636,10 +643,17 @@ class Dumper:
                     # JSON of the decoded record; kafkalog does not decode those values.
                     parts.append(f" controlType: {name}({r['controlType']})")
         if self.print_data and not control:
-            if r["key"] is not None:
-                parts.append(f"{prefix}key: {_utf8(r['key'])}")
-            if r["value"] is not None:
-                parts.append(f" payload: {_utf8(r['value'])}")
+            if self.decoder is not None:
+                key, payload = _native.dump_internal_record(
+                    self.decoder, r["key"], r["value"], r["offset"]
+                )
+            else:
+                key = None if r["key"] is None else _utf8(r["key"])
+                payload = None if r["value"] is None else _utf8(r["value"])
+            if key is not None:
+                parts.append(f"{prefix}key: {key}")
+            if payload is not None:
+                parts.append(f" payload: {payload}")
         self.out.line("".join(parts))
 
     # ---- .index
@@ -1611,7 +1625,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         help="text: kafka-dump-log's lines (default); json: one JSON object a line",
     )
+    _add_decoder_options(d)
     d.set_defaults(func=cmd_dump)
+    _add_offsets_command(sub)
 
     c = sub.add_parser(
         "convert",
@@ -1744,6 +1760,95 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):
         pass
+
+
+# ---- internal topics: dump decoders and the offsets command
+
+# kafka-dump-log's decoder options, in the order it gives them priority.
+_DECODERS = (
+    ("offsets_decoder", "--offsets-decoder", "__consumer_offsets"),
+    ("transaction_log_decoder", "--transaction-log-decoder", "__transaction_state"),
+    ("cluster_metadata_decoder", "--cluster-metadata-decoder", "__cluster_metadata"),
+    ("remote_log_metadata_decoder", "--remote-log-metadata-decoder", "__remote_log_metadata"),
+)
+
+
+def _add_decoder_options(parser: argparse.ArgumentParser) -> None:
+    for dest, flag, topic in _DECODERS:
+        parser.add_argument(
+            flag,
+            dest=dest,
+            action="store_true",
+            help=f"decode the records as {topic} records (implies --print-data-log)",
+        )
+
+
+def _internal_decoder(args: argparse.Namespace) -> str | None:
+    for dest, _, topic in _DECODERS:
+        if getattr(args, dest, False):
+            return topic
+    return None
+
+
+def _decoded_record(topic: str, r: dict) -> dict:
+    """``--format json`` with a decoder: the key and payload as decoded objects."""
+    decoded = json.loads(_native.decode_internal_record(topic, r["key"], r["value"]))
+    out = {"payload": decoded.get("value")}
+    if "key" in decoded:
+        out = {"key": decoded["key"], **out}
+    return out
+
+
+OFFSETS_HELP = """\
+Print the committed offsets of consumer groups as kafka-consumer-groups --describe shows
+them: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG. The offsets come from the
+__consumer_offsets partitions under LOGDIR; the log end offsets from the same directory's data
+partitions ("-" where the partition is not there).
+"""
+
+
+def _add_offsets_command(sub) -> None:
+    o = sub.add_parser(
+        "offsets",
+        help="consumer groups' committed offsets and lag, as kafka-consumer-groups --describe",
+        description=OFFSETS_HELP,
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    o.add_argument("logdir", metavar="LOGDIR", help="log directory of a backup")
+    o.add_argument("--group", help="only this group")
+    o.add_argument("--json", action="store_true", help="one JSON object a line")
+    o.set_defaults(func=cmd_offsets)
+
+
+def cmd_offsets(args: argparse.Namespace) -> int:
+    from kafkalog.internal import group_offsets
+
+    table = group_offsets(args.logdir, group=args.group)
+    rows = table.to_pylist()
+    if args.group is not None and not rows:
+        _err(f"{PROG}: consumer group {args.group!r} has no committed offsets in {args.logdir}")
+        return EXIT_DATA
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return EXIT_OK
+    header = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"]
+    cells = [
+        [
+            row["group"],
+            row["topic"],
+            str(row["partition"]),
+            str(row["offset"]),
+            "-" if row["logEndOffset"] is None else str(row["logEndOffset"]),
+            "-" if row["lag"] is None else str(row["lag"]),
+        ]
+        for row in rows
+    ]
+    widths = [max(len(c[i]) for c in [header, *cells]) for i in range(len(header))]
+    for line in [header, *cells]:
+        print(" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -153,7 +153,7 @@ pub struct Fold {
     issues: Vec<FoldIssue>,
     latest_timestamp: Option<i64>,
     offsets: BTreeMap<(String, String, i32), OffsetRow>,
-    offset_history: Vec<(String, String, i32, Option<OffsetRow>)>,
+    offset_history: Vec<(String, String, i32, Option<OffsetRow>, Source)>,
     groups: BTreeMap<String, GroupRow>,
     transactions: BTreeMap<String, TxnRow>,
     records: RecordRows,
@@ -444,7 +444,8 @@ impl Fold {
                 });
                 let id = (group, topic, partition);
                 if self.options.history {
-                    self.offset_history.push((id.0, id.1, id.2, entry));
+                    self.offset_history
+                        .push((id.0, id.1, id.2, entry, row.source));
                 } else {
                     match entry {
                         Some(e) => {
@@ -725,7 +726,10 @@ impl Fold {
             (Kind::ConsumerOffsets, false) => {
                 let rows: Vec<_> = std::mem::take(&mut self.offsets)
                     .into_iter()
-                    .map(|((g, t, p), e)| (g, t, p, Some(e)))
+                    .map(|((g, t, p), e)| {
+                        let source = e.source;
+                        (g, t, p, Some(e), source)
+                    })
                     .collect();
                 self.offsets_table(rows, false)
             }
@@ -743,7 +747,7 @@ impl Fold {
 
     fn offsets_table(
         &self,
-        rows: Vec<(String, String, i32, Option<OffsetRow>)>,
+        rows: Vec<(String, String, i32, Option<OffsetRow>, Source)>,
         history: bool,
     ) -> std::result::Result<RecordBatch, arrow_schema::ArrowError> {
         let as_of = self.options.as_of.or(self.latest_timestamp);
@@ -762,7 +766,7 @@ impl Fold {
         let mut source_offset = Int64Builder::new();
         let mut log_end = Int64Builder::new();
         let mut lag = Int64Builder::new();
-        for (g, t, p, e) in &rows {
+        for (g, t, p, e, source) in &rows {
             let end = self.log_ends.get(&(t.clone(), *p)).copied();
             log_end.append_option(end);
             // kafka-consumer-groups: lag = log end offset - committed offset.
@@ -779,8 +783,6 @@ impl Fold {
                     commit.append_null();
                     expire.append_null();
                     expired.append_null();
-                    source_partition.append_null();
-                    source_offset.append_null();
                 }
                 Some(e) => {
                     offset.append_value(e.offset);
@@ -789,10 +791,10 @@ impl Fold {
                     commit.append_value(e.commit_timestamp * 1000);
                     expire.append_option(e.expire_timestamp.map(|t| t * 1000));
                     expired.append_option(as_of.map(|now| self.is_expired(g, e, now, retention)));
-                    source_partition.append_option(e.source.partition);
-                    source_offset.append_value(e.source.offset);
                 }
             }
+            source_partition.append_option(source.partition);
+            source_offset.append_value(source.offset);
         }
         let ts = timestamp_type();
         let mut fields = vec![

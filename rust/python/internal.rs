@@ -53,15 +53,18 @@ impl InternalFold {
         })
     }
 
-    /// Folds a record batch or a stream of them (read from `path`, for error messages).
-    #[pyo3(signature = (data, path = None))]
+    /// Folds a record batch or a stream of them, read from `path` (for error messages; with
+    /// `files`, a list of (base offset, segment path), the segment holding the offset).
+    #[pyo3(signature = (data, path = None, files = None))]
     fn feed(
         &mut self,
         py: Python<'_>,
         data: AnyRecordBatch,
         path: Option<PathBuf>,
+        files: Option<Vec<(i64, PathBuf)>>,
     ) -> PyResult<()> {
         let reader = data.into_reader()?;
+        self.inner.set_files(files.unwrap_or_default());
         let inner = &mut self.inner;
         detach(py, || {
             for batch in reader {
