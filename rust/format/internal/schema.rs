@@ -270,9 +270,9 @@ fn read_struct<'a>(
     let mut values: Vec<Option<Value<'a>>> = Vec::with_capacity(fields.len());
     for field in fields {
         if field.versions.contains(version) && !field.tagged.contains(version) {
-            values.push(Some(read_value(
-                field, &field.ty, version, flexible, cursor,
-            )?));
+            let nullable = field.nullable.contains(version);
+            let value = read_value(field, &field.ty, version, flexible, nullable, cursor)?;
+            values.push(Some(value));
         } else {
             values.push(None);
         }
@@ -294,13 +294,12 @@ fn read_struct<'a>(
             if let Some(i) = known {
                 let field = &fields[i];
                 let mut inner = Cursor::new(bytes);
-                let value =
-                    read_value(field, &field.ty, version, flexible, &mut inner).map_err(|e| {
-                        DecodeError {
-                            message: format!("tagged field {}: {}", field.name, e.message),
-                            at: cursor.pos - size + e.at,
-                        }
-                    })?;
+                let nullable = field.nullable.contains(version);
+                let value = read_value(field, &field.ty, version, flexible, nullable, &mut inner)
+                    .map_err(|e| DecodeError {
+                    message: format!("tagged field {}: {}", field.name, e.message),
+                    at: cursor.pos - size + e.at,
+                })?;
                 if !is_default(field, &value) {
                     values[i] = Some(value);
                 }
@@ -321,10 +320,10 @@ fn read_value<'a>(
     ty: &'static Type,
     version: i16,
     flexible: bool,
+    nullable: bool,
     cursor: &mut Cursor<'a>,
 ) -> DecodeResult<Value<'a>> {
     let name = field.name;
-    let nullable = field.nullable.contains(version);
     Ok(match ty {
         Type::Bool => Value::Bool(cursor.take(1, name)?[0] != 0),
         Type::Int8 => Value::Int(i64::from(cursor.take(1, name)?[0] as i8)),
@@ -383,7 +382,10 @@ fn read_value<'a>(
             }
             let mut items = Vec::with_capacity(count as usize);
             for _ in 0..count {
-                items.push(read_value(field, element, version, flexible, cursor)?);
+                // Elements are never null; only the array itself may be.
+                items.push(read_value(
+                    field, element, version, flexible, false, cursor,
+                )?);
             }
             Value::Array(items)
         }
@@ -655,6 +657,29 @@ mod tests {
         let b = [0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff];
         let e = decode(&NESTED, 0, &mut Cursor::new(&b)).unwrap_err();
         assert!(e.message.contains("array"), "{e}");
+    }
+
+    static NULLABLE_ARRAY: Message = Message {
+        name: "NullableArray",
+        api_key: -1,
+        valid: V(0, 0),
+        flexible: NONE,
+        fields: &[f(
+            "items",
+            Type::Array(&Type::Struct(&[f("p", Type::Int16, V(0, MAX))])),
+            V(0, MAX),
+        )
+        .nullable(V(0, MAX))],
+    };
+
+    #[test]
+    fn elements_of_a_nullable_array_are_not_nullable() {
+        let b = [0, 0, 0, 2, 0, 1, 0, 2];
+        let s = decode(&NULLABLE_ARRAY, 0, &mut Cursor::new(&b)).unwrap();
+        assert_eq!(json(&s), r#"{"items":[{"p":1},{"p":2}]}"#);
+        let b = [0xff, 0xff, 0xff, 0xff];
+        let s = decode(&NULLABLE_ARRAY, 0, &mut Cursor::new(&b)).unwrap();
+        assert_eq!(json(&s), r#"{"items":null}"#);
     }
 
     #[test]
