@@ -1019,7 +1019,19 @@ def test_remote_log_metadata(tmp_path, capsys):
     log = f"{path}/00000000000000000000.log"
     assert cli_main(["dump", "--files", log, "--remote-log-metadata-decoder"]) == 0
     lines = [x for x in capsys.readouterr().out.splitlines() if " payload: " in x]
-    assert '"type":"REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD"' in lines[1]
+    sid_text = f"RemoteLogSegmentId{{topicIdPartition={_uuid(topic_id)}:orders-2, id={_uuid(seg)}}}"
+    # As kafka-dump-log prints them: the toString of Kafka's remote log metadata objects.
+    assert lines[0].endswith(
+        f" payload: RemoteLogSegmentMetadata{{remoteLogSegmentId={sid_text}, startOffset=100, "
+        "endOffset=199, brokerId=7, maxTimestampMs=5000, eventTimestampMs=6000, "
+        "segmentLeaderEpochs={3=100}, segmentSizeInBytes=4096, customMetadata=Optional.empty, "
+        "state=COPY_SEGMENT_STARTED}"
+    )
+    assert lines[1].endswith(
+        f" payload: RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={sid_text}, "
+        "customMetadata=Optional.empty, state=COPY_SEGMENT_FINISHED, eventTimestampMs=7000, "
+        "brokerId=8}"
+    )
 
 
 def test_issues_do_not_leak_between_calls(offsets_dir):

@@ -1212,3 +1212,120 @@ pub fn log_end_offset(
     }
     Ok(end)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{BinaryArray, Int32Array, Int64Array};
+
+    fn key(t: i16, group: &str, topic: &str, partition: i32) -> Vec<u8> {
+        let mut b = t.to_be_bytes().to_vec();
+        for s in [group, topic] {
+            b.extend_from_slice(&(s.len() as i16).to_be_bytes());
+            b.extend_from_slice(s.as_bytes());
+        }
+        b.extend_from_slice(&partition.to_be_bytes());
+        b
+    }
+
+    fn commit(offset: i64, epoch: Option<i32>) -> Vec<u8> {
+        let mut b = if epoch.is_some() { 3i16 } else { 0i16 }
+            .to_be_bytes()
+            .to_vec();
+        b.extend_from_slice(&offset.to_be_bytes());
+        if let Some(e) = epoch {
+            b.extend_from_slice(&e.to_be_bytes());
+        }
+        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(&7i64.to_be_bytes());
+        b
+    }
+
+    fn batch(records: &[(Vec<u8>, Option<Vec<u8>>)]) -> RecordBatch {
+        let keys = BinaryArray::from_iter(records.iter().map(|(k, _)| Some(k.as_slice())));
+        let values = BinaryArray::from_iter(records.iter().map(|(_, v)| v.as_deref()));
+        let offsets = Int64Array::from_iter_values(0..records.len() as i64);
+        let partitions = Int32Array::from_iter_values(records.iter().map(|_| 5));
+        RecordBatch::try_from_iter([
+            ("key", Arc::new(keys) as ArrayRef),
+            ("value", Arc::new(values) as ArrayRef),
+            ("offset", Arc::new(offsets) as ArrayRef),
+            ("partition", Arc::new(partitions) as ArrayRef),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn latest_commit_wins_and_tombstones_delete() {
+        let records = vec![
+            (key(1, "g", "t", 0), Some(commit(5, None))),
+            (key(1, "g", "t", 0), Some(commit(9, Some(2)))),
+            (key(1, "g", "t", 1), Some(commit(3, None))),
+            (key(1, "g", "t", 1), None),
+        ];
+        let mut fold = Fold::new(Kind::ConsumerOffsets, FoldOptions::default());
+        fold.set_log_end("t", 0, 12);
+        fold.feed(&batch(&records), None).unwrap();
+        let table = fold.finish().unwrap();
+        assert_eq!(table.num_rows(), 1);
+        let int = |name: &str| {
+            table
+                .column_by_name(name)
+                .unwrap()
+                .as_primitive::<Int64Type>()
+                .value(0)
+        };
+        assert_eq!(int("offset"), 9);
+        assert_eq!(int("lag"), 3);
+        assert_eq!(int("sourceOffset"), 1);
+        let epoch = table
+            .column_by_name("leaderEpoch")
+            .unwrap()
+            .as_primitive::<Int32Type>();
+        assert_eq!(epoch.value(0), 2);
+
+        let mut history = Fold::new(
+            Kind::ConsumerOffsets,
+            FoldOptions {
+                history: true,
+                ..Default::default()
+            },
+        );
+        history.feed(&batch(&records), None).unwrap();
+        assert_eq!(history.finish().unwrap().num_rows(), 4);
+    }
+
+    #[test]
+    fn corrupt_values_are_errors_naming_the_offset_or_issues() {
+        let mut short = commit(5, None);
+        short.truncate(6);
+        let records = vec![(key(1, "g", "t", 0), Some(short))];
+        let mut fold = Fold::new(Kind::ConsumerOffsets, FoldOptions::default());
+        fold.set_files(vec![(0, PathBuf::from("/x/00.log"))]);
+        let err = fold.feed(&batch(&records), None).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::Corrupt);
+        assert_eq!(err.offset, Some(0));
+        assert_eq!(err.path, Some(PathBuf::from("/x/00.log")));
+        let mut fold = Fold::new(
+            Kind::ConsumerOffsets,
+            FoldOptions {
+                skip_corrupt: true,
+                ..Default::default()
+            },
+        );
+        fold.feed(&batch(&records), None).unwrap();
+        assert_eq!(fold.finish().unwrap().num_rows(), 0);
+        assert!(fold.issues()[0].corrupt);
+    }
+
+    #[test]
+    fn log_end_of_a_listing() {
+        let listing = RecordBatch::try_from_iter([(
+            "lastOffset",
+            Arc::new(Int64Array::from(vec![4, 9])) as ArrayRef,
+        )])
+        .unwrap();
+        assert_eq!(log_end_offset(std::iter::once(Ok(listing)), 0).unwrap(), 10);
+        assert_eq!(log_end_offset(std::iter::empty(), 42).unwrap(), 42);
+    }
+}

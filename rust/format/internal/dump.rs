@@ -10,11 +10,12 @@
 //!   `producerId:<p>,producerEpoch:<e>,state=<State>,partitions=[t-0,...],txnLastUpdateTimestamp=<ms>,txnTimeoutMs=<ms>`
 //!   or `<DELETE>`.
 //! - cluster metadata: no key; payload `{"type":"TOPIC_RECORD","version":0,"data":{...}}`.
-//! - remote log metadata: no key; payload as cluster metadata's (kafka-dump-log prints the Java
-//!   objects' `toString` there; kafkalog prints the record's fields instead).
+//! - remote log metadata: no key; payload as Kafka's metadata objects print themselves
+//!   (`RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition=<id>:<topic>-<p>, id=<id>}, startOffset=..., ...}`);
+//!   a snapshot record (never in the topic) as cluster metadata's JSON.
 
-use super::schema::{json_string, struct_json, upper_snake};
-use super::{Parsed, Topic};
+use super::schema::{json_string, struct_json, upper_snake, uuid_string};
+use super::{Parsed, Struct, Topic, Value};
 use std::fmt::Write as _;
 
 /// The key and payload strings kafka-dump-log prints for one record (`None` = not printed).
@@ -37,6 +38,11 @@ pub fn dump_strings(
                 super::remote_log_metadata_record(value)
             };
             let out = match parsed {
+                Ok(Parsed::Known(r))
+                    if topic == Topic::RemoteLogMetadata && r.message.api_key != 3 =>
+                {
+                    remote_string(r.message.api_key, &r.data)
+                }
                 Ok(Parsed::Known(r)) => {
                     let mut s = String::from("{\"type\":");
                     json_string(&mut s, &upper_snake(r.message.name));
@@ -50,6 +56,112 @@ pub fn dump_strings(
             };
             (None, Some(out))
         }
+    }
+}
+
+/// A `topicId:topic-partition` as Kafka's `TopicIdPartition` prints itself.
+fn topic_id_partition(tp: Option<&Value<'_>>) -> String {
+    let Some(tp) = tp.and_then(Value::as_struct) else {
+        return "null".into();
+    };
+    let id = match tp.get("id") {
+        Some(Value::Uuid(u)) => uuid_string(u),
+        _ => String::new(),
+    };
+    format!(
+        "{id}:{}-{}",
+        tp.str("name").unwrap_or(""),
+        tp.int("partition").unwrap_or(-1)
+    )
+}
+
+/// The line kafka-dump-log prints for a remote log metadata record: the `toString` of the
+/// object Kafka makes of it.
+fn remote_string(api_key: i16, d: &Struct<'_>) -> String {
+    const SEGMENT_STATES: [&str; 4] = [
+        "COPY_SEGMENT_STARTED",
+        "COPY_SEGMENT_FINISHED",
+        "DELETE_SEGMENT_STARTED",
+        "DELETE_SEGMENT_FINISHED",
+    ];
+    const PARTITION_STATES: [&str; 3] = [
+        "DELETE_PARTITION_MARKED",
+        "DELETE_PARTITION_STARTED",
+        "DELETE_PARTITION_FINISHED",
+    ];
+    let state = |name: &str, names: &[&str]| {
+        let id = d.int(name).unwrap_or(-1);
+        names
+            .get(id as usize)
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| format!("UNKNOWN({id})"))
+    };
+    let segment_id = || match d.get("remoteLogSegmentId").and_then(Value::as_struct) {
+        Some(id) => format!(
+            "RemoteLogSegmentId{{topicIdPartition={}, id={}}}",
+            topic_id_partition(id.get("topicIdPartition")),
+            match id.get("id") {
+                Some(Value::Uuid(u)) => uuid_string(u),
+                _ => String::new(),
+            }
+        ),
+        None => "null".into(),
+    };
+    let custom = match d.get("customMetadata") {
+        Some(Value::Bytes(b)) => format!("Optional[CustomMetadata{{{} bytes}}]", b.len()),
+        _ => "Optional.empty".into(),
+    };
+    let int = |name: &str| d.int(name).unwrap_or(-1);
+    match api_key {
+        0 => {
+            // A sorted map of leader epoch to start offset, as Java's TreeMap prints.
+            let mut epochs: Vec<(i64, i64)> = d
+                .get("segmentLeaderEpochs")
+                .map(Value::as_array)
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(Value::as_struct)
+                .map(|e| {
+                    (
+                        e.int("leaderEpoch").unwrap_or(-1),
+                        e.int("offset").unwrap_or(-1),
+                    )
+                })
+                .collect();
+            epochs.sort();
+            epochs.dedup_by_key(|e| e.0);
+            let epochs: Vec<String> = epochs.iter().map(|(e, o)| format!("{e}={o}")).collect();
+            format!(
+                "RemoteLogSegmentMetadata{{remoteLogSegmentId={}, startOffset={}, endOffset={}, \
+                 brokerId={}, maxTimestampMs={}, eventTimestampMs={}, segmentLeaderEpochs={{{}}}, \
+                 segmentSizeInBytes={}, customMetadata={custom}, state={}}}",
+                segment_id(),
+                int("startOffset"),
+                int("endOffset"),
+                int("brokerId"),
+                int("maxTimestampMs"),
+                int("eventTimestampMs"),
+                epochs.join(", "),
+                int("segmentSizeInBytes"),
+                state("remoteLogSegmentState", &SEGMENT_STATES),
+            )
+        }
+        1 => format!(
+            "RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={}, customMetadata={custom}, \
+             state={}, eventTimestampMs={}, brokerId={}}}",
+            segment_id(),
+            state("remoteLogSegmentState", &SEGMENT_STATES),
+            int("eventTimestampMs"),
+            int("brokerId"),
+        ),
+        _ => format!(
+            "RemotePartitionDeleteMetadata{{topicPartition={}, state={}, eventTimestampMs={}, \
+             brokerId={}}}",
+            topic_id_partition(d.get("topicIdPartition")),
+            state("remotePartitionDeleteState", &PARTITION_STATES),
+            int("eventTimestampMs"),
+            int("brokerId"),
+        ),
     }
 }
 
