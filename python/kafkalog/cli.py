@@ -11,6 +11,12 @@ Subcommands:
   sizes, from the batch headers only (``--json`` for programs);
 - ``kafkalog verify PATH``: :func:`kafkalog.verify`'s checks of segments and indexes, one line
   per problem, exit code 1 if any.
+- ``kafkalog offsets LOGDIR [--group G]``: consumer groups' committed offsets, log end offsets
+  and lag, as ``kafka-consumer-groups --describe`` shows them.
+
+``dump --offsets-decoder`` (``--transaction-log-decoder``, ``--cluster-metadata-decoder``,
+``--remote-log-metadata-decoder``) prints internal topics' records as kafka-dump-log does; the
+decoding is in the Rust core (``kafkalog._native.dump_internal_record``).
 
 This module only formats what the library returns (:func:`kafkalog.read`,
 :func:`kafkalog.read_batches`, :func:`kafkalog.read_index`); it does not parse Kafka's bytes.
@@ -1504,8 +1510,9 @@ index entries that do not match the log, time index mismatches.
                    [v2: sequence, headerKeys] [v0/v1: isValid, crc]
                    [control: controlType, controlTypeId, coordinatorEpoch (markers)]
                    [--print-data-log: key, payload (UTF-8 text as Kafka's StringDecoder
-                   shows it, null when absent)]}; --skip-record-metadata keeps only offset
-                   and key/payload
+                   shows it, null when absent; with a decoder option, the decoded key and
+                   payload: {name, version, data} objects, payload null for a tombstone)]};
+                   --skip-record-metadata keeps only offset and key/payload
   trailing_bytes   {bytes}          (Kafka's "Found N invalid bytes at the end of ...")
   index_entry      {offset, position}      time_index_entry {timestamp, offset}
   txn_index_entry  {version, producerId, firstOffset, lastOffset, lastStableOffset}
@@ -1514,6 +1521,12 @@ index entries that do not match the log, time index mismatches.
                    lastOffset, offsetDelta}  (null where Kafka prints nothing)
   empty            (an index with no entries)   sanity_check {passed}
 Timestamps are milliseconds since the epoch, -1 for none, as Kafka prints them.
+
+Internal topics (decoder options, each implying --print-data-log, as in Kafka):
+--offsets-decoder (__consumer_offsets), --transaction-log-decoder (__transaction_state),
+--cluster-metadata-decoder (KRaft __cluster_metadata and .checkpoint snapshots),
+--remote-log-metadata-decoder (__remote_log_metadata): key and payload printed as Kafka's
+decoders print them (JSON in Kafka's field names, <DELETE> for a tombstone).
 """
 
 CONVERT_HELP = """\
