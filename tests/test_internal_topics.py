@@ -1039,3 +1039,87 @@ def test_issues_do_not_leak_between_calls(offsets_dir):
         warnings.simplefilter("error")
         kafkalog.consumer_offsets(offsets_dir)
         kafkalog.consumer_groups(offsets_dir)
+
+
+# ---- cluster state
+
+
+def _cstr(s: str | None) -> bytes:
+    return b"\0" if s is None else _uvarint(len(s.encode()) + 1) + s.encode()
+
+
+def _cints(xs) -> bytes:
+    return _uvarint(len(xs) + 1) + b"".join(struct.pack(">i", x) for x in xs)
+
+
+def _tags(tags: dict[int, bytes]) -> bytes:
+    out = _uvarint(len(tags))
+    for tag in sorted(tags):
+        out += _uvarint(tag) + _uvarint(len(tags[tag])) + tags[tag]
+    return out
+
+
+def test_cluster_state_replays_metadata(tmp_path):
+    tid, ghost = bytes([7] * 16), bytes([9] * 16)
+    records = [
+        _framed(2, _cstr("orders") + tid + _tags({})),
+        _framed(
+            3,
+            struct.pack(">i", 0)
+            + tid
+            + _cints([1, 2])
+            + _cints([1, 2])
+            + _cints([])
+            + _cints([])
+            + struct.pack(">iii", 1, 0, 0)
+            + _tags({}),
+        ),
+        # ISR shrinks to [2] and the leader moves to 2: the leader epoch and the partition
+        # epoch go up by one.
+        _framed(5, struct.pack(">i", 0) + tid + _tags({0: _cints([2]), 1: struct.pack(">i", 2)})),
+        _framed(4, b"\x02" + _cstr("orders") + _cstr("retention.ms") + _cstr("1000") + _tags({})),
+        _framed(
+            4, b"\x02" + _cstr("orders") + _cstr("cleanup.policy") + _cstr("compact") + _tags({})
+        ),
+        _framed(4, b"\x02" + _cstr("orders") + _cstr("retention.ms") + _cstr(None) + _tags({})),
+        # An aborted metadata transaction leaves nothing behind.
+        _framed(23, _tags({})),
+        _framed(2, _cstr("ghost") + ghost + _tags({})),
+        _framed(25, _tags({})),
+        _framed(12, _cstr("metadata.version") + struct.pack(">h", 21) + _tags({})),
+    ]
+    path = write_topic(tmp_path, "__cluster_metadata", 0, [(None, v) for v in records])
+    state = kafkalog.cluster_state(path)
+    assert state["topics"].to_pylist() == [
+        {"name": "orders", "topicId": _uuid(tid), "partitions": 1}
+    ]
+    (p,) = state["partitions"].to_pylist()
+    assert (p["replicas"], p["isr"], p["leader"]) == ([1, 2], [2], 2)
+    assert (p["leaderEpoch"], p["partitionEpoch"]) == (1, 1)
+    assert state["configs"].to_pylist() == [
+        {
+            "resourceType": "TOPIC",
+            "resourceName": "orders",
+            "name": "cleanup.policy",
+            "value": "compact",
+        }
+    ]
+    assert state["features"].to_pylist() == [{"name": "metadata.version", "featureLevel": 21}]
+    # Every record is also a row of cluster_metadata, the aborted ones included.
+    assert kafkalog.cluster_metadata(path).num_rows == len(records)
+
+
+def test_cluster_state_of_the_corpus():
+    path = f"{CORPUS}/nomanazeem__Kafka-java/kafka-logs/__cluster_metadata-0"
+    state = kafkalog.cluster_state(path)
+    topics = {t["name"]: t for t in state["topics"].to_pylist()}
+    assert set(topics) == {"__consumer_offsets", "demo-topic"}
+    assert topics["__consumer_offsets"]["partitions"] == 50
+    rows = kafkalog.cluster_metadata(path).to_pylist()
+    created = {
+        json.loads(r["data"])["name"]: json.loads(r["data"])["topicId"]
+        for r in rows
+        if r["type"] == "TopicRecord"
+    }
+    assert {n: t["topicId"] for n, t in topics.items()} == created
+    assert state["brokers"].num_rows == 1

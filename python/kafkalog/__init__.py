@@ -530,6 +530,7 @@ def write(
 from kafkalog.errors import UndecodedRecordWarning  # noqa: E402
 from kafkalog.internal import (  # noqa: E402
     cluster_metadata,
+    cluster_state,
     consumer_groups,
     consumer_offsets,
     remote_log_metadata,
@@ -541,6 +542,7 @@ __all__ += [
     "consumer_groups",
     "transactions",
     "cluster_metadata",
+    "cluster_state",
     "remote_log_metadata",
     "UndecodedRecordWarning",
 ]

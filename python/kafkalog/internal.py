@@ -22,6 +22,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafkalog._native import ClusterStateFold as _ClusterStateFold
 from kafkalog._native import InternalFold as _InternalFold
 from kafkalog._native import log_end_offset as _log_end_offset
 from kafkalog.errors import UndecodedRecordWarning
@@ -32,6 +33,7 @@ __all__ = [
     "transactions",
     "cluster_metadata",
     "remote_log_metadata",
+    "cluster_state",
     "group_offsets",
 ]
 
@@ -219,6 +221,32 @@ def cluster_metadata(path: str | os.PathLike, *, on_corrupt: str = "error") -> p
     (the fields as JSON, in Kafka's field names) and ``raw`` (the value's bytes when it was not
     decoded)."""
     return _fold("cluster_metadata", "__cluster_metadata", path, on_corrupt=on_corrupt)
+
+
+def cluster_state(path: str | os.PathLike) -> dict[str, pa.Table]:
+    """The cluster's state from KRaft metadata, as a controller rebuilds it: the latest
+    snapshot (``<end offset>-<epoch>.checkpoint``) in ``path`` when there is one, then the
+    log's records from the snapshot's end offset on. Tables: ``topics`` (name, topicId,
+    partitions), ``partitions`` (topic, topicId, partition, replicas, isr, removingReplicas,
+    addingReplicas, leader, leaderEpoch, partitionEpoch, leaderRecoveryState), ``configs``
+    (resourceType, resourceName, name, value), ``brokers`` (brokerId, brokerEpoch,
+    incarnationId, rack, fenced, inControlledShutdown, endpoints) and ``features`` (name,
+    featureLevel). ``path`` may also be a single ``.log`` or ``.checkpoint`` file."""
+    import kafkalog
+
+    path = os.fspath(path)
+    fold = _ClusterStateFold()
+    if os.path.isfile(path):
+        fold.feed(kafkalog.read(path, columns=["value"]))
+    else:
+        snapshots = sorted(n for n in os.listdir(path) if n.endswith(".checkpoint"))
+        start = None
+        if snapshots:
+            fold.feed(kafkalog.read(os.path.join(path, snapshots[-1]), columns=["value"]))
+            start = int(snapshots[-1].split("-")[0])
+        if kafkalog.segments(path):
+            fold.feed(kafkalog.read(path, columns=["value"], start_offset=start))
+    return {name: pa.Table.from_batches([pa.record_batch(b)]) for name, b in fold.tables()}
 
 
 def remote_log_metadata(

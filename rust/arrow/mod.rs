@@ -11,6 +11,7 @@
 //! | `writer.rs` | a partition directory: segments, indexes, atomic placement |
 //! | `index_tables.rs` | `.index`, `.timeindex`, `.txnindex`, `.snapshot`, leader epochs as tables |
 //! | `internal_tables.rs` | internal topics (consumer offsets, groups, transactions, KRaft metadata) folded into tables |
+//! | `cluster_state.rs` | KRaft metadata replayed into topics, partitions, configs, brokers, features |
 //! | `seek.rs` | offset/timestamp bounds: segment choice, index seeks, timestamps to offsets |
 //! | `transactions.rs` | what `read_committed` drops: aborted transactions, the last stable offset |
 //! | `scan.rs` | walking a segment's entries without decoding them (for the passes above) |
@@ -21,6 +22,7 @@
 
 pub mod batches;
 pub mod builder;
+pub mod cluster_state;
 pub mod decoder;
 pub mod encoder;
 pub mod index_tables;

@@ -2,6 +2,7 @@
 //! internal-topic decoders (`format::internal::dump`).
 
 use super::errors::{detach, IntoPyResult};
+use crate::arrow::cluster_state::ClusterState;
 use crate::arrow::internal_tables::{Fold, FoldOptions, Kind};
 use crate::error::Error;
 use crate::format::internal::dump::{dump_json, dump_strings};
@@ -108,6 +109,45 @@ impl InternalFold {
                 Ok(d)
             })
             .collect()
+    }
+}
+
+/// KRaft metadata records replayed into the cluster's state.
+#[pyclass(module = "kafkalog._native")]
+pub struct ClusterStateFold {
+    inner: ClusterState,
+}
+
+#[pymethods]
+impl ClusterStateFold {
+    #[new]
+    fn new() -> Self {
+        ClusterStateFold {
+            inner: ClusterState::new(),
+        }
+    }
+
+    /// Replays a record batch or a stream of them (with a `value` column), in log order.
+    fn feed(&mut self, py: Python<'_>, data: AnyRecordBatch) -> PyResult<()> {
+        let reader = data.into_reader()?;
+        let inner = &mut self.inner;
+        detach(py, || {
+            for batch in reader {
+                let batch = batch.map_err(|e| Error::invalid_argument(e.to_string()))?;
+                inner.feed(&batch)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The state: (name, record batch) for topics, partitions, configs, brokers, features.
+    fn tables(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, PyRecordBatch)>> {
+        let inner = &self.inner;
+        let tables = detach(py, || inner.tables())?;
+        Ok(tables
+            .into_iter()
+            .map(|(n, b)| (n, PyRecordBatch::new(b)))
+            .collect())
     }
 }
 

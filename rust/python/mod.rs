@@ -18,6 +18,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader::split_points, m)?)?;
     m.add_function(wrap_pyfunction!(reader::rebuild_indexes, m)?)?;
     m.add_class::<internal::InternalFold>()?;
+    m.add_class::<internal::ClusterStateFold>()?;
     m.add_function(wrap_pyfunction!(internal::dump_internal_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::decode_internal_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::log_end_offset, m)?)?;
