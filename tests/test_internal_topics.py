@@ -726,20 +726,108 @@ def test_expiry(offsets_dir):
     }
 
 
+def _group_value(members, version=3) -> bytes:
+    """A classic consumer group's GroupMetadataValue with members (id, topic, partitions)."""
+    encoded = []
+    for member_id, topic, partitions in members:
+        subscription = struct.pack(">h", 0) + _w_fields(
+            SUBSCRIPTION[0], {"topics": [topic], "userData": None}, False, {}
+        )
+        assignment = struct.pack(">h", 0) + _w_fields(
+            ASSIGNMENT[0],
+            {"assignedPartitions": [{"topic": topic, "partitions": partitions}], "userData": b""},
+            False,
+            {},
+        )
+        encoded.append(
+            {
+                "memberId": member_id,
+                "groupInstanceId": None,
+                "clientId": "client-" + member_id,
+                "clientHost": "/10.0.0.1",
+                "rebalanceTimeout": 300000,
+                "sessionTimeout": 45000,
+                "subscription": subscription,
+                "assignment": assignment,
+            }
+        )
+    values = {
+        "protocolType": "consumer",
+        "generation": 4,
+        "protocol": "range",
+        "leader": members[0][0] if members else None,
+        "currentStateTimestamp": 1234,
+        "members": encoded,
+    }
+    return struct.pack(">h", version) + _w_fields(
+        GROUP_METADATA_VALUE[version], values, version >= 4, {}
+    )
+
+
+def _group_key(group: str) -> bytes:
+    return struct.pack(">h", 2) + _w_fields(GROUP_METADATA_KEY[2], {"group": group}, False, {})
+
+
 def test_offsets_command(offsets_dir, capsys):
     assert cli_main(["offsets", str(offsets_dir), "--group", "g1"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == [
+    captured = capsys.readouterr()
+    out = captured.out.split("\n")
+    # As kafka-consumer-groups --describe: a blank line, the header, the rows, a blank line.
+    assert out[0] == ""
+    assert out[1].split() == [
         "GROUP",
         "TOPIC",
         "PARTITION",
         "CURRENT-OFFSET",
         "LOG-END-OFFSET",
         "LAG",
+        "CONSUMER-ID",
+        "HOST",
+        "CLIENT-ID",
     ]
-    assert out[1].split() == ["g1", "orders", "0", "7", "10", "3"]
-    assert len(out) == 2
+    assert out[1].startswith("GROUP           TOPIC           PARTITION  CURRENT-OFFSET  ")
+    assert out[2].split() == ["g1", "orders", "0", "7", "10", "3", "-", "-", "-"]
+    assert out[3:] == ["", ""]
+    assert "Consumer group 'g1' has no active members." in captured.err
     assert cli_main(["offsets", str(offsets_dir), "--group", "nope"]) == 1
+
+
+def test_consumer_groups_and_offsets_with_members(tmp_path, capsys):
+    records = [
+        (
+            commit_key("pay", "orders", 0),
+            commit_value(3, offset=4, leaderEpoch=0, commitTimestamp=10),
+        ),
+        (_group_key("pay"), _group_value([("m-1", "orders", [0, 1])])),
+        (_group_key("gone"), _group_value([("m-2", "orders", [0])])),
+        (_group_key("gone"), None),
+    ]
+    root = tmp_path / "logs"
+    root.mkdir()
+    write_topic(root, "__consumer_offsets", 0, records)
+    write_topic(root, "orders", 0, [(None, b"x")] * 6)
+    (group,) = kafkalog.consumer_groups(root).to_pylist()
+    assert (group["group"], group["state"], group["generation"], group["protocol"]) == (
+        "pay",
+        "Stable",
+        4,
+        "range",
+    )
+    (member,) = group["members"]
+    assert member["memberId"] == "m-1" and member["clientId"] == "client-m-1"
+    assert member["topics"] == ["orders"] and member["assignment"] == ["orders-0", "orders-1"]
+    assert int(group["currentStateTimestamp"].timestamp() * 1000) == 1234
+    # The group is not empty: its commits do not expire.
+    (commit,) = kafkalog.consumer_offsets(root, as_of=10**13).to_pylist()
+    assert commit["expired"] is False
+    assert cli_main(["offsets", str(root), "--group", "pay"]) == 0
+    captured = capsys.readouterr()
+    rows = [line.split() for line in captured.out.splitlines()[2:] if line]
+    assert rows == [
+        ["pay", "orders", "0", "4", "6", "2", "m-1", "/10.0.0.1", "client-m-1"],
+        ["pay", "orders", "1", "-", "-", "-", "m-1", "/10.0.0.1", "client-m-1"],
+    ]
+    assert "no active members" not in captured.err
 
 
 def test_dump_offsets_decoder_lines(offsets_dir, capsys):

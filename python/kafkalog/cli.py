@@ -1814,9 +1814,10 @@ def _decoded_record(topic: str, r: dict) -> dict:
 
 OFFSETS_HELP = """\
 Print the committed offsets of consumer groups as kafka-consumer-groups --describe shows
-them: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG. The offsets come from the
-__consumer_offsets partitions under LOGDIR; the log end offsets from the same directory's data
-partitions ("-" where the partition is not there).
+them: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST,
+CLIENT-ID, one block per group, rows in topic, partition order. The offsets and the groups'
+members come from the __consumer_offsets partitions under LOGDIR; the log end offsets from the
+same directory's data partitions ("-" where the partition is not there).
 """
 
 
@@ -1835,33 +1836,65 @@ def _add_offsets_command(sub) -> None:
 
 
 def cmd_offsets(args: argparse.Namespace) -> int:
-    from kafkalog.internal import group_offsets
-
-    table = group_offsets(args.logdir, group=args.group)
-    rows = table.to_pylist()
-    if args.group is not None and not rows:
-        _err(f"{PROG}: consumer group {args.group!r} has no committed offsets in {args.logdir}")
+    offsets = kafkalog.consumer_offsets(args.logdir, group=args.group).to_pylist()
+    groups = {g["group"]: g for g in kafkalog.consumer_groups(args.logdir).to_pylist()}
+    names = sorted(
+        {r["group"] for r in offsets} | ({args.group} & set(groups) if args.group else set(groups))
+    )
+    if args.group is not None and not names:
+        _err(f"{PROG}: Error: The consumer group '{args.group}' does not exist.")
         return EXIT_DATA
-    if args.json:
-        for row in rows:
-            print(json.dumps(row))
-        return EXIT_OK
-    header = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"]
-    cells = [
-        [
-            row["group"],
-            row["topic"],
-            str(row["partition"]),
-            str(row["offset"]),
-            "-" if row["logEndOffset"] is None else str(row["logEndOffset"]),
-            "-" if row["lag"] is None else str(row["lag"]),
-        ]
-        for row in rows
-    ]
-    widths = [max(len(c[i]) for c in [header, *cells]) for i in range(len(header))]
-    for line in [header, *cells]:
-        print(" ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+    for name in names:
+        group = groups.get(name)
+        # Which member holds each partition (classic groups' assignments).
+        owner: dict[tuple[str, int], dict] = {}
+        for member in (group or {}).get("members") or []:
+            for tp in member["assignment"] or []:
+                topic, _, partition = tp.rpartition("-")
+                owner[(topic, int(partition))] = member
+        rows = {(r["topic"], r["partition"]): r for r in offsets if r["group"] == name}
+        cells = []
+        for topic, partition in sorted(set(rows) | set(owner)):
+            r, m = rows.get((topic, partition)), owner.get((topic, partition))
+            cells.append(
+                [
+                    name,
+                    topic,
+                    str(partition),
+                    _or_dash(r and r["offset"]),
+                    _or_dash(r and r["logEndOffset"]),
+                    _or_dash(r and r["lag"]),
+                    _or_dash(m and m["memberId"]),
+                    _or_dash(m and m["clientHost"]),
+                    _or_dash(m and m["clientId"]),
+                ]
+            )
+        if args.json:
+            keys = ["group", "topic", "partition", "currentOffset", "logEndOffset", "lag"]
+            keys += ["consumerId", "host", "clientId"]
+            for row in cells:
+                print(json.dumps(dict(zip(keys, row, strict=True))))
+            continue
+        state = group["state"] if group else "Empty"
+        if state == "Empty":
+            print(f"\nConsumer group '{name}' has no active members.", file=sys.stderr)
+        # kafka-consumer-groups --describe's layout: a blank line, then left-aligned columns
+        # at least 15 wide (PARTITION 10), the last one unpadded.
+        widths = [15, 15, 10, 15, 15, 15, 15, 15]
+        for i in (0, 1, 6, 7):
+            widths[i] = max([widths[i]] + [len(c[i]) for c in cells])
+        header = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"]
+        header += ["CONSUMER-ID", "HOST", "CLIENT-ID"]
+        print()
+        for line in [header, *cells]:
+            padded = [c.ljust(w) for c, w in zip(line[:-1], widths, strict=True)]
+            print(" ".join([*padded, line[-1]]))
+        print()
     return EXIT_OK
+
+
+def _or_dash(value) -> str:
+    return "-" if value is None else str(value)
 
 
 def main(argv: list[str] | None = None) -> int:

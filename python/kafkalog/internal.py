@@ -34,7 +34,6 @@ __all__ = [
     "cluster_metadata",
     "remote_log_metadata",
     "cluster_state",
-    "group_offsets",
 ]
 
 _COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "batchPosition"]
@@ -184,13 +183,6 @@ def consumer_offsets(
     if group is not None:
         table = table.filter(pc.equal(table["group"], group))
     return table
-
-
-def group_offsets(path: str | os.PathLike, group: str | None = None) -> pa.Table:
-    """What ``kafka-consumer-groups --describe`` shows for the groups' committed offsets:
-    group, topic, partition, current offset, log end offset and lag."""
-    table = consumer_offsets(path, group=group)
-    return table.select(["group", "topic", "partition", "offset", "logEndOffset", "lag"])
 
 
 def consumer_groups(path: str | os.PathLike, *, on_corrupt: str = "error") -> pa.Table:
