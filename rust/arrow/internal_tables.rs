@@ -342,8 +342,6 @@ impl Fold {
     /// Folds one batch of records, read from `path` when they came from a file.
     pub fn feed(&mut self, batch: &RecordBatch, path: Option<&Path>) -> Result<()> {
         for row in rows(batch)? {
-            let file = self.file_of(row.source.offset, path).map(Path::to_path_buf);
-            let path = file.as_deref();
             if let Some(t) = row.source.timestamp {
                 self.latest_timestamp = Some(self.latest_timestamp.map_or(t, |l| l.max(t)));
             }
@@ -352,6 +350,12 @@ impl Fold {
                 Kind::Transactions => self.transaction_record(&row),
                 Kind::ClusterMetadata | Kind::RemoteLogMetadata => self.framed_record(&row),
             };
+            if matches!(outcome, Ok(None)) {
+                continue;
+            }
+            // The file is looked up only for what is reported.
+            let file = self.file_of(row.source.offset, path).map(Path::to_path_buf);
+            let path = file.as_deref();
             match outcome {
                 Ok(None) => {}
                 Ok(Some(unknown)) => self.issue(&row, path, unknown, false),
