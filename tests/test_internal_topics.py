@@ -1211,3 +1211,97 @@ def test_cluster_state_of_the_corpus():
     }
     assert {n: t["topicId"] for n, t in topics.items()} == created
     assert state["brokers"].num_rows == 1
+
+
+# ---- arbitrary bytes
+
+
+@pytest.mark.parametrize(
+    "topic",
+    ["__consumer_offsets", "__transaction_state", "__cluster_metadata", "__remote_log_metadata"],
+)
+def test_arbitrary_bytes_never_crash(topic):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    seeds = [
+        commit_key("g", "t", 0),
+        commit_value(4, {3: b"\x01"}, offset=1, leaderEpoch=2, commitTimestamp=3),
+        _group_value([("m", "t", [0, 1])]),
+        txn_value(
+            1,
+            {0: b"\0" * 8},
+            producerId=1,
+            producerEpoch=0,
+            transactionTimeoutMs=1,
+            transactionStatus=1,
+            transactionPartitions=None,
+            transactionLastUpdateTimestampMs=0,
+            transactionStartTimestampMs=0,
+        ),
+        b"\x01\x03\x00" + b"\x00" * 40,
+    ]
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        st.one_of(st.binary(max_size=64), st.sampled_from(seeds)),
+        st.one_of(st.none(), st.binary(max_size=64), st.sampled_from(seeds)),
+        st.integers(0, 63),
+        st.integers(0, 255),
+    )
+    def check(key, value, at, byte):
+        if value is not None and value:
+            value = bytearray(value)
+            value[at % len(value)] = byte
+            value = bytes(value)
+        key_text, payload = _native.dump_internal_record(topic, key, value, 7)
+        assert key_text is None or isinstance(key_text, str)
+        assert payload is None or isinstance(payload, str)
+        json.loads(_native.decode_internal_record(topic, key, value))
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "consumer_offsets",
+        "consumer_groups",
+        "transactions",
+        "cluster_metadata",
+        "remote_log_metadata",
+    ],
+)
+def test_folds_of_arbitrary_bytes_skip_or_raise_typed_errors(kind):
+    import random
+
+    rng = random.Random(kind)
+    seeds = [commit_key("g", "t", 0), commit_value(3, offset=1, leaderEpoch=0, commitTimestamp=1)]
+    seeds += [txn_key("x"), b"\x01\x02\x00\x02a" + b"\x07" * 16 + b"\x00", _group_key("g")]
+    keys, values = [], []
+    for _ in range(2000):
+        k = bytearray(rng.choice(seeds))
+        v = bytearray(rng.choice(seeds))
+        for b in (k, v):
+            for _ in range(rng.randrange(3)):
+                b[rng.randrange(len(b))] = rng.randrange(256)
+            if rng.random() < 0.3:
+                del b[rng.randrange(len(b) + 1) :]
+        keys.append(bytes(k))
+        values.append(None if rng.random() < 0.1 else bytes(v))
+    batch = pa.record_batch(
+        {
+            "key": pa.array(keys, pa.binary()),
+            "value": pa.array(values, pa.binary()),
+            "offset": pa.array(range(len(keys)), pa.int64()),
+        }
+    )
+    fold = _native.InternalFold(kind, on_corrupt="skip")
+    fold.feed(batch)
+    fold.finish()
+    assert all(set(i) >= {"message", "offset", "corrupt"} for i in fold.take_issues())
+    strict = _native.InternalFold(kind)
+    try:
+        strict.feed(batch)
+    except kafkalog.CorruptRecordError as e:
+        assert e.offset is not None
