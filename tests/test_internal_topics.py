@@ -1305,3 +1305,52 @@ def test_folds_of_arbitrary_bytes_skip_or_raise_typed_errors(kind):
         strict.feed(batch)
     except kafkalog.CorruptRecordError as e:
         assert e.offset is not None
+
+
+def test_consumer_protocol_groups(tmp_path):
+    def key(record_type, *strings):
+        return struct.pack(">h", record_type) + b"".join(
+            struct.pack(">h", len(s)) + s.encode() for s in strings
+        )
+
+    member = (
+        _cstr(None)  # instanceId
+        + _cstr(None)  # rackId
+        + _cstr("client-a")
+        + _cstr("/10.0.0.2")
+        + _uvarint(2)
+        + _cstr("orders")  # subscribedTopicNames
+        + _cstr(None)  # subscribedTopicRegex
+        + struct.pack(">i", 30000)
+        + _cstr("uniform")
+        + _tags({})
+    )
+    tid = bytes([5] * 16)
+    assignment = (
+        struct.pack(">iib", 3, 2, 0)
+        + _uvarint(2)
+        + tid
+        + _cints([0, 1])
+        + _tags({})  # assignedPartitions
+        + _uvarint(1)  # partitionsPendingRevocation: empty
+        + _tags({})
+    )
+    records = [
+        (key(3, "cg"), struct.pack(">hi", 0, 3) + _tags({})),
+        (key(5, "cg", "m-a"), struct.pack(">h", 0) + member),
+        (key(8, "cg", "m-a"), struct.pack(">h", 0) + assignment),
+        (key(5, "cg", "m-b"), struct.pack(">h", 0) + member),
+        (key(5, "cg", "m-b"), None),  # the member left
+    ]
+    path = write_topic(tmp_path, "__consumer_offsets", 0, records)
+    (group,) = kafkalog.consumer_groups(path).to_pylist()
+    assert (group["group"], group["type"], group["generation"], group["state"]) == (
+        "cg",
+        "consumer",
+        3,
+        "Stable",
+    )
+    (m,) = group["members"]
+    assert (m["memberId"], m["clientId"], m["rebalanceTimeout"]) == ("m-a", "client-a", 30000)
+    assert m["topics"] == ["orders"]
+    assert m["assignment"] == [f"{_uuid(tid)}-0", f"{_uuid(tid)}-1"]

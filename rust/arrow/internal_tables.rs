@@ -269,9 +269,13 @@ fn assigned(v: Option<&Value<'_>>) -> Vec<String> {
         let Some(entry) = entry.as_struct() else {
             continue;
         };
-        let topic = match (entry.get("topic"), entry.get("topicId")) {
-            (Some(Value::Str(t)), _) => t.to_string(),
-            (_, Some(Value::Uuid(u))) => uuid_string(u),
+        let topic = match (
+            entry.get("topic"),
+            entry.get("topicId"),
+            entry.get("subtopologyId"),
+        ) {
+            (Some(Value::Str(t)), _, _) | (_, _, Some(Value::Str(t))) => t.to_string(),
+            (_, Some(Value::Uuid(u)), _) => uuid_string(u),
             _ => String::new(),
         };
         for p in entry.get("partitions").map(|a| a.as_array()).unwrap_or(&[]) {
@@ -505,19 +509,23 @@ impl Fold {
                     );
                 }
             },
-            (Kind::ConsumerGroups, 3 | 5 | 8 | 10 | 11 | 14) => {
-                let group_type = if record_type >= 9 {
-                    "share"
-                } else {
-                    "consumer"
+            // Consumer (3, 5, 8), share (11, 10, 14) and streams (17, 19, 22) groups: the
+            // group's metadata, its members' metadata, their current assignments.
+            (Kind::ConsumerGroups, 3 | 5 | 8 | 10 | 11 | 14 | 17 | 19 | 22) => {
+                let group_type = match record_type {
+                    3 | 5 | 8 => "consumer",
+                    10 | 11 | 14 => "share",
+                    _ => "streams",
                 };
+                let is_metadata = matches!(record_type, 3 | 11 | 17);
+                let is_member = matches!(record_type, 5 | 10 | 19);
                 let member_id = string_of(k, "memberId");
                 match (record_type, value) {
                     // The group's metadata record: its epoch; a tombstone deletes the group.
-                    (3 | 11, None) => {
+                    (_, None) if is_metadata => {
                         self.groups.remove(&group);
                     }
-                    (3 | 11, Some(v)) => {
+                    (_, Some(v)) if is_metadata => {
                         let g = self.groups.entry(group).or_default();
                         g.group_type = group_type;
                         g.protocol_type = Some(group_type.to_string());
@@ -527,7 +535,7 @@ impl Fold {
                     }
                     (_, None) => {
                         if let (Some(g), Some(id)) = (self.groups.get_mut(&group), member_id) {
-                            if record_type == 5 || record_type == 10 {
+                            if is_member {
                                 g.members.remove(&id);
                             } else if let Some(m) = g.members.get_mut(&id) {
                                 m.assignment.clear();
@@ -541,7 +549,7 @@ impl Fold {
                         let id = member_id.unwrap_or_default();
                         let m = g.members.entry(id.clone()).or_default();
                         m.member_id = id;
-                        if record_type == 5 || record_type == 10 {
+                        if is_member {
                             m.instance_id = string_of(d, "instanceId");
                             m.client_id = string_of(d, "clientId").unwrap_or_default();
                             m.client_host = string_of(d, "clientHost").unwrap_or_default();
@@ -551,6 +559,9 @@ impl Fold {
                                 _ => None,
                             };
                             m.topics = strings(d.get("subscribedTopicNames"));
+                        } else if record_type == 22 {
+                            // A streams member's active tasks, as `subtopology-partition`.
+                            m.assignment = assigned(d.get("activeTasks"));
                         } else {
                             m.assignment = assigned(d.get("assignedPartitions"));
                         }

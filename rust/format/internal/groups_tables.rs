@@ -1,20 +1,32 @@
 //! Record schemas of `__consumer_offsets`: keys (their version is the record type) and values.
 
-// Field facts transcribed from Apache Kafka's message definitions (group-coordinator, clients' consumer protocol); see `schema.rs` for the
-// form. Names are the JSON names (first letter lower-cased). Versions: `V(lo, hi)`, `MAX` = "and
-// later", `NONE` = never.
+// Field facts transcribed from Apache Kafka's message definitions (group-coordinator, clients' consumer protocol, trunk of December
+// 2024); see `schema.rs` for the form. Names are the JSON names (first letter lower-cased).
+// Versions: `V(lo, hi)`, `MAX` = "and later", `NONE` = never.
 
 use super::schema::{f, Message, Type as T, MAX, NONE, V};
+
+pub static LEGACY_OFFSET_COMMIT_KEY: Message = Message {
+    name: "LegacyOffsetCommitKey",
+    api_key: -1,
+    valid: V(0, 0),
+    flexible: NONE,
+    fields: &[
+        f("group", T::Str, V(0, 0)),
+        f("topic", T::Str, V(0, 0)),
+        f("partition", T::Int32, V(0, 0)),
+    ],
+};
 
 pub static OFFSET_COMMIT_KEY: Message = Message {
     name: "OffsetCommitKey",
     api_key: -1,
-    valid: V(0, 1),
+    valid: V(1, 1),
     flexible: NONE,
     fields: &[
-        f("group", T::Str, V(0, 1)),
-        f("topic", T::Str, V(0, 1)),
-        f("partition", T::Int32, V(0, 1)),
+        f("group", T::Str, V(1, 1)),
+        f("topic", T::Str, V(1, 1)),
+        f("partition", T::Int32, V(1, 1)),
     ],
 };
 
@@ -201,6 +213,29 @@ pub static CONSUMER_GROUP_PARTITION_METADATA_VALUE: Message = Message {
         ])),
         V(0, MAX),
     )],
+};
+
+pub static CONSUMER_GROUP_REGULAR_EXPRESSION_KEY: Message = Message {
+    name: "ConsumerGroupRegularExpressionKey",
+    api_key: -1,
+    valid: V(16, 16),
+    flexible: NONE,
+    fields: &[
+        f("groupId", T::Str, V(16, 16)),
+        f("regularExpression", T::Str, V(16, 16)),
+    ],
+};
+
+pub static CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE: Message = Message {
+    name: "ConsumerGroupRegularExpressionValue",
+    api_key: -1,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        f("topics", T::Array(&T::Str), V(0, MAX)),
+        f("version", T::Int64, V(0, MAX)),
+        f("timestamp", T::Int64, V(0, MAX)),
+    ],
 };
 
 pub static CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY: Message = Message {
@@ -422,6 +457,301 @@ pub static SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: Message = Message {
     valid: V(0, 0),
     flexible: V(0, MAX),
     fields: &[f("assignmentEpoch", T::Int32, V(0, MAX))],
+};
+
+pub static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY: Message = Message {
+    name: "StreamsGroupCurrentMemberAssignmentKey",
+    api_key: -1,
+    valid: V(22, 22),
+    flexible: NONE,
+    fields: &[
+        f("groupId", T::Str, V(22, 22)),
+        f("memberId", T::Str, V(22, 22)),
+    ],
+};
+
+pub static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = Message {
+    name: "StreamsGroupCurrentMemberAssignmentValue",
+    api_key: -1,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        f("memberEpoch", T::Int32, V(0, MAX)),
+        f("previousMemberEpoch", T::Int32, V(0, MAX)),
+        f("state", T::Int8, V(0, MAX)),
+        f(
+            "activeTasks",
+            T::Array(&T::Struct(&[
+                f("subtopologyId", T::Str, V(0, MAX)),
+                f("partitions", T::Array(&T::Int32), V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
+        f(
+            "standbyTasks",
+            T::Array(&T::Struct(&[
+                f("subtopologyId", T::Str, V(0, MAX)),
+                f("partitions", T::Array(&T::Int32), V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
+        f(
+            "warmupTasks",
+            T::Array(&T::Struct(&[
+                f("subtopologyId", T::Str, V(0, MAX)),
+                f("partitions", T::Array(&T::Int32), V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
+        f(
+            "activeTasksPendingRevocation",
+            T::Array(&T::Struct(&[
+                f("subtopologyId", T::Str, V(0, MAX)),
+                f("partitions", T::Array(&T::Int32), V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
+        f(
+            "standbyTasksPendingRevocation",
+            T::Array(&T::Struct(&[
+                f("subtopologyId", T::Str, V(0, MAX)),
+                f("partitions", T::Array(&T::Int32), V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
+        f(
+            "warmupTasksPendingRevocation",
+            T::Array(&T::Struct(&[
+                f("subtopologyId", T::Str, V(0, MAX)),
+                f("partitions", T::Array(&T::Int32), V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
+    ],
+};
+
+pub static STREAMS_GROUP_MEMBER_METADATA_KEY: Message = Message {
+    name: "StreamsGroupMemberMetadataKey",
+    api_key: -1,
+    valid: V(19, 19),
+    flexible: NONE,
+    fields: &[
+        f("groupId", T::Str, V(19, 19)),
+        f("memberId", T::Str, V(19, 19)),
+    ],
+};
+
+pub static STREAMS_GROUP_MEMBER_METADATA_VALUE: Message = Message {
+    name: "StreamsGroupMemberMetadataValue",
+    api_key: -1,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        f("instanceId", T::Str, V(0, MAX)).nullable(V(0, MAX)),
+        f("rackId", T::Str, V(0, MAX)).nullable(V(0, MAX)),
+        f("clientId", T::Str, V(0, MAX)),
+        f("clientHost", T::Str, V(0, MAX)),
+        f("rebalanceTimeoutMs", T::Int32, V(0, MAX)).default("-1"),
+        f("topologyEpoch", T::Int32, V(0, MAX)),
+        f("processId", T::Str, V(0, MAX)),
+        f(
+            "userEndpoint",
+            T::Struct(&[
+                f("host", T::Str, V(0, MAX)),
+                f("port", T::Uint16, V(0, MAX)),
+            ]),
+            V(0, MAX),
+        )
+        .nullable(V(0, MAX))
+        .default("null"),
+        f(
+            "clientTags",
+            T::Array(&T::Struct(&[
+                f("key", T::Str, V(0, MAX)),
+                f("value", T::Str, V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
+    ],
+};
+
+pub static STREAMS_GROUP_METADATA_KEY: Message = Message {
+    name: "StreamsGroupMetadataKey",
+    api_key: -1,
+    valid: V(17, 17),
+    flexible: NONE,
+    fields: &[f("groupId", T::Str, V(17, 17))],
+};
+
+pub static STREAMS_GROUP_METADATA_VALUE: Message = Message {
+    name: "StreamsGroupMetadataValue",
+    api_key: -1,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[f("epoch", T::Int32, V(0, MAX))],
+};
+
+pub static STREAMS_GROUP_PARTITION_METADATA_KEY: Message = Message {
+    name: "StreamsGroupPartitionMetadataKey",
+    api_key: -1,
+    valid: V(18, 18),
+    flexible: NONE,
+    fields: &[f("groupId", T::Str, V(18, 18))],
+};
+
+pub static STREAMS_GROUP_PARTITION_METADATA_VALUE: Message = Message {
+    name: "StreamsGroupPartitionMetadataValue",
+    api_key: -1,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[f(
+        "topics",
+        T::Array(&T::Struct(&[
+            f("topicId", T::Uuid, V(0, MAX)),
+            f("topicName", T::Str, V(0, MAX)),
+            f("numPartitions", T::Int32, V(0, MAX)),
+            f(
+                "partitionMetadata",
+                T::Array(&T::Struct(&[
+                    f("partition", T::Int32, V(0, MAX)),
+                    f("racks", T::Array(&T::Str), V(0, MAX)),
+                ])),
+                V(0, MAX),
+            ),
+        ])),
+        V(0, MAX),
+    )],
+};
+
+pub static STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY: Message = Message {
+    name: "StreamsGroupTargetAssignmentMemberKey",
+    api_key: -1,
+    valid: V(21, 21),
+    flexible: NONE,
+    fields: &[
+        f("groupId", T::Str, V(21, 21)),
+        f("memberId", T::Str, V(21, 21)),
+    ],
+};
+
+pub static STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE: Message = Message {
+    name: "StreamsGroupTargetAssignmentMemberValue",
+    api_key: -1,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        f(
+            "activeTasks",
+            T::Array(&T::Struct(&[
+                f("subtopologyId", T::Str, V(0, MAX)),
+                f("partitions", T::Array(&T::Int32), V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
+        f(
+            "standbyTasks",
+            T::Array(&T::Struct(&[
+                f("subtopologyId", T::Str, V(0, MAX)),
+                f("partitions", T::Array(&T::Int32), V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
+        f(
+            "warmupTasks",
+            T::Array(&T::Struct(&[
+                f("subtopologyId", T::Str, V(0, MAX)),
+                f("partitions", T::Array(&T::Int32), V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
+    ],
+};
+
+pub static STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY: Message = Message {
+    name: "StreamsGroupTargetAssignmentMetadataKey",
+    api_key: -1,
+    valid: V(20, 20),
+    flexible: NONE,
+    fields: &[f("groupId", T::Str, V(20, 20))],
+};
+
+pub static STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: Message = Message {
+    name: "StreamsGroupTargetAssignmentMetadataValue",
+    api_key: -1,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[f("assignmentEpoch", T::Int32, V(0, MAX))],
+};
+
+pub static STREAMS_GROUP_TOPOLOGY_KEY: Message = Message {
+    name: "StreamsGroupTopologyKey",
+    api_key: -1,
+    valid: V(23, 23),
+    flexible: NONE,
+    fields: &[f("groupId", T::Str, V(23, 23))],
+};
+
+pub static STREAMS_GROUP_TOPOLOGY_VALUE: Message = Message {
+    name: "StreamsGroupTopologyValue",
+    api_key: -1,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        f("epoch", T::Int32, V(0, MAX)),
+        f(
+            "subtopologies",
+            T::Array(&T::Struct(&[
+                f("subtopologyId", T::Str, V(0, MAX)),
+                f("sourceTopics", T::Array(&T::Str), V(0, MAX)),
+                f("sourceTopicRegex", T::Array(&T::Str), V(0, MAX)),
+                f(
+                    "stateChangelogTopics",
+                    T::Array(&T::Struct(&[
+                        f("name", T::Str, V(0, MAX)),
+                        f("partitions", T::Int32, V(0, MAX)),
+                        f("replicationFactor", T::Int16, V(0, MAX)),
+                        f(
+                            "topicConfigs",
+                            T::Array(&T::Struct(&[
+                                f("key", T::Str, V(0, MAX)),
+                                f("value", T::Str, V(0, MAX)),
+                            ])),
+                            V(0, MAX),
+                        ),
+                    ])),
+                    V(0, MAX),
+                ),
+                f("repartitionSinkTopics", T::Array(&T::Str), V(0, MAX)),
+                f(
+                    "repartitionSourceTopics",
+                    T::Array(&T::Struct(&[
+                        f("name", T::Str, V(0, MAX)),
+                        f("partitions", T::Int32, V(0, MAX)),
+                        f("replicationFactor", T::Int16, V(0, MAX)),
+                        f(
+                            "topicConfigs",
+                            T::Array(&T::Struct(&[
+                                f("key", T::Str, V(0, MAX)),
+                                f("value", T::Str, V(0, MAX)),
+                            ])),
+                            V(0, MAX),
+                        ),
+                    ])),
+                    V(0, MAX),
+                ),
+                f(
+                    "copartitionGroups",
+                    T::Array(&T::Struct(&[
+                        f("sourceTopics", T::Array(&T::Int16), V(0, MAX)),
+                        f("sourceTopicRegex", T::Array(&T::Int16), V(0, MAX)),
+                        f("repartitionSourceTopics", T::Array(&T::Int16), V(0, MAX)),
+                    ])),
+                    V(0, MAX),
+                ),
+            ])),
+            V(0, MAX),
+        ),
+    ],
 };
 
 pub static CONSUMER_PROTOCOL_SUBSCRIPTION: Message = Message {

@@ -1,8 +1,8 @@
 //! Record schemas of KRaft's `__cluster_metadata` (one per metadata record type).
 
-// Field facts transcribed from Apache Kafka's message definitions (metadata); see `schema.rs` for the
-// form. Names are the JSON names (first letter lower-cased). Versions: `V(lo, hi)`, `MAX` = "and
-// later", `NONE` = never.
+// Field facts transcribed from Apache Kafka's message definitions (metadata, trunk of December
+// 2024); see `schema.rs` for the form. Names are the JSON names (first letter lower-cased).
+// Versions: `V(lo, hi)`, `MAX` = "and later", `NONE` = never.
 
 use super::schema::{f, Message, Type as T, MAX, V};
 

@@ -79,8 +79,11 @@ impl Topic {
 
 use groups_tables as g;
 
-/// `__consumer_offsets` record types: key schema (whose valid version is the type) and value.
-static GROUP_RECORDS: [(&Message, &Message); 15] = [
+/// `__consumer_offsets` record types: key schema (whose version is the record type: the int16
+/// the key starts with) and value schema. Type 0 is the legacy offset commit key; its value is
+/// an offset commit value as type 1's.
+static GROUP_RECORDS: [(&Message, &Message); 24] = [
+    (&g::LEGACY_OFFSET_COMMIT_KEY, &g::OFFSET_COMMIT_VALUE),
     (&g::OFFSET_COMMIT_KEY, &g::OFFSET_COMMIT_VALUE),
     (&g::GROUP_METADATA_KEY, &g::GROUP_METADATA_VALUE),
     (
@@ -131,6 +134,38 @@ static GROUP_RECORDS: [(&Message, &Message); 15] = [
     (
         &g::SHARE_GROUP_STATE_PARTITION_METADATA_KEY,
         &g::SHARE_GROUP_STATE_PARTITION_METADATA_VALUE,
+    ),
+    (
+        &g::CONSUMER_GROUP_REGULAR_EXPRESSION_KEY,
+        &g::CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE,
+    ),
+    (
+        &g::STREAMS_GROUP_METADATA_KEY,
+        &g::STREAMS_GROUP_METADATA_VALUE,
+    ),
+    (
+        &g::STREAMS_GROUP_PARTITION_METADATA_KEY,
+        &g::STREAMS_GROUP_PARTITION_METADATA_VALUE,
+    ),
+    (
+        &g::STREAMS_GROUP_MEMBER_METADATA_KEY,
+        &g::STREAMS_GROUP_MEMBER_METADATA_VALUE,
+    ),
+    (
+        &g::STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+        &g::STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+    ),
+    (
+        &g::STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+        &g::STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+    ),
+    (
+        &g::STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+        &g::STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+    ),
+    (
+        &g::STREAMS_GROUP_TOPOLOGY_KEY,
+        &g::STREAMS_GROUP_TOPOLOGY_VALUE,
     ),
 ];
 

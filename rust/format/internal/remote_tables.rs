@@ -1,8 +1,8 @@
 //! Record schemas of `__remote_log_metadata` (tiered storage's topic-based metadata manager).
 
-// Field facts transcribed from Apache Kafka's message definitions (storage); see `schema.rs` for the
-// form. Names are the JSON names (first letter lower-cased). Versions: `V(lo, hi)`, `MAX` = "and
-// later", `NONE` = never.
+// Field facts transcribed from Apache Kafka's message definitions (storage, trunk of December
+// 2024); see `schema.rs` for the form. Names are the JSON names (first letter lower-cased).
+// Versions: `V(lo, hi)`, `MAX` = "and later", `NONE` = never.
 
 use super::schema::{f, Message, Type as T, MAX, V};
 
@@ -46,6 +46,7 @@ pub static REMOTE_LOG_SEGMENT_METADATA_RECORD: Message = Message {
             .nullable(V(0, MAX))
             .default("null"),
         f("remoteLogSegmentState", T::Int8, V(0, MAX)),
+        f("txnIndexEmpty", T::Bool, V(0, MAX)).tagged(0, V(0, MAX)),
     ],
 };
 
@@ -74,6 +75,7 @@ pub static REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD: Message = Message {
             .nullable(V(0, MAX))
             .default("null"),
         f("remoteLogSegmentState", T::Int8, V(0, MAX)),
+        f("txnIndexEmpty", T::Bool, V(0, MAX)).tagged(0, V(0, MAX)),
     ],
 };
 

@@ -1,8 +1,8 @@
 //! Record schemas of `__transaction_state`.
 
-// Field facts transcribed from Apache Kafka's message definitions (transaction-coordinator); see `schema.rs` for the
-// form. Names are the JSON names (first letter lower-cased). Versions: `V(lo, hi)`, `MAX` = "and
-// later", `NONE` = never.
+// Field facts transcribed from Apache Kafka's message definitions (transaction-coordinator, trunk of December
+// 2024); see `schema.rs` for the form. Names are the JSON names (first letter lower-cased).
+// Versions: `V(lo, hi)`, `MAX` = "and later", `NONE` = never.
 
 use super::schema::{f, Message, Type as T, MAX, NONE, V};
 
