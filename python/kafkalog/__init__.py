@@ -594,6 +594,28 @@ def write(
         raise
 
 
+# Kafka's internal topics as tables (kafkalog/internal.py).
+from kafkalog.errors import UndecodedRecordWarning  # noqa: E402
+from kafkalog.internal import (  # noqa: E402
+    cluster_metadata,
+    cluster_state,
+    consumer_groups,
+    consumer_offsets,
+    remote_log_metadata,
+    transactions,
+)
+
+__all__ += [
+    "consumer_offsets",
+    "consumer_groups",
+    "transactions",
+    "cluster_metadata",
+    "cluster_state",
+    "remote_log_metadata",
+    "UndecodedRecordWarning",
+]
+
+
 # The Spark integration (kafkalog.spark) needs pyspark, so it is imported on first use:
 # ``df.mapInArrow(kafkalog.decode, kafkalog.SPARK_SCHEMA)``.
 _SPARK_NAMES = ("decode", "SPARK_SCHEMA")

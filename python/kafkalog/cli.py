@@ -11,6 +11,12 @@ Subcommands:
   sizes, from the batch headers only (``--json`` for programs);
 - ``kafkalog verify PATH``: :func:`kafkalog.verify`'s checks of segments and indexes, one line
   per problem, exit code 1 if any.
+- ``kafkalog offsets LOGDIR [--group G]``: consumer groups' committed offsets, log end offsets
+  and lag, as ``kafka-consumer-groups --describe`` shows them.
+
+``dump --offsets-decoder`` (``--transaction-log-decoder``, ``--cluster-metadata-decoder``,
+``--remote-log-metadata-decoder``) prints internal topics' records as kafka-dump-log does; the
+decoding is in the Rust core (``kafkalog._native.dump_internal_record``).
 
 This module only formats what the library returns (:func:`kafkalog.read`,
 :func:`kafkalog.read_batches`, :func:`kafkalog.read_index`); it does not parse Kafka's bytes.
@@ -36,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import kafkalog
+from kafkalog import _native
 from kafkalog.errors import (
     InvalidArgumentError,
     KafkaLogError,
@@ -343,8 +350,11 @@ class Dumper:
     def __init__(self, args: argparse.Namespace, out: _Output) -> None:
         self.out = out
         self.json = args.format == "json"
-        self.print_data = args.print_data_log
-        self.deep = args.deep_iteration or args.print_data_log
+        # --offsets-decoder etc.: the internal topic whose records are decoded (implies
+        # --print-data-log, as in Kafka).
+        self.decoder = _internal_decoder(args)
+        self.print_data = args.print_data_log or self.decoder is not None
+        self.deep = args.deep_iteration or self.print_data
         self.skip_metadata = args.skip_record_metadata
         self.verify_only = args.verify_index_only
         self.sanity_only = args.index_sanity_check
@@ -608,8 +618,11 @@ class Dumper:
                     if epoch is not None:
                         obj["coordinatorEpoch"] = epoch
             if self.print_data and not control:
-                obj["key"] = None if r["key"] is None else _utf8(r["key"])
-                obj["payload"] = None if r["value"] is None else _utf8(r["value"])
+                if self.decoder is not None:
+                    obj.update(_decoded_record(self.decoder, r))
+                else:
+                    obj["key"] = None if r["key"] is None else _utf8(r["key"])
+                    obj["payload"] = None if r["value"] is None else _utf8(r["value"])
             self.out.json(obj)
             return
         parts: list[str] = []
@@ -635,10 +648,17 @@ class Dumper:
                     # JSON of the decoded record; kafkalog does not decode those values.
                     parts.append(f" controlType: {name}({r['controlType']})")
         if self.print_data and not control:
-            if r["key"] is not None:
-                parts.append(f"{prefix}key: {_utf8(r['key'])}")
-            if r["value"] is not None:
-                parts.append(f" payload: {_utf8(r['value'])}")
+            if self.decoder is not None:
+                key, payload = _native.dump_internal_record(
+                    self.decoder, r["key"], r["value"], r["offset"]
+                )
+            else:
+                key = None if r["key"] is None else _utf8(r["key"])
+                payload = None if r["value"] is None else _utf8(r["value"])
+            if key is not None:
+                parts.append(f"{prefix}key: {key}")
+            if payload is not None:
+                parts.append(f" payload: {payload}")
         self.out.line("".join(parts))
 
     # ---- .index
@@ -1484,8 +1504,9 @@ index entries that do not match the log, time index mismatches.
                    [v2: sequence, headerKeys] [v0/v1: isValid, crc]
                    [control: controlType, controlTypeId, coordinatorEpoch (markers)]
                    [--print-data-log: key, payload (UTF-8 text as Kafka's StringDecoder
-                   shows it, null when absent)]}; --skip-record-metadata keeps only offset
-                   and key/payload
+                   shows it, null when absent; with a decoder option, the decoded key and
+                   payload: {name, version, data} objects, payload null for a tombstone)]};
+                   --skip-record-metadata keeps only offset and key/payload
   trailing_bytes   {bytes}          (Kafka's "Found N invalid bytes at the end of ...")
   index_entry      {offset, position}      time_index_entry {timestamp, offset}
   txn_index_entry  {version, producerId, firstOffset, lastOffset, lastStableOffset}
@@ -1494,6 +1515,12 @@ index entries that do not match the log, time index mismatches.
                    lastOffset, offsetDelta}  (null where Kafka prints nothing)
   empty            (an index with no entries)   sanity_check {passed}
 Timestamps are milliseconds since the epoch, -1 for none, as Kafka prints them.
+
+Internal topics (decoder options, each implying --print-data-log, as in Kafka):
+--offsets-decoder (__consumer_offsets), --transaction-log-decoder (__transaction_state),
+--cluster-metadata-decoder (KRaft __cluster_metadata and .checkpoint snapshots),
+--remote-log-metadata-decoder (__remote_log_metadata): key and payload printed as Kafka's
+decoders print them (JSON in Kafka's field names, <DELETE> for a tombstone).
 """
 
 CONVERT_HELP = """\
@@ -1605,7 +1632,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         help="text: kafka-dump-log's lines (default); json: one JSON object a line",
     )
+    _add_decoder_options(d)
     d.set_defaults(func=cmd_dump)
+    _add_offsets_command(sub)
 
     c = sub.add_parser(
         "convert",
@@ -1737,6 +1766,128 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):
         pass
+
+
+# ---- internal topics: dump decoders and the offsets command
+
+# kafka-dump-log's decoder options, in the order it gives them priority.
+_DECODERS = (
+    ("offsets_decoder", "--offsets-decoder", "__consumer_offsets"),
+    ("transaction_log_decoder", "--transaction-log-decoder", "__transaction_state"),
+    ("cluster_metadata_decoder", "--cluster-metadata-decoder", "__cluster_metadata"),
+    ("remote_log_metadata_decoder", "--remote-log-metadata-decoder", "__remote_log_metadata"),
+)
+
+
+def _add_decoder_options(parser: argparse.ArgumentParser) -> None:
+    for dest, flag, topic in _DECODERS:
+        parser.add_argument(
+            flag,
+            dest=dest,
+            action="store_true",
+            help=f"decode the records as {topic} records (implies --print-data-log)",
+        )
+
+
+def _internal_decoder(args: argparse.Namespace) -> str | None:
+    for dest, _, topic in _DECODERS:
+        if getattr(args, dest, False):
+            return topic
+    return None
+
+
+def _decoded_record(topic: str, r: dict) -> dict:
+    """``--format json`` with a decoder: the key and payload as decoded objects."""
+    decoded = json.loads(_native.decode_internal_record(topic, r["key"], r["value"]))
+    out = {"payload": decoded.get("value")}
+    if "key" in decoded:
+        out = {"key": decoded["key"], **out}
+    return out
+
+
+OFFSETS_HELP = """\
+Print the committed offsets of consumer groups as kafka-consumer-groups --describe shows
+them: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST,
+CLIENT-ID, one block per group, rows in topic, partition order. The offsets and the groups'
+members come from the __consumer_offsets partitions under LOGDIR; the log end offsets from the
+same directory's data partitions ("-" where the partition is not there).
+"""
+
+
+def _add_offsets_command(sub) -> None:
+    o = sub.add_parser(
+        "offsets",
+        help="consumer groups' committed offsets and lag, as kafka-consumer-groups --describe",
+        description=OFFSETS_HELP,
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    o.add_argument("logdir", metavar="LOGDIR", help="log directory of a backup")
+    o.add_argument("--group", help="only this group")
+    o.add_argument("--json", action="store_true", help="one JSON object a line")
+    o.set_defaults(func=cmd_offsets)
+
+
+def cmd_offsets(args: argparse.Namespace) -> int:
+    offsets = kafkalog.consumer_offsets(args.logdir, group=args.group).to_pylist()
+    groups = {g["group"]: g for g in kafkalog.consumer_groups(args.logdir).to_pylist()}
+    names = sorted(
+        {r["group"] for r in offsets} | ({args.group} & set(groups) if args.group else set(groups))
+    )
+    if args.group is not None and not names:
+        _err(f"{PROG}: Error: The consumer group '{args.group}' does not exist.")
+        return EXIT_DATA
+    for name in names:
+        group = groups.get(name)
+        # Which member holds each partition (classic groups' assignments).
+        owner: dict[tuple[str, int], dict] = {}
+        for member in (group or {}).get("members") or []:
+            for tp in member["assignment"] or []:
+                topic, _, partition = tp.rpartition("-")
+                owner[(topic, int(partition))] = member
+        rows = {(r["topic"], r["partition"]): r for r in offsets if r["group"] == name}
+        cells = []
+        for topic, partition in sorted(set(rows) | set(owner)):
+            r, m = rows.get((topic, partition)), owner.get((topic, partition))
+            cells.append(
+                [
+                    name,
+                    topic,
+                    str(partition),
+                    _or_dash(r and r["offset"]),
+                    _or_dash(r and r["logEndOffset"]),
+                    _or_dash(r and r["lag"]),
+                    _or_dash(m and m["memberId"]),
+                    _or_dash(m and m["clientHost"]),
+                    _or_dash(m and m["clientId"]),
+                ]
+            )
+        if args.json:
+            keys = ["group", "topic", "partition", "currentOffset", "logEndOffset", "lag"]
+            keys += ["consumerId", "host", "clientId"]
+            for row in cells:
+                print(json.dumps(dict(zip(keys, row, strict=True))))
+            continue
+        state = group["state"] if group else "Empty"
+        if state == "Empty":
+            print(f"\nConsumer group '{name}' has no active members.", file=sys.stderr)
+        # kafka-consumer-groups --describe's layout: a blank line, then left-aligned columns
+        # at least 15 wide (PARTITION 10), the last one unpadded.
+        widths = [15, 15, 10, 15, 15, 15, 15, 15]
+        for i in (0, 1, 6, 7):
+            widths[i] = max([widths[i]] + [len(c[i]) for c in cells])
+        header = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"]
+        header += ["CONSUMER-ID", "HOST", "CLIENT-ID"]
+        print()
+        for line in [header, *cells]:
+            padded = [c.ljust(w) for c, w in zip(line[:-1], widths, strict=True)]
+            print(" ".join([*padded, line[-1]]))
+        print()
+    return EXIT_OK
+
+
+def _or_dash(value) -> str:
+    return "-" if value is None else str(value)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,6 +32,7 @@ __all__ = [
     "SkippedBatchWarning",
     "StoppedAtCorruptionWarning",
     "IndexNotUsedWarning",
+    "UndecodedRecordWarning",
 ]
 
 
@@ -154,3 +155,23 @@ class StoppedAtCorruptionWarning(KafkaLogWarning):
 class IndexNotUsedWarning(KafkaLogWarning):
     """An index file (``.index``/``.timeindex``) could not be used for a seek because it is
     missing, stale or corrupt; the segment was scanned instead. Results are the same."""
+
+
+class UndecodedRecordWarning(KafkaLogWarning):
+    """An internal-topic record (``__consumer_offsets``, ``__cluster_metadata``, ...) was passed
+    over: its type or version is newer than kafkalog knows, or (``on_corrupt="skip"``) it did
+    not decode. ``key`` and ``value`` hold its raw bytes; ``corrupt`` tells the two apart."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: bytes | None = None,
+        value: bytes | None = None,
+        corrupt: bool = False,
+        **kwargs,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.key = key
+        self.value = value
+        self.corrupt = corrupt

@@ -12,6 +12,8 @@
 //! | `placement.rs` | where writes go and how they appear: safe names, locks, staging, fsync |
 //! | `index_tables.rs` | `.index`, `.timeindex`, `.txnindex`, `.snapshot`, leader epochs as tables |
 //! | `plan.rs` | a read as work items (byte ranges of segments, with their bounds) for tasks |
+//! | `internal_tables.rs` | internal topics (consumer offsets, groups, transactions, KRaft metadata) folded into tables |
+//! | `cluster_state.rs` | KRaft metadata replayed into topics, partitions, configs, brokers, features |
 //! | `seek.rs` | offset/timestamp bounds: segment choice, index seeks, timestamps to offsets |
 //! | `transactions.rs` | what `read_committed` drops: aborted transactions, the last stable offset |
 //! | `scan.rs` | walking a segment's entries without decoding them (for the passes above) |
@@ -22,9 +24,11 @@
 
 pub mod batches;
 pub mod builder;
+pub mod cluster_state;
 pub mod decoder;
 pub mod encoder;
 pub mod index_tables;
+pub mod internal_tables;
 pub mod output;
 pub mod parallel;
 pub mod placement;

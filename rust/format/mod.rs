@@ -13,12 +13,14 @@
 //! | `segment.rs` | framing of log entries in a segment, file and directory names |
 //! | `snapshot.rs` | producer state snapshots and text checkpoint files |
 //! | `index.rs` | `.index`, `.timeindex`, `.txnindex` layouts and the broker's indexing rule |
+//! | `internal/` | Kafka's internal topics' records (consumer offsets, transactions, KRaft metadata) |
 
 pub mod batch;
 pub mod compression;
 pub mod control;
 pub mod crc;
 pub mod index;
+pub mod internal;
 pub mod legacy;
 pub mod segment;
 pub mod snapshot;

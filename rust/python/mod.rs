@@ -2,6 +2,7 @@
 //! API, its docstrings and the Spark integration are in `python/kafkalog`.
 
 mod errors;
+mod internal;
 mod reader;
 mod storage;
 mod writer;
@@ -23,6 +24,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader::plan, m)?)?;
     m.add_function(wrap_pyfunction!(reader::split_points, m)?)?;
     m.add_function(wrap_pyfunction!(reader::rebuild_indexes, m)?)?;
+    m.add_class::<internal::InternalFold>()?;
+    m.add_class::<internal::ClusterStateFold>()?;
+    m.add_function(wrap_pyfunction!(internal::dump_internal_record, m)?)?;
+    m.add_function(wrap_pyfunction!(internal::decode_internal_record, m)?)?;
+    m.add_function(wrap_pyfunction!(internal::log_end_offset, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
