@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 
 from kafkalog import errors
+from kafkalog.cleanup import compact, retain
 from kafkalog._native import Reader as _Reader
 from kafkalog._native import Writer as _Writer
 from kafkalog._native import __version__
@@ -53,6 +54,8 @@ __all__ = [
     "segments",
     "rebuild_indexes",
     "write",
+    "compact",
+    "retain",
     "schema",
     "COLUMNS",
     "METADATA_COLUMNS",
@@ -216,6 +219,7 @@ def read(
     end_timestamp: int | datetime.datetime | None = None,
     isolation_level: str = "read_uncommitted",
     threads: int | None = None,
+    compacted: bool | dict = False,
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -259,7 +263,18 @@ def read(
     A partial batch at the end of a segment is not an error: the complete batches are returned
     and a :class:`TruncatedSegmentWarning` says how many bytes were left. An index that cannot
     be used for a seek gives an :class:`IndexNotUsedWarning` and a scan.
+
+    ``compacted=True`` (or a dict of :func:`compact` options) reads the partition directory
+    as Kafka's log cleaner would leave it: see :func:`kafkalog.cleanup.read_compacted`.
     """
+    if compacted is not False:
+        from kafkalog.cleanup import read_compacted
+
+        options = {} if compacted is True else dict(compacted)
+        kwargs = dict(locals())
+        for name in ("path", "compacted", "options", "read_compacted"):
+            kwargs.pop(name)
+        return read_compacted(path, options, read, **kwargs)
     options = _options(
         columns=columns,
         batch_metadata=batch_metadata,

@@ -13,11 +13,13 @@
 //! | `segment.rs` | framing of log entries in a segment, file and directory names |
 //! | `snapshot.rs` | producer state snapshots and text checkpoint files |
 //! | `index.rs` | `.index`, `.timeindex`, `.txnindex` layouts and the broker's indexing rule |
+//! | `filter.rs` | one batch rewritten with some records removed, as the log cleaner writes it |
 
 pub mod batch;
 pub mod compression;
 pub mod control;
 pub mod crc;
+pub mod filter;
 pub mod index;
 pub mod legacy;
 pub mod segment;
