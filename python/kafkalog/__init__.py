@@ -21,7 +21,6 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 
 from kafkalog import errors
-from kafkalog.cleanup import compact, retain
 from kafkalog._native import Reader as _Reader
 from kafkalog._native import Writer as _Writer
 from kafkalog._native import __version__
@@ -29,6 +28,7 @@ from kafkalog._native import read_index as _read_index
 from kafkalog._native import rebuild_indexes as _rebuild_indexes
 from kafkalog._native import segments as _segments
 from kafkalog._native import verify as _verify
+from kafkalog.cleanup import compact, retain
 from kafkalog.errors import (
     CorruptRecordError,
     CrcMismatchError,
