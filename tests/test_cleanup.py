@@ -653,3 +653,42 @@ def test_struct_of_an_empty_batch_is_kafkas(tmp_path):
     raw = (dst / f"{0:020d}.log").read_bytes()[b["batchPosition"] :][:61]
     (records,) = struct.unpack(">i", raw[57:61])
     assert records == 0
+
+
+# --- Spark --------------------------------------------------------------------------------------
+
+
+def test_spark_compaction_equals_the_local_one(tmp_path):
+    pytest.importorskip("pyspark")
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    import kafkalog.spark_cleanup
+
+    logs = tmp_path / "logs"
+    segments = random_segments(12, [(1, "gzip"), (2, "lz4"), (2, "zstd")])
+    write_partition(logs, "users", 0, [*segments, active_segment(segments_end(segments))])
+    transactional_log(logs, "orders")
+    now = T0 + 5_000
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("kafkalog-cleanup-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    try:
+        reports = kafkalog.spark_cleanup.compact(
+            spark, logs, tmp_path / "spark", now=now, producer_id_expiration_ms=None
+        )
+    finally:
+        spark.stop()
+    assert sorted(os.path.basename(r["dir"]) for r in reports) == ["orders-0", "users-0"]
+    assert all(r["cleaned"] for r in reports)
+    for name in ("users-0", "orders-0"):
+        local = tmp_path / "local" / name
+        kafkalog.compact(logs / name, local, now=now, producer_id_expiration_ms=None)
+        assert snapshot_logs(tmp_path / "spark" / name) == snapshot_logs(local)

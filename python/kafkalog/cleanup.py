@@ -16,7 +16,7 @@ import pyarrow as pa
 from kafkalog._native import compact as _compact
 from kafkalog._native import retain as _retain
 
-__all__ = ["compact", "retain", "read_compacted"]
+__all__ = ["compact", "plan", "compact_with_offset_map", "retain", "read_compacted"]
 
 _DAY_MS = 86_400_000
 
@@ -70,10 +70,10 @@ def compact(
     records and bytes read and written, ``invalid_records`` (keyless, removed), ``skipped``
     and the output ``segments``.
     """
-    return _compact(
-        os.fspath(src),
-        os.fspath(dst),
-        now_ms=now,
+    return _native_compact(
+        src,
+        dst,
+        now=now,
         delete_retention_ms=delete_retention_ms,
         min_compaction_lag_ms=min_compaction_lag_ms,
         max_compaction_lag_ms=max_compaction_lag_ms,
@@ -87,6 +87,29 @@ def compact(
         max_decompressed_size=max_decompressed_size,
         overwrite=overwrite,
         on_corrupt=on_corrupt,
+    )
+
+
+def _native_compact(src, dst, *, now: int | None = None, **options) -> dict:
+    return _compact(os.fspath(src), os.fspath(dst), now_ms=now, **options)
+
+
+def plan(src: str | os.PathLike, **options) -> dict:
+    """What :func:`compact` (with the same options) would clean, without writing anything:
+    its report's offsets, ``cleaned`` saying whether a round would run. The offset map is
+    built from the records from ``first_dirty_offset`` up to ``first_uncleanable_offset``
+    (those with a key, outside aborted transactions)."""
+    return _native_compact(src, src, plan_only=True, **options)
+
+
+def compact_with_offset_map(
+    src: str | os.PathLike, dst: str | os.PathLike, keys, offsets, **options
+) -> dict:
+    """:func:`compact` with the offset map computed elsewhere (by the Spark job in
+    :mod:`kafkalog.spark_cleanup`): ``keys[i]``'s last offset in the dirty range is
+    ``offsets[i]``. With the map :func:`plan` describes, the output is :func:`compact`'s."""
+    return _native_compact(
+        src, dst, offset_map_keys=list(keys), offset_map_offsets=list(offsets), **options
     )
 
 

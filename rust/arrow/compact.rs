@@ -83,6 +83,9 @@ pub struct CompactOptions {
     pub max_decompressed_size: usize,
     pub overwrite: bool,
     pub on_corrupt: OnCorrupt,
+    /// The offset map (key -> last offset in the dirty range, records of aborted transactions
+    /// left out), when computed elsewhere; `None` builds it (Kafka's `buildOffsetMap`).
+    pub offset_map: Option<HashMap<Vec<u8>, i64>>,
 }
 
 impl Default for CompactOptions {
@@ -102,6 +105,7 @@ impl Default for CompactOptions {
             max_decompressed_size: 256 << 20,
             overwrite: false,
             on_corrupt: OnCorrupt::Error,
+            offset_map: None,
         }
     }
 }
@@ -531,6 +535,31 @@ fn is_partition_metadata(path: &Path) -> bool {
 
 /// Compacts the partition directory `src` into `dst` as one round of Kafka's log cleaner.
 pub fn compact(src: &Path, dst: &Path, options: &CompactOptions) -> Result<CompactReport> {
+    let (sv, mut report, picked) = prepare(src, options)?;
+    write(src, dst, options, &sv, &mut report, picked)?;
+    Ok(report)
+}
+
+/// What a compaction of `src` would clean, without writing: `cleaned` says whether a round
+/// would run, with its offsets (`first_dirty_offset`, `first_uncleanable_offset`). Records
+/// from the first dirty offset up to the first uncleanable offset feed the offset map.
+pub fn plan(src: &Path, options: &CompactOptions) -> Result<CompactReport> {
+    let (sv, mut report, picked) = prepare(src, options)?;
+    let dirty = overlapping(
+        &sv.segs,
+        report.first_dirty_offset,
+        report.first_uncleanable_offset,
+    );
+    report.cleaned = picked && !dirty.is_empty();
+    if report.cleaned {
+        report.next_dirty_offset = report.first_uncleanable_offset;
+    }
+    Ok(report)
+}
+
+/// The first pass and the cleanable range: the survey, a report with the offsets filled, and
+/// whether the broker would pick the log for cleaning.
+fn prepare(src: &Path, options: &CompactOptions) -> Result<(Survey, CompactReport, bool)> {
     if options.delete_retention_ms < 0 {
         return Err(Error::invalid_argument(
             "delete_retention_ms must not be negative",
@@ -615,7 +644,22 @@ pub fn compact(src: &Path, dst: &Path, options: &CompactOptions) -> Result<Compa
         None => cleanable_bytes > 0,
         Some(ratio) => (need_now && cleanable_bytes > 0) || report.cleanable_ratio > ratio,
     };
+    Ok((sv, report, picked))
+}
 
+/// The cleaning round (when `picked`) and the copy of what it does not reach.
+fn write(
+    src: &Path,
+    dst: &Path,
+    options: &CompactOptions,
+    sv: &Survey,
+    report: &mut CompactReport,
+    picked: bool,
+) -> Result<()> {
+    let segs = &sv.segs;
+    let now = report.now_ms;
+    let (first_dirty, first_uncleanable) =
+        (report.first_dirty_offset, report.first_uncleanable_offset);
     let mut writer = PartitionWriter::create(
         dst,
         WriteOptions {
@@ -628,7 +672,19 @@ pub fn compact(src: &Path, dst: &Path, options: &CompactOptions) -> Result<Compa
     let mut mtimes: Vec<(PathBuf, i64)> = Vec::new();
     let mut cleaned_until = 0usize;
     if picked {
-        let (map, latest) = build_offset_map(segs, first_dirty, first_uncleanable, &sv, options)?;
+        let (map, latest) = match &options.offset_map {
+            // Computed elsewhere (a Spark job): the same map, the same latest offset.
+            Some(map) => {
+                let dirty = overlapping(segs, first_dirty, first_uncleanable);
+                let latest = if dirty.is_empty() {
+                    -1
+                } else {
+                    first_uncleanable - 1
+                };
+                (map.clone(), latest)
+            }
+            None => build_offset_map(segs, first_dirty, first_uncleanable, sv, options)?,
+        };
         let end_offset = latest + 1;
         report.next_dirty_offset = end_offset;
         let to_clean = overlapping(segs, 0, end_offset);
@@ -670,7 +726,7 @@ pub fn compact(src: &Path, dst: &Path, options: &CompactOptions) -> Result<Compa
                 writer.start_segment(group[0].base)?;
                 for seg in group {
                     let retain_legacy = seg.mtime_ms > legacy_horizon;
-                    cleaner.clean_segment(seg, retain_legacy, &mut writer, &mut report)?;
+                    cleaner.clean_segment(seg, retain_legacy, &mut writer, report)?;
                 }
                 mtimes.push((
                     dst.join(segment_file_name(group[0].base, "log")),
@@ -699,7 +755,7 @@ pub fn compact(src: &Path, dst: &Path, options: &CompactOptions) -> Result<Compa
     for (path, ms) in mtimes {
         set_mtime(&path, ms)?;
     }
-    Ok(report)
+    Ok(())
 }
 
 fn set_mtime(path: &Path, ms: i64) -> Result<()> {

@@ -22,7 +22,8 @@ fn path_str(p: &std::path::Path) -> String {
     segment_bytes=1 << 30, max_index_size=cleaner::DEFAULT_MAX_INDEX_SIZE,
     index_interval_bytes=4096, log_start_offset=None, first_dirty_offset=None,
     producer_id_expiration_ms=Some(cleaner::DEFAULT_PRODUCER_ID_EXPIRATION_MS),
-    max_decompressed_size=256 << 20, overwrite=false, on_corrupt="error"
+    max_decompressed_size=256 << 20, overwrite=false, on_corrupt="error",
+    offset_map_keys=None, offset_map_offsets=None, plan_only=false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn compact<'py>(
@@ -43,7 +44,22 @@ pub fn compact<'py>(
     max_decompressed_size: usize,
     overwrite: bool,
     on_corrupt: &str,
+    offset_map_keys: Option<Vec<Vec<u8>>>,
+    offset_map_offsets: Option<Vec<i64>>,
+    plan_only: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let offset_map = match (offset_map_keys, offset_map_offsets) {
+        (Some(keys), Some(offsets)) if keys.len() == offsets.len() => {
+            Some(keys.into_iter().zip(offsets).collect())
+        }
+        (None, None) => None,
+        _ => {
+            return Err(to_py(
+                py,
+                Error::invalid_argument("an offset map needs as many keys as offsets"),
+            ))
+        }
+    };
     let on_corrupt = match on_corrupt {
         "error" => OnCorrupt::Error,
         "skip" => OnCorrupt::Skip,
@@ -71,8 +87,15 @@ pub fn compact<'py>(
         max_decompressed_size,
         overwrite,
         on_corrupt,
+        offset_map,
     };
-    let r = detach(py, || cleaner::compact(&src, &dst, &options))?;
+    let r = detach(py, || {
+        if plan_only {
+            cleaner::plan(&src, &options)
+        } else {
+            cleaner::compact(&src, &dst, &options)
+        }
+    })?;
     let d = PyDict::new(py);
     d.set_item("cleaned", r.cleaned)?;
     d.set_item("now_ms", r.now_ms)?;
