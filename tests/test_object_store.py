@@ -121,7 +121,9 @@ def logs(s3) -> str:
 def test_log_directory_reads_as_on_disk(s3, logs):
     got = _same(LOGS, logs, s3.options, batch_metadata=True, include_control=True)
     assert got.num_rows > 0
-    assert set(got.column("topic").to_pylist()) == {p.name.rsplit("-", 1)[0] for p in LOGS.iterdir()}
+    assert set(got.column("topic").to_pylist()) == {
+        p.name.rsplit("-", 1)[0] for p in LOGS.iterdir()
+    }
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -150,8 +152,17 @@ def test_bounds_as_on_disk(s3, logs, bounds):
 
 @pytest.mark.parametrize(
     "magic,compression",
-    [(0, "none"), (0, "gzip"), (1, "snappy"), (1, "lz4"), (2, "none"), (2, "gzip"),
-     (2, "snappy"), (2, "lz4"), (2, "zstd")],
+    [
+        (0, "none"),
+        (0, "gzip"),
+        (1, "snappy"),
+        (1, "lz4"),
+        (2, "none"),
+        (2, "gzip"),
+        (2, "snappy"),
+        (2, "lz4"),
+        (2, "zstd"),
+    ],
 )
 def test_every_magic_and_codec(s3, tmp_path, magic, compression):
     n = 3000

@@ -21,8 +21,6 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 
 from kafkalog import errors
-from kafkalog._storage import paths as _paths
-from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog._native import Reader as _Reader
 from kafkalog._native import Writer as _Writer
 from kafkalog._native import __version__
@@ -31,6 +29,9 @@ from kafkalog._native import read_index as _read_index
 from kafkalog._native import rebuild_indexes as _rebuild_indexes
 from kafkalog._native import segments as _segments
 from kafkalog._native import verify as _verify
+from kafkalog._storage import paths as _paths
+from kafkalog._storage import storage_kwargs as _storage_kwargs
+from kafkalog.cleanup import compact, retain
 from kafkalog.errors import (
     ConcurrentWriteError,
     CorruptRecordError,
@@ -60,6 +61,8 @@ __all__ = [
     "plan",
     "rebuild_indexes",
     "write",
+    "compact",
+    "retain",
     "schema",
     "COLUMNS",
     "METADATA_COLUMNS",
@@ -231,6 +234,7 @@ def read(
     threads: int | None = None,
     storage_options: dict[str, str] | None = None,
     filesystem=None,
+    compacted: bool | dict = False,
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -282,7 +286,18 @@ def read(
     A partial batch at the end of a segment is not an error: the complete batches are returned
     and a :class:`TruncatedSegmentWarning` says how many bytes were left. An index that cannot
     be used for a seek gives an :class:`IndexNotUsedWarning` and a scan.
+
+    ``compacted=True`` (or a dict of :func:`compact` options) reads the partition directory
+    as Kafka's log cleaner would leave it: see :func:`kafkalog.cleanup.read_compacted`.
     """
+    if compacted is not False:
+        from kafkalog.cleanup import read_compacted
+
+        options = {} if compacted is True else dict(compacted)
+        kwargs = dict(locals())
+        for name in ("path", "compacted", "options", "read_compacted"):
+            kwargs.pop(name)
+        return read_compacted(path, options, read, **kwargs)
     options = _options(
         columns=columns,
         batch_metadata=batch_metadata,

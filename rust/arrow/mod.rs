@@ -18,6 +18,8 @@
 //! | `transactions.rs` | what `read_committed` drops: aborted transactions, the last stable offset |
 //! | `scan.rs` | walking a segment's entries without decoding them (for the passes above) |
 //! | `verify.rs` | checking batches, offsets and every index against the log |
+//! | `compact.rs` | log compaction as Kafka's cleaner does it: last value per key, offsets kept |
+//! | `retention.rs` | retention as the broker applies it: segments past time, size, log start offset |
 //! | `rebuild.rs` | regenerating a partition's index files as Kafka's recovery does |
 //! | `parallel.rs` | reading many files on several cores, in order |
 //! | `reader.rs` | options builder, file discovery, the streaming file reader |
@@ -25,6 +27,7 @@
 pub mod batches;
 pub mod builder;
 pub mod cluster_state;
+pub mod compact;
 pub mod decoder;
 pub mod encoder;
 pub mod index_tables;
@@ -35,6 +38,7 @@ pub mod placement;
 pub mod plan;
 pub mod reader;
 pub mod rebuild;
+pub mod retention;
 pub mod scan;
 pub mod schema;
 pub mod seek;

@@ -81,6 +81,8 @@ pub struct PartitionWriter {
     segment: Option<Segment>,
     summary: Summary,
     transactions: TxnTracker,
+    /// Files copied in as they are ([`PartitionWriter::copy_in`]).
+    copied: usize,
 }
 
 impl PartitionWriter {
@@ -104,6 +106,7 @@ impl PartitionWriter {
             segment: None,
             summary: Summary::default(),
             transactions: TxnTracker::default(),
+            copied: 0,
         })
     }
 
@@ -111,6 +114,41 @@ impl PartitionWriter {
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         self.encoder.write(batch)?;
         self.drain()
+    }
+
+    /// For passes that produce Kafka batches themselves (compaction): segments start where
+    /// [`Self::start_segment`] says, never by size.
+    pub fn manual_layout(mut self) -> Self {
+        self.options.segment_bytes = u64::MAX;
+        self
+    }
+
+    /// Closes the current segment and starts one at `base_offset`.
+    pub fn start_segment(&mut self, base_offset: i64) -> Result<()> {
+        self.close_segment()?;
+        self.open_segment(base_offset)
+    }
+
+    /// Appends one complete, already encoded batch (log entry) to the current segment.
+    pub fn append_encoded(&mut self, bytes: &[u8], info: &Encoded) -> Result<()> {
+        self.append(bytes, info)
+    }
+
+    /// Copies the file `source` unchanged into the partition directory, under its own name.
+    pub fn copy_in(&mut self, source: &Path) -> Result<()> {
+        let name = source.file_name().ok_or_else(|| {
+            Error::invalid_argument(format!("{} has no file name", source.display()))
+        })?;
+        let dest = self.staging.dir.join(name);
+        // Created exclusively, never through a link planted in the staging directory.
+        let mut out = create_new_file(&dest)?;
+        let mut input = File::open(source).map_err(|e| Error::io(e, source))?;
+        std::io::copy(&mut input, &mut out).map_err(|e| Error::io(e, &dest))?;
+        if self.options.fsync {
+            out.sync_all().map_err(|e| Error::io(e, &dest))?;
+        }
+        self.copied += 1;
+        Ok(())
     }
 
     fn drain(&mut self) -> Result<()> {
@@ -232,7 +270,7 @@ impl PartitionWriter {
     pub fn finish(mut self) -> Result<Summary> {
         self.encoder.finish()?;
         self.drain()?;
-        if self.segment.is_none() && self.summary.segments.is_empty() {
+        if self.segment.is_none() && self.summary.segments.is_empty() && self.copied == 0 {
             // Nothing to write: an empty partition still has its first (empty) segment.
             self.open_segment(self.options.encode.base_offset)?;
         }

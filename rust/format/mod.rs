@@ -14,11 +14,13 @@
 //! | `snapshot.rs` | producer state snapshots and text checkpoint files |
 //! | `index.rs` | `.index`, `.timeindex`, `.txnindex` layouts and the broker's indexing rule |
 //! | `internal/` | Kafka's internal topics' records (consumer offsets, transactions, KRaft metadata) |
+//! | `filter.rs` | one batch rewritten with some records removed, as the log cleaner writes it |
 
 pub mod batch;
 pub mod compression;
 pub mod control;
 pub mod crc;
+pub mod filter;
 pub mod index;
 pub mod internal;
 pub mod legacy;

@@ -1,6 +1,7 @@
 //! The PyO3 bindings: the `kafkalog._native` extension module. Thin on purpose; the public
 //! API, its docstrings and the Spark integration are in `python/kafkalog`.
 
+mod cleanup;
 mod errors;
 mod internal;
 mod reader;
@@ -29,6 +30,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(internal::dump_internal_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::decode_internal_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::log_end_offset, m)?)?;
+    m.add_function(wrap_pyfunction!(cleanup::compact, m)?)?;
+    m.add_function(wrap_pyfunction!(cleanup::retain, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

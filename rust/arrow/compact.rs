@@ -1,0 +1,1161 @@
+//! Log compaction as Kafka's log cleaner does one cleaning round (`LogCleaner.Cleaner`,
+//! `LogCleanerManager.cleanableOffsets`, `MemoryRecords.filterTo`; FORMAT.md §8), from a
+//! partition directory into a new one. The input is only read.
+//!
+//! - The cleanable range runs from the first dirty offset (the log start offset unless a
+//!   cleaner checkpoint is given) to the first uncleanable offset: the lowest of the last stable
+//!   offset, the active segment's base offset and the first segment still inside
+//!   `min.compaction.lag.ms`, rounded down to a segment's base offset.
+//! - The offset map (key -> last offset) is built over the dirty segments, leaving out records
+//!   of aborted transactions. Every segment below the end of the map is then cleaned, in groups
+//!   of consecutive segments up to `segment.bytes` and the maximum index size; each group
+//!   becomes one segment named after its first. Later segments are copied unchanged.
+//! - A record is kept when it is past the map, or has a key whose last offset it is and is not a
+//!   tombstone whose delete horizon has passed. Records without a key are removed (the cleaner
+//!   counts them as invalid). Offsets are never changed.
+//! - Tombstones and markers: a v2 batch that keeps a tombstone, or a marker whose transaction
+//!   has no data left, is stamped with the delete horizon `now + delete.retention.ms` the first
+//!   time; they go once a later round runs past that horizon. v0/v1 tombstones go when their
+//!   segment was last modified before the last clean segment's modification time minus
+//!   `delete.retention.ms`.
+//! - Transactions: batches of aborted transactions are removed; an ABORT marker stays while
+//!   its transaction still had batches in this round (and its `.txnindex` entry is written), a
+//!   COMMIT marker while its transaction had batches; empty batches are kept where they hold
+//!   a producer's last sequence or epoch, and for the last batch of the round.
+//!
+//! Differences from a broker, by design of an offline tool: the offset map holds every key
+//! (a broker's bounded map may need several rounds for the same result); indexes of cleaned
+//! segments get an entry per `index.interval.bytes` of batches, as recovery builds them (the
+//! cleaner indexes per I/O chunk); aborted transactions are found from the markers in the log
+//! (what the `.txnindex` files hold); the high watermark is taken to be the log end offset.
+
+use super::encoder::Encoded;
+use super::reader::discover;
+use super::scan::{for_each_entry, Access};
+use super::writer::{PartitionWriter, Summary, WriteOptions};
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
+use crate::format::control::{self, ControlType};
+use crate::format::filter::{self, DecodedBatch};
+use crate::format::index::{AbortedTxn, DEFAULT_INDEX_INTERVAL_BYTES};
+use crate::format::segment::{base_offset_from_name, segment_file_name};
+use crate::storage::Local;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// `delete.retention.ms`'s default: one day.
+pub const DEFAULT_DELETE_RETENTION_MS: i64 = 86_400_000;
+/// `segment.index.bytes`' default (`log.index.size.max.bytes`).
+pub const DEFAULT_MAX_INDEX_SIZE: u64 = 10 * 1024 * 1024;
+/// `producer.id.expiration.ms`' default.
+pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
+
+/// What to do with a batch that cannot be decoded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnCorrupt {
+    /// Stop with the error (naming file, position and offset); nothing is written.
+    #[default]
+    Error,
+    /// Leave the batch out of the output and go on (a broken size field still stops).
+    Skip,
+}
+
+#[derive(Clone, Debug)]
+pub struct CompactOptions {
+    /// The cleaner's clock, in ms since the epoch; `None` reads the system clock.
+    pub now_ms: Option<i64>,
+    pub delete_retention_ms: i64,
+    pub min_compaction_lag_ms: i64,
+    pub max_compaction_lag_ms: i64,
+    /// Clean only when the dirty ratio is above this (or `max.compaction.lag.ms` forces it),
+    /// as the broker picks logs; `None` cleans whenever something is cleanable.
+    pub min_cleanable_ratio: Option<f64>,
+    pub segment_bytes: u64,
+    pub max_index_size: u64,
+    pub index_interval_bytes: u64,
+    /// The log start offset; at least the first segment's base offset.
+    pub log_start_offset: Option<i64>,
+    /// Where the last cleaning stopped (`cleaner-offset-checkpoint`); `None` = the log start.
+    pub first_dirty_offset: Option<i64>,
+    /// Producers idle this long (and with no open transaction) are no longer active, as after
+    /// a broker restart; `None` keeps every producer active.
+    pub producer_id_expiration_ms: Option<i64>,
+    pub max_decompressed_size: usize,
+    pub overwrite: bool,
+    pub on_corrupt: OnCorrupt,
+    /// The offset map (key -> last offset in the dirty range, records of aborted transactions
+    /// left out), when computed elsewhere; `None` builds it (Kafka's `buildOffsetMap`).
+    pub offset_map: Option<HashMap<Vec<u8>, i64>>,
+}
+
+impl Default for CompactOptions {
+    fn default() -> Self {
+        CompactOptions {
+            now_ms: None,
+            delete_retention_ms: DEFAULT_DELETE_RETENTION_MS,
+            min_compaction_lag_ms: 0,
+            max_compaction_lag_ms: i64::MAX,
+            min_cleanable_ratio: None,
+            segment_bytes: 1 << 30,
+            max_index_size: DEFAULT_MAX_INDEX_SIZE,
+            index_interval_bytes: DEFAULT_INDEX_INTERVAL_BYTES,
+            log_start_offset: None,
+            first_dirty_offset: None,
+            producer_id_expiration_ms: Some(DEFAULT_PRODUCER_ID_EXPIRATION_MS),
+            max_decompressed_size: 256 << 20,
+            overwrite: false,
+            on_corrupt: OnCorrupt::Error,
+            offset_map: None,
+        }
+    }
+}
+
+/// What a compaction did.
+#[derive(Clone, Debug, Default)]
+pub struct CompactReport {
+    /// Whether a cleaning round ran (false: nothing cleanable, or the ratio was not reached;
+    /// the output is then a copy).
+    pub cleaned: bool,
+    pub now_ms: i64,
+    pub log_start_offset: i64,
+    pub log_end_offset: i64,
+    pub first_dirty_offset: i64,
+    pub first_uncleanable_offset: i64,
+    /// Where the next round would start (the end of the offset map).
+    pub next_dirty_offset: i64,
+    pub cleanable_ratio: f64,
+    /// The horizon stamped on batches that got one in this round.
+    pub delete_horizon_ms: i64,
+    pub segments_cleaned: usize,
+    pub records_read: u64,
+    pub records_written: u64,
+    pub batches_read: u64,
+    pub batches_written: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Records without a key, removed.
+    pub invalid_records: u64,
+    /// Batches left out under [`OnCorrupt::Skip`].
+    pub skipped: Vec<Error>,
+    pub summary: Summary,
+}
+
+/// One input segment and what the first pass learned about it.
+#[derive(Clone, Debug)]
+struct Seg {
+    path: PathBuf,
+    base: i64,
+    size: u64,
+    mtime_ms: i64,
+    index_size: u64,
+    time_index_size: u64,
+    max_timestamp: i64,
+    first_batch_timestamp: Option<i64>,
+    next_offset: Option<i64>,
+}
+
+impl Seg {
+    /// `LogSegment.largestTimestamp`: the max timestamp, or the file's modification time.
+    fn largest_timestamp(&self) -> i64 {
+        if self.max_timestamp >= 0 {
+            self.max_timestamp
+        } else {
+            self.mtime_ms
+        }
+    }
+}
+
+/// A producer as the broker's producer state holds it after loading the log.
+#[derive(Clone, Debug)]
+struct Producer {
+    epoch: i16,
+    last_data_offset: Option<i64>,
+    last_timestamp: i64,
+    txn_open: bool,
+}
+
+/// The segments of the partition directory `dir`, through the reader's discovery.
+fn partition_segments(dir: &Path) -> Result<Vec<PathBuf>> {
+    if !dir.is_dir() {
+        return Err(Error::invalid_argument(format!(
+            "{} is not a partition directory",
+            dir.display()
+        )));
+    }
+    let files = discover(&Local, dir)?;
+    let mut paths: Vec<(i64, PathBuf)> = Vec::new();
+    for f in files {
+        if f.path.parent() != Some(dir) {
+            return Err(Error::invalid_argument(format!(
+                "{} holds more than one partition; compact takes one partition directory",
+                dir.display()
+            )));
+        }
+        paths.push((f.base_offset.unwrap_or(0), f.path));
+    }
+    paths.sort();
+    Ok(paths.into_iter().map(|(_, p)| p).collect())
+}
+
+fn mtime_ms(path: &Path) -> Result<i64> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(e, path))?;
+    Ok(meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as i64))
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Reads the type of a control batch's first record.
+#[derive(Default)]
+struct FirstControl(Option<ControlType>, bool);
+
+impl RecordSink for FirstControl {
+    fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
+        self.0 = None;
+        self.1 = false;
+        batch.is_control
+    }
+
+    fn record(&mut self, _: &BatchInfo, record: &Record<'_>) {
+        if !self.1 {
+            self.1 = true;
+            self.0 = Some(control::parse_key(record.key).unwrap_or(ControlType::Unknown(-1)));
+        }
+    }
+}
+
+/// Applies [`OnCorrupt`] to the result of decoding one batch.
+fn guard<T>(result: Result<T>, policy: OnCorrupt, skipped: &mut Vec<Error>) -> Result<Option<T>> {
+    match result {
+        Ok(v) => Ok(Some(v)),
+        Err(e)
+            if policy == OnCorrupt::Skip
+                && matches!(
+                    e.kind,
+                    ErrorKind::Corrupt
+                        | ErrorKind::CrcMismatch
+                        | ErrorKind::Decompression
+                        | ErrorKind::LimitExceeded
+                ) =>
+        {
+            skipped.push(e);
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The first pass: segment facts, producer state, aborted transactions, the last stable offset.
+struct Survey {
+    segs: Vec<Seg>,
+    producers: HashMap<i64, Producer>,
+    aborted: Vec<AbortedTxn>,
+    /// First offset of the earliest transaction still open at the end of the log.
+    first_unstable: Option<i64>,
+    log_end_offset: i64,
+}
+
+fn survey(paths: &[PathBuf], options: &CompactOptions, skipped: &mut Vec<Error>) -> Result<Survey> {
+    let mut decoder = decoder(options);
+    let mut control = FirstControl::default();
+    let mut producers: HashMap<i64, Producer> = HashMap::new();
+    let mut open: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut aborted = Vec::new();
+    let mut segs = Vec::with_capacity(paths.len());
+    for path in paths {
+        let base = base_offset_from_name(path).unwrap_or(0);
+        let mut seg = Seg {
+            path: path.clone(),
+            base,
+            size: file_len(path),
+            mtime_ms: mtime_ms(path)?,
+            index_size: file_len(&path.with_extension("index")),
+            time_index_size: file_len(&path.with_extension("timeindex")),
+            max_timestamp: -1,
+            first_batch_timestamp: None,
+            next_offset: None,
+        };
+        for_each_entry(&Local, path, 0, Access::Whole, |position, entry| {
+            let decoded = decoder.decode(entry, position, &mut control);
+            let Some(info) = guard(decoded, options.on_corrupt, skipped)? else {
+                return Ok(true);
+            };
+            seg.max_timestamp = seg.max_timestamp.max(info.max_timestamp);
+            seg.first_batch_timestamp.get_or_insert(info.max_timestamp);
+            seg.next_offset = Some(info.last_offset.wrapping_add(1));
+            if info.magic < 2 || info.producer_id < 0 {
+                return Ok(true);
+            }
+            let marker = if info.is_control { control.0 } else { None };
+            let p = producers.entry(info.producer_id).or_insert(Producer {
+                epoch: info.producer_epoch,
+                last_data_offset: None,
+                last_timestamp: -1,
+                txn_open: false,
+            });
+            if p.epoch != info.producer_epoch {
+                // A new epoch clears the producer's batch metadata.
+                p.last_data_offset = None;
+                p.epoch = info.producer_epoch;
+            }
+            p.last_timestamp = info.max_timestamp;
+            match marker {
+                Some(kind @ (ControlType::Abort | ControlType::Commit)) => {
+                    p.txn_open = false;
+                    if info.is_transactional {
+                        if let Some(first_offset) = open.remove(&info.producer_id) {
+                            if kind == ControlType::Abort {
+                                aborted.push(AbortedTxn {
+                                    version: 0,
+                                    producer_id: info.producer_id,
+                                    first_offset,
+                                    last_offset: info.last_offset,
+                                    last_stable_offset: open
+                                        .values()
+                                        .copied()
+                                        .min()
+                                        .unwrap_or(info.last_offset + 1),
+                                });
+                            }
+                        }
+                    }
+                }
+                Some(_) => {}
+                None if info.is_control => {}
+                None => {
+                    p.last_data_offset = Some(info.last_offset);
+                    if info.is_transactional {
+                        p.txn_open = true;
+                        open.entry(info.producer_id).or_insert(info.base_offset);
+                    }
+                }
+            }
+            Ok(true)
+        })?;
+        segs.push(seg);
+    }
+    let log_end_offset = segs
+        .iter()
+        .rev()
+        .find_map(|s| s.next_offset)
+        .unwrap_or_else(|| segs.last().map_or(0, |s| s.base))
+        .max(segs.last().map_or(0, |s| s.base));
+    Ok(Survey {
+        segs,
+        producers,
+        aborted,
+        first_unstable: open.values().copied().min(),
+        log_end_offset,
+    })
+}
+
+fn decoder(options: &CompactOptions) -> BatchDecoder {
+    BatchDecoder::new(DecodeOptions {
+        crc: CrcPolicy::Verify,
+        max_decompressed_size: options.max_decompressed_size,
+    })
+}
+
+/// Kafka's `LogSegments.values(from, to)`: the segments overlapping `[from, to)`, as a range of
+/// indexes (the segment holding `from` first).
+fn overlapping(segs: &[Seg], from: i64, to: i64) -> std::ops::Range<usize> {
+    if from >= to {
+        return 0..0;
+    }
+    let start = segs.iter().rposition(|s| s.base <= from).unwrap_or(0);
+    let end = segs.iter().position(|s| s.base >= to).unwrap_or(segs.len());
+    start..end.max(start)
+}
+
+/// Kafka's `CleanedTransactionMetadata`: which batches and markers of transactions can go.
+#[derive(Default)]
+struct TxnMetadata {
+    ongoing_committed: HashSet<i64>,
+    /// producer id -> (the aborted transaction, whether a batch of it was seen).
+    ongoing_aborted: HashMap<i64, (AbortedTxn, bool)>,
+    /// Aborted transactions not yet reached, the smallest first offset last.
+    pending: Vec<AbortedTxn>,
+}
+
+impl TxnMetadata {
+    fn new(aborted: impl IntoIterator<Item = AbortedTxn>) -> Self {
+        let mut pending: Vec<AbortedTxn> = aborted.into_iter().collect();
+        pending.sort_by_key(|t| std::cmp::Reverse(t.first_offset));
+        TxnMetadata {
+            pending,
+            ..TxnMetadata::default()
+        }
+    }
+
+    fn consume_up_to(&mut self, offset: i64) {
+        while self
+            .pending
+            .last()
+            .is_some_and(|t| t.first_offset <= offset)
+        {
+            let txn = self.pending.pop().unwrap();
+            self.ongoing_aborted
+                .entry(txn.producer_id)
+                .or_insert((txn, false));
+        }
+    }
+
+    /// A marker; returns whether it may be discarded, and the `.txnindex` entry to keep.
+    fn on_control(
+        &mut self,
+        batch: &BatchInfo,
+        kind: Option<ControlType>,
+    ) -> (bool, Option<AbortedTxn>) {
+        self.consume_up_to(batch.last_offset);
+        match kind {
+            // An empty control batch was cleaned before.
+            None => (true, None),
+            Some(ControlType::Abort) => match self.ongoing_aborted.remove(&batch.producer_id) {
+                Some((txn, true)) => (false, Some(txn)),
+                _ => (true, None),
+            },
+            Some(ControlType::Commit) => (!self.ongoing_committed.remove(&batch.producer_id), None),
+            Some(_) => (false, None),
+        }
+    }
+
+    /// A data batch; returns whether it belongs to an aborted transaction.
+    fn on_batch(&mut self, batch: &BatchInfo) -> bool {
+        self.consume_up_to(batch.last_offset);
+        if !batch.is_transactional {
+            return false;
+        }
+        match self.ongoing_aborted.get_mut(&batch.producer_id) {
+            Some((_, seen)) => {
+                *seen = true;
+                true
+            }
+            None => {
+                self.ongoing_committed.insert(batch.producer_id);
+                false
+            }
+        }
+    }
+}
+
+/// Fills the offset map from one batch's records (those not aborted, with a key, from `start`).
+struct MapSink<'m> {
+    map: &'m mut HashMap<Vec<u8>, i64>,
+    start: i64,
+    txns: &'m mut TxnMetadata,
+    control: FirstControl,
+}
+
+impl RecordSink for MapSink<'_> {
+    fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
+        if batch.is_control {
+            self.control.begin_batch(batch);
+            return true;
+        }
+        !self.txns.on_batch(batch)
+    }
+
+    fn record(&mut self, batch: &BatchInfo, record: &Record<'_>) {
+        if batch.is_control {
+            self.control.record(batch, record);
+            return;
+        }
+        if let Some(key) = record.key {
+            if record.offset >= self.start {
+                match self.map.get_mut(key) {
+                    Some(o) => *o = record.offset,
+                    None => {
+                        self.map.insert(key.to_vec(), record.offset);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Kafka's `groupSegmentsBySize`: consecutive segments whose logs fit `max_size`, whose
+/// indexes fit `max_index_size`, and whose offsets stay within an int of the group's base.
+fn group_segments(
+    segs: &[Seg],
+    max_size: u64,
+    max_index_size: u64,
+    first_uncleanable: i64,
+) -> Vec<std::ops::Range<usize>> {
+    let mut groups = Vec::new();
+    let mut i = 0;
+    while i < segs.len() {
+        let start = i;
+        let (mut log, mut index, mut time) =
+            (segs[i].size, segs[i].index_size, segs[i].time_index_size);
+        i += 1;
+        while i < segs.len() {
+            let s = &segs[i];
+            let last_offset = if i + 1 < segs.len() {
+                segs[i + 1].base - 1
+            } else {
+                first_uncleanable - 1
+            };
+            let fits = log + s.size <= max_size
+                && index + s.index_size <= max_index_size
+                && time + s.time_index_size <= max_index_size
+                && (s.size == 0 || last_offset - segs[start].base <= i32::MAX as i64);
+            if !fits {
+                break;
+            }
+            log += s.size;
+            index += s.index_size;
+            time += s.time_index_size;
+            i += 1;
+        }
+        groups.push(start..i);
+    }
+    groups
+}
+
+/// Files of a partition directory kept beside the segments (copied as they are).
+fn is_partition_metadata(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    match name.as_deref() {
+        Some("leader-epoch-checkpoint" | "partition.metadata") => true,
+        Some(n) => n.ends_with(".snapshot") && base_offset_from_name(path).is_some(),
+        None => false,
+    }
+}
+
+/// Compacts the partition directory `src` into `dst` as one round of Kafka's log cleaner.
+pub fn compact(src: &Path, dst: &Path, options: &CompactOptions) -> Result<CompactReport> {
+    let (sv, mut report, picked) = prepare(src, options)?;
+    write(src, dst, options, &sv, &mut report, picked)?;
+    Ok(report)
+}
+
+/// What a compaction of `src` would clean, without writing: `cleaned` says whether a round
+/// would run, with its offsets (`first_dirty_offset`, `first_uncleanable_offset`). Records
+/// from the first dirty offset up to the first uncleanable offset feed the offset map.
+pub fn plan(src: &Path, options: &CompactOptions) -> Result<CompactReport> {
+    let (sv, mut report, picked) = prepare(src, options)?;
+    let dirty = overlapping(
+        &sv.segs,
+        report.first_dirty_offset,
+        report.first_uncleanable_offset,
+    );
+    report.cleaned = picked && !dirty.is_empty();
+    if report.cleaned {
+        report.next_dirty_offset = report.first_uncleanable_offset;
+    }
+    Ok(report)
+}
+
+/// The first pass and the cleanable range: the survey, a report with the offsets filled, and
+/// whether the broker would pick the log for cleaning.
+fn prepare(src: &Path, options: &CompactOptions) -> Result<(Survey, CompactReport, bool)> {
+    if options.delete_retention_ms < 0 {
+        return Err(Error::invalid_argument(
+            "delete_retention_ms must not be negative",
+        ));
+    }
+    let paths = partition_segments(src)?;
+    if paths.is_empty() {
+        return Err(Error::invalid_argument(format!(
+            "{} holds no segments",
+            src.display()
+        )));
+    }
+    let now = options.now_ms.unwrap_or_else(now_ms);
+    let mut report = CompactReport {
+        now_ms: now,
+        delete_horizon_ms: now.saturating_add(options.delete_retention_ms),
+        ..CompactReport::default()
+    };
+    let sv = survey(&paths, options, &mut report.skipped)?;
+    let segs = &sv.segs;
+    let active = segs.len() - 1;
+    let active_base = segs[active].base;
+    let leo = sv.log_end_offset;
+    let log_start = options
+        .log_start_offset
+        .unwrap_or(segs[0].base)
+        .max(segs[0].base);
+    let first_dirty = match options.first_dirty_offset {
+        Some(o) if o >= log_start && o <= leo => o,
+        _ => log_start,
+    };
+
+    // LogCleanerManager.cleanableOffsets: the last stable offset, the active segment, and the
+    // first segment still within the minimum compaction lag.
+    let mut uncleanable = sv.first_unstable.unwrap_or(leo).min(active_base);
+    if options.min_compaction_lag_ms > 0 {
+        let limit = now.saturating_sub(options.min_compaction_lag_ms);
+        let range = overlapping(segs, first_dirty, active_base);
+        if let Some(s) = segs[range].iter().find(|s| s.largest_timestamp() > limit) {
+            uncleanable = uncleanable.min(s.base);
+        }
+    }
+    let uncleanable = uncleanable.max(first_dirty);
+    // calculateCleanableBytes rounds it down to the base of the segment holding it.
+    let non_active = overlapping(segs, uncleanable, active_base);
+    let first_uncleanable = if non_active.is_empty() {
+        active_base
+    } else {
+        segs[non_active.start].base
+    };
+    let size_of = |r: std::ops::Range<usize>| segs[r].iter().map(|s| s.size).sum::<u64>();
+    let cleanable_bytes = size_of(overlapping(
+        segs,
+        first_dirty.min(first_uncleanable),
+        first_uncleanable,
+    ));
+    let clean_bytes = size_of(overlapping(segs, -1, first_dirty));
+    let total = clean_bytes + cleanable_bytes;
+    report.cleanable_ratio = if total > 0 {
+        cleanable_bytes as f64 / total as f64
+    } else {
+        0.0
+    };
+    report.log_start_offset = log_start;
+    report.log_end_offset = leo;
+    report.first_dirty_offset = first_dirty;
+    report.first_uncleanable_offset = first_uncleanable;
+    report.next_dirty_offset = first_dirty;
+
+    // LogCleanerManager.maxCompactionDelay: a dirty segment older than the maximum lag forces
+    // a cleaning whatever the ratio.
+    let need_now = {
+        let range = overlapping(segs, first_dirty, active_base);
+        let earliest = segs[range]
+            .iter()
+            .filter_map(|s| s.first_batch_timestamp.filter(|&t| t > 0))
+            .min()
+            .unwrap_or(i64::MAX);
+        earliest < now.saturating_sub(options.max_compaction_lag_ms.max(0))
+    };
+    let picked = match options.min_cleanable_ratio {
+        None => cleanable_bytes > 0,
+        Some(ratio) => (need_now && cleanable_bytes > 0) || report.cleanable_ratio > ratio,
+    };
+    Ok((sv, report, picked))
+}
+
+/// The cleaning round (when `picked`) and the copy of what it does not reach.
+fn write(
+    src: &Path,
+    dst: &Path,
+    options: &CompactOptions,
+    sv: &Survey,
+    report: &mut CompactReport,
+    picked: bool,
+) -> Result<()> {
+    let segs = &sv.segs;
+    let now = report.now_ms;
+    let (first_dirty, first_uncleanable) =
+        (report.first_dirty_offset, report.first_uncleanable_offset);
+    let mut writer = PartitionWriter::create(
+        dst,
+        WriteOptions {
+            index_interval_bytes: options.index_interval_bytes,
+            overwrite: options.overwrite,
+            ..WriteOptions::default()
+        },
+    )?
+    .manual_layout();
+    let mut mtimes: Vec<(PathBuf, i64)> = Vec::new();
+    let mut cleaned_until = 0usize;
+    if picked {
+        let (map, latest) = match &options.offset_map {
+            // Computed elsewhere (a Spark job): the same map, the same latest offset.
+            Some(map) => {
+                let dirty = overlapping(segs, first_dirty, first_uncleanable);
+                let latest = if dirty.is_empty() {
+                    -1
+                } else {
+                    first_uncleanable - 1
+                };
+                (map.clone(), latest)
+            }
+            None => build_offset_map(segs, first_dirty, first_uncleanable, sv, options)?,
+        };
+        let end_offset = latest + 1;
+        report.next_dirty_offset = end_offset;
+        let to_clean = overlapping(segs, 0, end_offset);
+        if !to_clean.is_empty() {
+            report.cleaned = true;
+            cleaned_until = to_clean.end;
+            report.segments_cleaned = to_clean.len();
+            let mut cleaner = Cleaner {
+                map,
+                latest,
+                now,
+                delete_retention_ms: options.delete_retention_ms,
+                upper_bound: first_uncleanable,
+                txns: TxnMetadata::new(sv.aborted.iter().copied()),
+                active_producers: active_producers(&sv.producers, now, options),
+                decoder: decoder(options),
+                batch: DecodedBatch::default(),
+                keep: Vec::new(),
+                out: Vec::new(),
+                scratch: Vec::new(),
+                on_corrupt: options.on_corrupt,
+            };
+            // The v0/v1 delete horizon: the last clean segment's modification time, less the
+            // delete retention.
+            let before_dirty = overlapping(segs, 0, first_dirty);
+            let legacy_horizon = if before_dirty.is_empty() {
+                0
+            } else {
+                segs[before_dirty.end - 1].mtime_ms - options.delete_retention_ms
+            };
+            let cleaned = &segs[to_clean.clone()];
+            for group in group_segments(
+                cleaned,
+                options.segment_bytes,
+                options.max_index_size,
+                first_uncleanable,
+            ) {
+                let group = &cleaned[group];
+                writer.start_segment(group[0].base)?;
+                for seg in group {
+                    let retain_legacy = seg.mtime_ms > legacy_horizon;
+                    cleaner.clean_segment(seg, retain_legacy, &mut writer, report)?;
+                }
+                mtimes.push((
+                    dst.join(segment_file_name(group[0].base, "log")),
+                    group[group.len() - 1].mtime_ms,
+                ));
+            }
+        }
+    }
+    // Segments the round did not reach are copied as they are, with their indexes.
+    for seg in &segs[cleaned_until..] {
+        for ext in ["log", "index", "timeindex", "txnindex"] {
+            let p = seg.path.with_extension(ext);
+            if ext == "log" || p.is_file() {
+                writer.copy_in(&p)?;
+            }
+        }
+        mtimes.push((dst.join(segment_file_name(seg.base, "log")), seg.mtime_ms));
+    }
+    for entry in std::fs::read_dir(src).map_err(|e| Error::io(e, src))? {
+        let path = entry.map_err(|e| Error::io(e, src))?.path();
+        if path.is_file() && is_partition_metadata(&path) {
+            writer.copy_in(&path)?;
+        }
+    }
+    report.summary = writer.finish()?;
+    for (path, ms) in mtimes {
+        set_mtime(&path, ms)?;
+    }
+    Ok(())
+}
+
+fn set_mtime(path: &Path, ms: i64) -> Result<()> {
+    let time = UNIX_EPOCH + std::time::Duration::from_millis(ms.max(0) as u64);
+    let file = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(e, path))?;
+    file.set_modified(time).map_err(|e| Error::io(e, path))
+}
+
+/// `UnifiedLog.lastRecordsOfActiveProducers`: producer id -> (last data offset, epoch).
+fn active_producers(
+    producers: &HashMap<i64, Producer>,
+    now: i64,
+    options: &CompactOptions,
+) -> HashMap<i64, (Option<i64>, i16)> {
+    producers
+        .iter()
+        .filter(|(_, p)| match options.producer_id_expiration_ms {
+            Some(expiration) => p.txn_open || now.saturating_sub(p.last_timestamp) < expiration,
+            None => true,
+        })
+        .map(|(&pid, p)| (pid, (p.last_data_offset, p.epoch)))
+        .collect()
+}
+
+type OffsetMap = HashMap<Vec<u8>, i64>;
+
+/// `Cleaner.buildOffsetMap`: the last offset of every key in the dirty segments, and the
+/// map's latest offset (the end of the dirty range, less one; -1 when it is empty).
+fn build_offset_map(
+    segs: &[Seg],
+    start: i64,
+    end: i64,
+    sv: &Survey,
+    options: &CompactOptions,
+) -> Result<(OffsetMap, i64)> {
+    let mut map = OffsetMap::new();
+    let mut latest = -1i64;
+    let dirty = overlapping(segs, start, end);
+    let mut txns = TxnMetadata::new(
+        sv.aborted
+            .iter()
+            .filter(|t| t.last_offset >= start && t.first_offset < end)
+            .copied(),
+    );
+    let mut decoder = decoder(options);
+    // Undecodable batches were reported by the survey already.
+    let mut skipped = Vec::new();
+    let mut sink = MapSink {
+        map: &mut map,
+        start,
+        txns: &mut txns,
+        control: FirstControl::default(),
+    };
+    for k in dirty.clone() {
+        for_each_entry(
+            &Local,
+            &segs[k].path,
+            0,
+            Access::Whole,
+            |position, entry| {
+                let decoded = decoder.decode(entry, position, &mut sink);
+                let Some(info) = guard(decoded, options.on_corrupt, &mut skipped)? else {
+                    return Ok(true);
+                };
+                if info.is_control {
+                    let kind = if sink.control.1 { sink.control.0 } else { None };
+                    sink.txns.on_control(&info, kind);
+                }
+                Ok(true)
+            },
+        )?;
+        // The map's latest offset reaches the next segment's base (or the end), gaps included.
+        latest = if k + 1 < dirty.end {
+            segs[k + 1].base
+        } else {
+            end
+        } - 1;
+    }
+    Ok((map, latest))
+}
+
+/// Kafka's `RecordFilter.BatchRetention`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BatchRetention {
+    Delete,
+    RetainEmpty,
+    DeleteEmpty,
+}
+
+struct Cleaner {
+    map: OffsetMap,
+    latest: i64,
+    now: i64,
+    delete_retention_ms: i64,
+    /// The first uncleanable offset: the batch ending just before it is kept even if empty.
+    upper_bound: i64,
+    txns: TxnMetadata,
+    active_producers: HashMap<i64, (Option<i64>, i16)>,
+    decoder: BatchDecoder,
+    batch: DecodedBatch,
+    keep: Vec<bool>,
+    out: Vec<u8>,
+    scratch: Vec<u8>,
+    on_corrupt: OnCorrupt,
+}
+
+impl Cleaner {
+    fn clean_segment(
+        &mut self,
+        seg: &Seg,
+        retain_legacy_deletes: bool,
+        writer: &mut PartitionWriter,
+        report: &mut CompactReport,
+    ) -> Result<()> {
+        // Undecodable batches were reported by the survey already.
+        let mut skipped = Vec::new();
+        for_each_entry(&Local, &seg.path, 0, Access::Whole, |position, entry| {
+            report.bytes_read += entry.len() as u64;
+            report.batches_read += 1;
+            let decoded = self.batch.decode(&mut self.decoder, entry, position);
+            let Some(info) = guard(decoded, self.on_corrupt, &mut skipped)? else {
+                return Ok(true);
+            };
+            report.records_read += self.batch.len() as u64;
+            self.clean_batch(entry, &info, retain_legacy_deletes, writer, report)
+                .map_err(|e| {
+                    if e.position.is_none() {
+                        e.at(position)
+                    } else {
+                        e
+                    }
+                })?;
+            Ok(true)
+        })?;
+        Ok(())
+    }
+
+    fn clean_batch(
+        &mut self,
+        entry: &[u8],
+        info: &BatchInfo,
+        retain_legacy_deletes: bool,
+        writer: &mut PartitionWriter,
+        report: &mut CompactReport,
+    ) -> Result<bool> {
+        let kind = if info.is_control && !self.batch.is_empty() {
+            Some(control::parse_key(self.batch.record(0).key).unwrap_or(ControlType::Unknown(-1)))
+        } else {
+            None
+        };
+        // checkBatchRetention
+        let can_discard = if info.is_control {
+            // The writer derives the output's `.txnindex` from the batches it keeps, as
+            // recovery would (the cleaner copies the entries of markers it keeps).
+            self.txns.on_control(info, kind).0
+        } else {
+            self.txns.on_batch(info)
+        };
+        let discard_records = if info.is_control {
+            can_discard && info.delete_horizon_ms().is_some_and(|h| h <= self.now)
+        } else {
+            can_discard
+        };
+        let has_producer = info.magic >= 2 && info.producer_id >= 0;
+        let last_of_producer = has_producer
+            && self
+                .active_producers
+                .get(&info.producer_id)
+                .is_some_and(|&(last_data, epoch)| match last_data {
+                    Some(offset) => info.last_offset == offset,
+                    None => info.is_control && info.producer_epoch == epoch,
+                });
+        let retention = if last_of_producer || info.last_offset.wrapping_add(1) == self.upper_bound
+        {
+            BatchRetention::RetainEmpty
+        } else if discard_records {
+            BatchRetention::Delete
+        } else {
+            BatchRetention::DeleteEmpty
+        };
+        let marker_for_empty_txn = can_discard && info.is_control;
+        if retention == BatchRetention::Delete {
+            return Ok(true);
+        }
+
+        // The records (shouldRetainRecord).
+        self.keep.clear();
+        let mut original = true;
+        let mut tombstones = false;
+        let mut max_kept_ts = -1i64;
+        for i in 0..self.batch.len() {
+            let r = self.batch.record(i);
+            let keep = if discard_records {
+                false
+            } else if info.is_control || r.offset > self.latest {
+                true
+            } else if let Some(key) = r.key {
+                let found = self.map.get(key).copied().unwrap_or(-1);
+                let retain_deletes = if info.magic >= 2 {
+                    info.delete_horizon_ms().is_none_or(|h| self.now < h)
+                } else {
+                    retain_legacy_deletes
+                };
+                r.offset >= found && (r.value.is_some() || retain_deletes)
+            } else {
+                report.invalid_records += 1;
+                false
+            };
+            if keep {
+                if self.batch.magic_differs(i, info) {
+                    original = false;
+                }
+                tombstones |= r.value.is_none();
+                max_kept_ts = max_kept_ts.max(r.timestamp);
+            } else {
+                original = false;
+            }
+            self.keep.push(keep);
+        }
+        let kept = self.keep.iter().filter(|&&k| k).count();
+        self.out.clear();
+        let (base_offset, last_offset, max_timestamp) = if kept > 0 {
+            let need_horizon = info.magic >= 2
+                && (tombstones || marker_for_empty_txn)
+                && info.delete_horizon_ms().is_none();
+            if original && !need_horizon {
+                self.out.extend_from_slice(entry);
+                (info.base_offset, info.last_offset, info.max_timestamp)
+            } else {
+                let horizon = if need_horizon {
+                    Some(self.now.saturating_add(self.delete_retention_ms))
+                } else {
+                    info.delete_horizon_ms()
+                };
+                filter::write_retained(
+                    &mut self.out,
+                    info,
+                    &self.batch,
+                    &self.keep,
+                    horizon,
+                    &mut self.scratch,
+                )?;
+                let log_append = info.timestamp_type == crate::format::TimestampType::LogAppendTime;
+                let max_ts = if log_append {
+                    info.max_timestamp
+                } else {
+                    max_kept_ts
+                };
+                if info.magic >= 2 {
+                    (info.base_offset, info.last_offset, max_ts)
+                } else {
+                    let first = (0..self.batch.len()).find(|&i| self.keep[i]).unwrap();
+                    let last = (0..self.batch.len()).rev().find(|&i| self.keep[i]).unwrap();
+                    (
+                        self.batch.record(first).offset,
+                        self.batch.record(last).offset,
+                        max_ts,
+                    )
+                }
+            }
+        } else if retention == BatchRetention::RetainEmpty {
+            if info.magic < 2 {
+                return Err(Error::invalid_argument(format!(
+                    "Kafka's cleaner cannot clean this log: the v{} batch ending at offset {} is \
+                     the last of the cleaning round and every record of it goes, but empty \
+                     batches exist only in magic v2 (the broker fails the same way)",
+                    info.magic, info.last_offset
+                ))
+                .with_offset(info.base_offset));
+            }
+            filter::write_empty_v2(&mut self.out, info)?;
+            (info.base_offset, info.last_offset, info.max_timestamp)
+        } else {
+            return Ok(true);
+        };
+        writer.append_encoded(
+            &self.out,
+            &Encoded {
+                magic: info.magic,
+                base_offset,
+                last_offset,
+                max_timestamp,
+                records: kept as u32,
+                producer_id: info.producer_id,
+                is_transactional: info.is_transactional,
+                control: kind,
+            },
+        )?;
+        report.records_written += kept as u64;
+        report.batches_written += 1;
+        report.bytes_written += self.out.len() as u64;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(base: i64, size: u64) -> Seg {
+        Seg {
+            path: PathBuf::new(),
+            base,
+            size,
+            mtime_ms: 0,
+            index_size: 0,
+            time_index_size: 0,
+            max_timestamp: -1,
+            first_batch_timestamp: None,
+            next_offset: None,
+        }
+    }
+
+    #[test]
+    fn overlapping_is_kafkas_values_range() {
+        let segs = [seg(0, 1), seg(10, 1), seg(20, 1)];
+        assert_eq!(overlapping(&segs, 0, 20), 0..2);
+        assert_eq!(overlapping(&segs, 15, 20), 1..2);
+        assert_eq!(overlapping(&segs, 15, 21), 1..3);
+        assert_eq!(overlapping(&segs, 5, 5), 0..0);
+        assert_eq!(overlapping(&segs, -1, 10), 0..1);
+        assert_eq!(overlapping(&segs, 20, 20), 0..0);
+    }
+
+    #[test]
+    fn groups_fill_up_to_segment_bytes() {
+        let segs = [
+            seg(0, 40),
+            seg(10, 40),
+            seg(20, 30),
+            seg(30, 50),
+            seg(40, 0),
+        ];
+        let groups = group_segments(&segs, 100, 1 << 20, 50);
+        assert_eq!(groups, vec![0..2, 2..5]);
+        // Offsets more than an int apart never share a segment.
+        let far = [seg(0, 1), seg(i32::MAX as i64 + 5, 1)];
+        assert_eq!(
+            group_segments(&far, 100, 1 << 20, i32::MAX as i64 + 10),
+            vec![0..1, 1..2]
+        );
+    }
+
+    #[test]
+    fn aborted_marker_stays_while_its_batches_were_seen() {
+        let txn = AbortedTxn {
+            version: 0,
+            producer_id: 5,
+            first_offset: 10,
+            last_offset: 12,
+            last_stable_offset: 13,
+        };
+        let info = |offset: i64, control: bool| BatchInfo {
+            position: 0,
+            size: 0,
+            magic: 2,
+            base_offset: offset,
+            last_offset: offset,
+            crc: 0,
+            crc_valid: None,
+            attributes: 0,
+            compression: crate::format::Compression::None,
+            timestamp_type: crate::format::TimestampType::CreateTime,
+            base_timestamp: 0,
+            max_timestamp: 0,
+            partition_leader_epoch: 0,
+            producer_id: 5,
+            producer_epoch: 0,
+            base_sequence: 0,
+            record_count: 1,
+            is_transactional: true,
+            is_control: control,
+            delete_horizon: false,
+        };
+        let mut m = TxnMetadata::new([txn]);
+        assert!(m.on_batch(&info(10, false)));
+        assert_eq!(
+            m.on_control(&info(12, true), Some(ControlType::Abort)),
+            (false, Some(txn))
+        );
+        // Next round: the batches are gone, the marker may go.
+        let mut m = TxnMetadata::new([txn]);
+        assert_eq!(
+            m.on_control(&info(12, true), Some(ControlType::Abort)),
+            (true, None)
+        );
+        // A committed transaction's marker stays while its batches are there.
+        let mut m = TxnMetadata::default();
+        assert!(!m.on_batch(&info(20, false)));
+        assert_eq!(
+            m.on_control(&info(21, true), Some(ControlType::Commit)),
+            (false, None)
+        );
+        assert_eq!(
+            m.on_control(&info(23, true), Some(ControlType::Commit)),
+            (true, None)
+        );
+    }
+}
