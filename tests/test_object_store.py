@@ -306,3 +306,32 @@ def test_cli_convert_dump_info_verify(s3, logs, tmp_path, monkeypatch, capsys):
     info = json.loads(capsys.readouterr().out)
     assert info
     assert cli.main(["verify", logs]) == 0
+
+
+@pytest.mark.parametrize("bounds", BOUNDS, ids=lambda b: ",".join(b))
+@pytest.mark.parametrize("target", [1, None])
+def test_plan_then_read_items_is_a_read(s3, logs, bounds, target):
+    """The native plan, cut into items and decoded item by item (as Spark tasks do), gives
+    the records of one read with the same bounds, from the store as from local disk."""
+    want = _rows(kafkalog.read(LOGS, **bounds).read_all())
+    for where, options in ((str(LOGS), None), (logs, s3.options)):
+        items = kafkalog.plan(where, target_bytes=target, storage_options=options, **bounds)
+        assert all(isinstance(i, kafkalog.WorkItem) for i in items)
+        got = []
+        for item in items:
+            got += _rows(kafkalog.read_items([item], storage_options=options).read_all())
+        assert got == want, where
+        if bounds.get("isolation_level") == "read_committed":
+            assert all(i.aborted is not None for i in items)
+
+
+def test_plan_per_partition_bounds_and_keep(s3, logs):
+    items = kafkalog.plan(
+        logs,
+        storage_options=s3.options,
+        keep=lambda topic, partition: topic == "orders",
+        partition_bounds={("orders", 0): {"start_offset": 5}},
+    )
+    assert {(i.topic, i.partition) for i in items} == {("orders", 0), ("orders", 1)}
+    assert all(i.start_offset == 5 for i in items if i.partition == 0)
+    assert all(i.start_offset is None for i in items if i.partition == 1)

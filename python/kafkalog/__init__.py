@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -25,6 +27,7 @@ from kafkalog._native import Reader as _Reader
 from kafkalog._native import Writer as _Writer
 from kafkalog._native import __version__
 from kafkalog._native import partition_dir as _partition_dir
+from kafkalog._native import plan as _plan
 from kafkalog._native import read_index as _read_index
 from kafkalog._native import rebuild_indexes as _rebuild_indexes
 from kafkalog._native import segments as _segments
@@ -59,6 +62,8 @@ __all__ = [
     "verify",
     "segments",
     "plan",
+    "read_items",
+    "WorkItem",
     "rebuild_indexes",
     "write",
     "compact",
@@ -433,6 +438,141 @@ def segments(
     ``topic``, ``partition`` and ``base_offset`` (``None`` where the names do not say).
     """
     return _segments(_paths(path), **_storage_kwargs(storage_options, filesystem))
+
+
+class WorkItem(NamedTuple):
+    """A piece of one segment file to decode in one task (see :func:`plan`): entries from
+    byte ``start`` to ``end`` (exclusive, ``None`` for the end of the file), both batch
+    boundaries, with the bounds its records are kept within."""
+
+    path: str
+    start: int
+    end: int | None
+    topic: str | None
+    partition: int | None
+    #: No record in the item has a lower offset (from the file name, or the offset index).
+    base_offset: int | None
+    #: Bytes of log in the item.
+    size: int
+    #: Keep offsets at or after this (None: no bound).
+    start_offset: int | None = None
+    #: Keep offsets before this.
+    end_offset: int | None = None
+    #: Aborted transactions whose records are left out, (producerId, firstOffset,
+    #: lastOffset); None when the read is not read_committed.
+    aborted: list[tuple[int, int, int]] | None = None
+
+
+_Bounds = tuple[int | None, int | None, int | None, int | None]
+
+
+def plan(
+    path: str | os.PathLike | Sequence[str | os.PathLike],
+    *,
+    target_bytes: int | None = 64 << 20,
+    start_offset: int | None = None,
+    end_offset: int | None = None,
+    start_timestamp: int | datetime.datetime | None = None,
+    end_timestamp: int | datetime.datetime | None = None,
+    isolation_level: str = "read_uncommitted",
+    partition_bounds: Mapping[tuple[str | None, int | None], Mapping[str, Any]] | None = None,
+    keep: Callable[[str | None, int | None], bool] | None = None,
+    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    storage_options: dict[str, str] | None = None,
+    filesystem=None,
+) -> list[WorkItem]:
+    """Plan a read as work items of about ``target_bytes`` each, cut at batch boundaries
+    (``None``: one item per file), for tasks to decode with :func:`read_items`.
+
+    Bounds as :func:`read` takes them, for every partition, or per partition in
+    ``partition_bounds`` (``{(topic, partition): {"start_offset": ..., ...}}``); ``keep``
+    chooses the partitions. Planning reads indexes, producer snapshots and the few log bytes
+    that confirm them, as a broker serves a fetch: timestamps become offsets through the
+    ``.timeindex``, ``read_committed`` takes aborted transactions from the ``.txnindex``
+    files and the last stable offset from the latest producer snapshot and the log after it.
+    Each item carries the offsets and aborted transactions its records are filtered by.
+    """
+    if isolation_level not in ("read_uncommitted", "read_committed"):
+        raise InvalidArgumentError(f"isolation_level: not {isolation_level!r}")
+    if target_bytes is not None and target_bytes <= 0:
+        raise InvalidArgumentError(f"target_bytes must be positive, not {target_bytes}")
+    storage = _storage_kwargs(storage_options, filesystem)
+
+    def four(b: Mapping[str, Any]) -> _Bounds:
+        return (
+            b.get("start_offset"),
+            b.get("end_offset"),
+            _millis(b.get("start_timestamp")),
+            _millis(b.get("end_timestamp")),
+        )
+
+    segs = [
+        (s["path"], s["topic"], s["partition"])
+        for s in _segments(_paths(path), **storage)
+        if keep is None or keep(s["topic"], s["partition"])
+    ]
+    default = four(
+        {
+            "start_offset": start_offset,
+            "end_offset": end_offset,
+            "start_timestamp": start_timestamp,
+            "end_timestamp": end_timestamp,
+        }
+    )
+    per = {tuple(k): four(v) for k, v in (partition_bounds or {}).items()}
+    items, issues = _plan(
+        segs,
+        default_bounds=default,
+        bounds=per,
+        read_committed=isolation_level == "read_committed",
+        target_bytes=target_bytes,
+        max_decompressed_size=max_decompressed_size,
+        **storage,
+    )
+    for issue in issues:
+        warnings.warn(
+            IndexNotUsedWarning(
+                issue["message"],
+                path=issue["path"],
+                position=issue["position"],
+                offset=issue["offset"],
+                bytes=issue["bytes"],
+            ),
+            stacklevel=2,
+        )
+    return [WorkItem(*i) for i in items]
+
+
+def read_items(
+    items: Sequence[WorkItem | tuple],
+    *,
+    columns: Sequence[str] | None = None,
+    batch_metadata: bool = False,
+    batch_size: int = 65536,
+    include_control: bool = False,
+    check_crc: bool = True,
+    on_corrupt: str = "error",
+    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    threads: int | None = None,
+    storage_options: dict[str, str] | None = None,
+    filesystem=None,
+) -> pa.RecordBatchReader:
+    """Decode work items made by :func:`plan` (in their order), without planning again.
+    Options as :func:`read`; ``threads`` defaults to one (a task's share)."""
+    options = _options(
+        columns=columns,
+        batch_metadata=batch_metadata,
+        batch_size=batch_size,
+        include_control=include_control,
+        check_crc=check_crc,
+        on_corrupt=on_corrupt,
+        max_decompressed_size=max_decompressed_size,
+        threads=threads,
+        storage_options=storage_options,
+        filesystem=filesystem,
+    )
+    rows = [tuple(i) for i in items]
+    return _to_reader(_Reader.open_items(rows, options))
 
 
 def verify(

@@ -56,7 +56,7 @@ import shutil
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
@@ -813,25 +813,8 @@ class _BoundSpec:
 # --------------------------------------------------------------------------------------------
 
 
-class WorkItem(NamedTuple):
-    """A piece of one segment file to decode in one task: entries from byte ``start`` to
-    ``end`` (exclusive, ``None`` for the end of the file), both batch boundaries."""
-
-    path: str
-    start: int
-    end: int | None
-    topic: str | None
-    partition: int | None
-    #: No record in the item has a lower offset (from the file name, or the offset index).
-    base_offset: int | None
-    #: Bytes of log in the item.
-    size: int
-    #: Keep offsets at or after this (resolved bounds; None for no bound).
-    start_offset: int | None = None
-    #: Keep offsets before this.
-    end_offset: int | None = None
-    #: Aborted transactions to leave out: (producerId, firstOffset, lastOffset).
-    aborted: tuple[tuple[int, int, int], ...] = ()
+#: A piece of one segment file for one task (see :func:`kafkalog.plan`).
+WorkItem = kafkalog.WorkItem
 
 
 def _cuts(seg: _Seg, target_bytes: int) -> list[tuple[int, int | None, int | None]]:

@@ -9,7 +9,7 @@
 use super::builder::Origin;
 use super::decoder::Issue;
 use super::reader::SegmentFile;
-use super::seek::{plan, split_points, Bounds, FileBounds};
+use super::seek::{by_partition, plan, split_points, Bounds, FileBounds};
 use super::transactions::Transactions;
 use crate::error::Result;
 use crate::format::batch::DecodeOptions;
@@ -73,17 +73,7 @@ pub fn plan_items(
 ) -> Result<(Vec<WorkItem>, Vec<Issue>)> {
     let mut items = Vec::new();
     let mut issues = Vec::new();
-    // Consecutive files of one partition directory are planned together.
-    let mut groups: Vec<Vec<SegmentFile>> = Vec::new();
-    for f in files {
-        match groups.last_mut() {
-            Some(g) if g[0].path.parent() == f.path.parent() && g[0].origin == f.origin => {
-                g.push(f)
-            }
-            _ => groups.push(vec![f]),
-        }
-    }
-    for group in groups {
+    for group in by_partition(files) {
         let bounds = bounds_of(&group[0].origin);
         let next_bases: Vec<Option<i64>> = group
             .iter()

@@ -388,6 +388,20 @@ fn partition_segments(storage: &dyn Storage, group: &[SegmentFile]) -> Vec<Segme
     }
 }
 
+/// The files of each partition: consecutive files of one directory and origin.
+pub fn by_partition(files: Vec<SegmentFile>) -> Vec<Vec<SegmentFile>> {
+    let mut groups: Vec<Vec<SegmentFile>> = Vec::new();
+    for f in files {
+        match groups.last_mut() {
+            Some(g) if g[0].path.parent() == f.path.parent() && g[0].origin == f.origin => {
+                g.push(f)
+            }
+            _ => groups.push(vec![f]),
+        }
+    }
+    groups
+}
+
 /// A file to read, with the bounds of its records.
 pub type Planned = (SegmentFile, FileBounds);
 
@@ -408,17 +422,7 @@ pub fn plan(
         ));
     }
     let mut planned = Vec::with_capacity(files.len());
-    // Group the files by partition (consecutive files of one directory).
-    let mut groups: Vec<Vec<SegmentFile>> = Vec::new();
-    for f in files {
-        match groups.last_mut() {
-            Some(g) if g[0].path.parent() == f.path.parent() && g[0].origin == f.origin => {
-                g.push(f)
-            }
-            _ => groups.push(vec![f]),
-        }
-    }
-    for group in groups {
+    for group in by_partition(files) {
         let refs: Vec<&SegmentFile> = group.iter().collect();
         let mut start = bounds.start_offset.unwrap_or(i64::MIN);
         let mut end = bounds.end_offset;

@@ -535,6 +535,20 @@ fn warn_empty(paths: &[String]) {
     });
 }
 
+/// A work item as it crosses to Python and back.
+type ItemTuple = (
+    String,
+    u64,
+    Option<u64>,
+    Option<String>,
+    Option<i32>,
+    Option<i64>,
+    u64,
+    Option<i64>,
+    Option<i64>,
+    Option<Vec<(i64, i64, i64)>>,
+);
+
 /// A work item as Python hands it back: a tuple
 /// `(path, start, end, topic, partition, base_offset, size, start_offset, end_offset, aborted)`.
 pub struct Item(WorkItem);
@@ -554,18 +568,7 @@ impl<'py> FromPyObject<'_, 'py> for Item {
             start_offset,
             end_offset,
             aborted,
-        ): (
-            String,
-            u64,
-            Option<u64>,
-            Option<String>,
-            Option<i32>,
-            Option<i64>,
-            u64,
-            Option<i64>,
-            Option<i64>,
-            Option<Vec<(i64, i64, i64)>>,
-        ) = ob.extract()?;
+        ): ItemTuple = ob.extract()?;
         Ok(Item(WorkItem {
             path: path.into(),
             start,
@@ -603,21 +606,7 @@ pub fn plan<'py>(
     max_decompressed_size: usize,
     storage_options: Option<BTreeMap<String, String>>,
     filesystem: Option<Py<PyAny>>,
-) -> PyResult<(
-    Vec<(
-        String,
-        u64,
-        Option<u64>,
-        Option<String>,
-        Option<i32>,
-        Option<i64>,
-        u64,
-        Option<i64>,
-        Option<i64>,
-        Option<Vec<(i64, i64, i64)>>,
-    )>,
-    Bound<'py, PyList>,
-)> {
+) -> PyResult<(Vec<ItemTuple>, Bound<'py, PyList>)> {
     if target_bytes == Some(0) {
         return Err(to_py(
             py,

@@ -16,10 +16,49 @@
 //! The Python bindings add a third kind: any `pyarrow.fs.FileSystem` or fsspec filesystem.
 
 mod local;
+#[cfg(feature = "object-store")]
 mod object;
 
 pub use local::Local;
+#[cfg(feature = "object-store")]
 pub use object::{ObjectStores, StorageOptions};
+
+/// Options for object stores: configuration keys and values.
+#[cfg(not(feature = "object-store"))]
+pub type StorageOptions = Vec<(String, String)>;
+
+/// Without the `object-store` feature: every URI is refused, naming the feature.
+#[cfg(not(feature = "object-store"))]
+#[derive(Debug, Default)]
+pub struct ObjectStores;
+
+#[cfg(not(feature = "object-store"))]
+impl ObjectStores {
+    pub fn new(_: StorageOptions) -> Self {
+        ObjectStores
+    }
+
+    fn refuse(path: &Path) -> Error {
+        Error::invalid_argument(
+            "this build of kafkalog reads no object stores (built without the object-store \
+             feature); pass filesystem=",
+        )
+        .with_path(path)
+    }
+}
+
+#[cfg(not(feature = "object-store"))]
+impl Storage for ObjectStores {
+    fn stat(&self, path: &Path) -> Result<Stat> {
+        Err(Self::refuse(path))
+    }
+    fn list(&self, dir: &Path) -> Result<Vec<Entry>> {
+        Err(Self::refuse(dir))
+    }
+    fn open(&self, path: &Path) -> Result<Box<dyn Object>> {
+        Err(Self::refuse(path))
+    }
+}
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;
