@@ -507,7 +507,7 @@ def plan(
         )
 
     segs = [
-        (s["path"], s["topic"], s["partition"])
+        (s["path"], s["topic"], s["partition"], s["size"])
         for s in _segments(_paths(path), **storage)
         if keep is None or keep(s["topic"], s["partition"])
     ]

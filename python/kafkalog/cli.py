@@ -1183,13 +1183,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
 # info
 
 
-def _segment_summary(path: str) -> dict:
+def _segment_summary(path: str, size: int) -> dict:
     """What the batch headers of one segment file say (via :func:`kafkalog.read_batches`)."""
     s: dict[str, Any] = {
         "file": os.path.basename(path),
         "path": path,
         "baseOffset": None,
-        "bytes": _size(path),
+        "bytes": size,
         "batches": 0,
         "records": 0,
         "firstOffset": None,
@@ -1304,7 +1304,7 @@ def log_info(path: str) -> dict:
     partitions: dict[tuple, list[dict]] = {}
     for seg in kafkalog.segments(path):
         key = (seg["topic"], seg["partition"], os.path.dirname(seg["path"]))
-        partitions.setdefault(key, []).append(_segment_summary(seg["path"]))
+        partitions.setdefault(key, []).append(_segment_summary(seg["path"], seg["size"] or 0))
     topics: dict[str | None, list[dict]] = {}
     for (topic, partition, directory), segs in partitions.items():
         summary = _merge(segs, {"topic": topic, "partition": partition, "path": directory or "."})

@@ -14,6 +14,7 @@ use super::transactions::Transactions;
 use crate::error::Result;
 use crate::format::batch::DecodeOptions;
 use crate::storage::{Stat, Storage};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -75,24 +76,16 @@ pub fn plan_items(
     let mut issues = Vec::new();
     for group in by_partition(files) {
         let bounds = bounds_of(&group[0].origin);
-        let next_bases: Vec<Option<i64>> = group
+        // A segment holds offsets below the next segment's base offset.
+        let next_base: HashMap<PathBuf, Option<i64>> = group
             .iter()
-            .skip(1)
-            .map(|f| f.base_offset)
-            .chain([None])
-            .collect();
-        let bases: Vec<(PathBuf, Option<i64>)> = group
-            .iter()
-            .zip(&next_bases)
-            .map(|(f, n)| (f.path.clone(), *n))
+            .zip(group.iter().skip(1).map(|f| f.base_offset).chain([None]))
+            .map(|(f, next)| (f.path.clone(), next))
             .collect();
         let (planned, noted) = plan(storage, group, &bounds, options)?;
         issues.extend(noted);
         for (file, file_bounds) in planned {
-            let next_base = bases
-                .iter()
-                .find(|(p, _)| *p == file.path)
-                .and_then(|(_, n)| *n);
+            let next_base = next_base.get(&file.path).copied().flatten();
             items.extend(cut(storage, file, &file_bounds, next_base, target_bytes)?);
         }
     }
@@ -107,9 +100,12 @@ fn cut(
     next_base: Option<i64>,
     target_bytes: Option<u64>,
 ) -> Result<Vec<WorkItem>> {
-    let size = match storage.stat(&file.path)? {
-        Stat::File { size } => size,
-        _ => return Err(crate::storage::not_found(&file.path)),
+    let size = match file.size {
+        Some(size) => size,
+        None => match storage.stat(&file.path)? {
+            Stat::File { size } => size,
+            _ => return Err(crate::storage::not_found(&file.path)),
+        },
     };
     let end = file.end.map_or(size, |e| e.min(size));
     let whole = vec![(file.start, file.base_offset, None)];

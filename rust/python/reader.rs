@@ -484,10 +484,10 @@ fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]
     match planned {
         [] => false,
         [(file, _)] => {
-            let len = match storage.stat(&file.path) {
+            let len = file.size.unwrap_or_else(|| match storage.stat(&file.path) {
                 Ok(Stat::File { size }) => size,
                 _ => 0,
-            };
+            });
             file.end.unwrap_or(len).min(len).saturating_sub(file.start) > PIECE_BYTES as u64
         }
         _ => true,
@@ -587,8 +587,8 @@ impl<'py> FromPyObject<'_, 'py> for Item {
 /// end_timestamp)`.
 type BoundsTuple = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
 
-/// Plans a read as work items (see `arrow::plan`): the segments `segments` lists (dicts with
-/// `path`, `topic`, `partition`, `base_offset`, as `segments()` returns them, in order), each
+/// Plans a read as work items (see `arrow::plan`): the segments `segments` lists (tuples
+/// `(path, topic, partition, size)` from what `segments()` returns, in order), each
 /// partition within its bounds (`bounds[(topic, partition)]`, else `default_bounds`). Returns
 /// the items as tuples (see [`Item`]) and what was noted (indexes not used) as issue dicts.
 #[pyfunction]
@@ -598,7 +598,7 @@ type BoundsTuple = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn plan<'py>(
     py: Python<'py>,
-    segments: Vec<(String, Option<String>, Option<i32>)>,
+    segments: Vec<(String, Option<String>, Option<i32>, Option<u64>)>,
     default_bounds: BoundsTuple,
     bounds: Option<std::collections::HashMap<(Option<String>, Option<i32>), BoundsTuple>>,
     read_committed: bool,
@@ -616,9 +616,12 @@ pub fn plan<'py>(
     let storage = storage(storage_options, filesystem);
     let files: Vec<_> = segments
         .into_iter()
-        .map(|(path, topic, partition)| {
-            crate::arrow::reader::SegmentFile::new(path.into(), Origin { topic, partition })
-        })
+        .map(
+            |(path, topic, partition, size)| crate::arrow::reader::SegmentFile {
+                size,
+                ..crate::arrow::reader::SegmentFile::new(path.into(), Origin { topic, partition })
+            },
+        )
         .collect();
     let bounds = bounds.unwrap_or_default();
     let bounds_of = move |origin: &Origin| -> Bounds {
