@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -20,85 +17,11 @@ import pyarrow.fs as pafs
 import pytest
 
 import kafkalog
+from conftest import BUCKET, free_port
 from kafkalog import cli
 
 REPO = Path(__file__).resolve().parent.parent
 LOGS = REPO / "examples" / "logs"
-BUCKET = "kafka"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def s3():
-    """A moto S3 server on 127.0.0.1, with one bucket; stopped at the end."""
-    boto3 = pytest.importorskip("boto3")
-    port = _free_port()
-    server = Path(sys.executable).parent / "moto_server"
-    proc = subprocess.Popen(
-        [str(server), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("moto_server did not start") from None
-                time.sleep(0.1)
-        client = boto3.client(
-            "s3",
-            endpoint_url=endpoint,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-            region_name="us-east-1",
-        )
-        client.create_bucket(Bucket=BUCKET)
-        options = {
-            "aws_endpoint": endpoint,
-            "aws_allow_http": "true",
-            "aws_access_key_id": "test",
-            "aws_secret_access_key": "test",
-            "aws_region": "us-east-1",
-        }
-        yield _S3(client, endpoint, options)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-class _S3:
-    def __init__(self, client, endpoint: str, options: dict) -> None:
-        self.client = client
-        self.endpoint = endpoint
-        self.options = options
-
-    def upload(self, local: Path, prefix: str) -> str:
-        """Copies a file or directory tree under ``s3://kafka/<prefix>``; returns its URI."""
-        files = [local] if local.is_file() else sorted(p for p in local.rglob("*") if p.is_file())
-        for f in files:
-            key = prefix if local.is_file() else f"{prefix}/{f.relative_to(local).as_posix()}"
-            self.client.put_object(Bucket=BUCKET, Key=key, Body=f.read_bytes())
-        return f"s3://{BUCKET}/{prefix}"
-
-    def env(self) -> dict:
-        return {
-            **os.environ,
-            "AWS_ENDPOINT_URL": self.endpoint,
-            "AWS_ALLOW_HTTP": "true",
-            "AWS_ACCESS_KEY_ID": "test",
-            "AWS_SECRET_ACCESS_KEY": "test",
-            "AWS_REGION": "us-east-1",
-        }
 
 
 def _rows(table: pa.Table) -> list[dict]:
@@ -250,7 +173,7 @@ def test_a_prefix_without_kafka_layout_warns(s3):
 
 
 def test_a_refused_connection_fails_fast_with_a_typed_error():
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     options = {
         "aws_endpoint": f"http://127.0.0.1:{port}",
         "aws_allow_http": "true",
