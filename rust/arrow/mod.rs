@@ -32,6 +32,7 @@ pub mod decoder;
 pub mod encoder;
 pub mod index_tables;
 pub mod internal_tables;
+pub mod offsets;
 pub mod output;
 pub mod parallel;
 pub mod placement;

@@ -494,17 +494,20 @@ fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]
     }
 }
 
-/// Everything under each path, in order; a file or partition listed twice is read once.
+/// Everything under each path (glob patterns expanded), in order; a file or partition listed
+/// twice is read once.
 fn discover_all(
     storage: &dyn Storage,
     paths: &[std::path::PathBuf],
 ) -> crate::Result<Vec<crate::arrow::reader::SegmentFile>> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
-    for path in paths {
-        for file in discover(storage, path)? {
-            if seen.insert(file.path.clone()) {
-                out.push(file);
+    for pattern in paths {
+        for path in crate::storage::glob::expand(storage, pattern)? {
+            for file in discover(storage, &path)? {
+                if seen.insert(file.path.clone()) {
+                    out.push(file);
+                }
             }
         }
     }
@@ -666,4 +669,90 @@ pub fn plan<'py>(
         .map(|i| issue_dict(py, i))
         .collect::<PyResult<Vec<_>>>()?;
     Ok((items, PyList::new(py, issues)?))
+}
+
+/// Each partition's offsets, as a consumer's `ListOffsets` sees them (see `arrow::offsets`):
+/// tuples `(topic, partition, earliest, latest, for_timestamp)` for the segments `segments`
+/// lists (tuples `(path, topic, partition, size)` of whole partitions, in order), with the
+/// offset for `timestamps[(topic, partition)]` (else `timestamp`), and what was noted.
+#[pyfunction]
+#[pyo3(signature = (segments, *, read_committed=false, timestamp=None, timestamps=None,
+    max_decompressed_size=256 << 20, storage_options=None, filesystem=None))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+pub fn list_offsets<'py>(
+    py: Python<'py>,
+    segments: Vec<(String, Option<String>, Option<i32>, Option<u64>)>,
+    read_committed: bool,
+    timestamp: Option<i64>,
+    timestamps: Option<std::collections::HashMap<(Option<String>, Option<i32>), i64>>,
+    max_decompressed_size: usize,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
+) -> PyResult<(
+    Vec<(
+        Option<String>,
+        Option<i32>,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+    )>,
+    Bound<'py, PyList>,
+)> {
+    let storage = storage(storage_options, filesystem);
+    let files: Vec<_> = segments
+        .into_iter()
+        .map(
+            |(path, topic, partition, size)| crate::arrow::reader::SegmentFile {
+                size,
+                ..crate::arrow::reader::SegmentFile::new(path.into(), Origin { topic, partition })
+            },
+        )
+        .collect();
+    let options = crate::format::batch::DecodeOptions {
+        crc: CrcPolicy::Ignore,
+        max_decompressed_size,
+    };
+    let timestamps = timestamps.unwrap_or_default();
+    let timestamp_of = move |origin: &Origin| -> Option<i64> {
+        timestamps
+            .get(&(origin.topic.clone(), origin.partition))
+            .copied()
+            .or(timestamp)
+    };
+    let (parts, issues) = detach(py, || {
+        crate::arrow::offsets::list_offsets(
+            storage.as_ref(),
+            files,
+            read_committed,
+            &timestamp_of,
+            &options,
+        )
+    })?;
+    let parts = parts
+        .into_iter()
+        .map(|p| {
+            let o = p.origin;
+            (o.topic, o.partition, p.earliest, p.latest, p.for_timestamp)
+        })
+        .collect();
+    let issues = issues
+        .iter()
+        .map(|i| issue_dict(py, i))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((parts, PyList::new(py, issues)?))
+}
+
+/// What a segment file's location says, as discovery reads it: `(topic, partition,
+/// base_offset)` from `<topic>-<partition>/<20-digit offset>.log` (`None` where it does not
+/// say). For bytes that arrive without their directory (Spark's `binaryFile`).
+#[pyfunction]
+pub fn segment_origin(path: std::path::PathBuf) -> (Option<String>, Option<i32>, Option<i64>) {
+    let tp = path
+        .parent()
+        .and_then(crate::format::segment::topic_partition_from_dir);
+    let base = crate::format::segment::base_offset_from_name(&path);
+    match tp {
+        Some((topic, partition)) => (Some(topic), Some(partition), base),
+        None => (None, None, base),
+    }
 }
