@@ -26,7 +26,8 @@ The modules, one concern each: :mod:`~kafkalog.spark.schema` (Spark and Arrow sc
 :mod:`~kafkalog.spark.options` (the data source's options), :mod:`~kafkalog.spark.planning`
 (offset ranges and work items, on the core), :mod:`~kafkalog.spark.decoding` (``mapInArrow``
 decoding), :mod:`~kafkalog.spark.source` (the data source), :mod:`~kafkalog.spark.streaming`
-(Structured Streaming), :mod:`~kafkalog.spark.writing` (writing).
+(Structured Streaming), :mod:`~kafkalog.spark.writing` (writing),
+:mod:`~kafkalog.spark.cleanup` (compaction with the offset map computed on the cluster).
 """
 
 from __future__ import annotations
