@@ -24,6 +24,7 @@
 //! | `parallel.rs` | reading many files on several cores, in order |
 //! | `reader.rs` | options builder, file discovery, the streaming file reader |
 
+pub mod append;
 pub mod batches;
 pub mod builder;
 pub mod cluster_state;

@@ -18,6 +18,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamArrowWriter,
     DataSourceStreamReader,
     InputPartition,
 )
@@ -29,7 +30,7 @@ from kafkalog.spark.decoding import quiet_executor, read_work_items
 from kafkalog.spark.options import SourceOptions, columns_of
 from kafkalog.spark.planning import discover, items, offset_ranges
 from kafkalog.spark.schema import SPARK_SCHEMA, arrow_schema, spark_schema
-from kafkalog.spark.writing import WRITE_OPTIONS, Writer, local_dir
+from kafkalog.spark.writing import WRITE_OPTIONS, StreamWriter, Writer, local_dir
 
 __all__ = ["KafkaLogDataSource", "register", "spark_partitions", "ItemsPartition"]
 
@@ -243,10 +244,23 @@ class KafkaLogDataSource(DataSource):
         return StreamReader(options, _columns(options, schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
+        path, options, _ = self._write_options(streaming=False)
+        return Writer(path, options, overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamArrowWriter:
+        if overwrite:
+            raise InvalidArgumentError(
+                "the kafkalog sink appends, as a broker does: use outputMode('append')"
+            )
+        path, options, writer_id = self._write_options(streaming=True)
+        return StreamWriter(path, options, writer_id)
+
+    def _write_options(self, *, streaming: bool) -> tuple[str, dict[str, Any], str]:
         o = {str(k).lower(): v for k, v in self.options.items()}
         if "path" not in o:
             raise InvalidArgumentError('give the directory to write: .save("/path/to/logs")')
         path = local_dir(o.pop("path"))
+        writer_id = str(o.pop("writerid", "spark")) if streaming else ""
         options: dict[str, Any] = {}
         for key, value in o.items():
             if key in ("topic", "partition"):
@@ -254,11 +268,11 @@ class KafkaLogDataSource(DataSource):
             elif key in WRITE_OPTIONS:
                 arg, parse = WRITE_OPTIONS[key]
                 options[arg] = parse(value)
-            elif key.startswith("kafka.") or key == "includeheaders":
+            elif key.startswith("kafka.") or key in ("includeheaders", "checkpointlocation"):
                 continue  # Spark's Kafka sink options with nothing to do on files
             else:
                 raise InvalidArgumentError(f"unknown write option {key!r} for kafkalog")
-        return Writer(path, options, overwrite)
+        return path, options, writer_id
 
 
 def register(spark) -> None:

@@ -21,14 +21,26 @@ from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
 
 import kafkalog
 from kafkalog import _native
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.options import parse_bool
 
-__all__ = ["ENCODE_SCHEMA", "WRITE_OPTIONS", "encode", "write", "local_dir"]
+__all__ = [
+    "ENCODE_SCHEMA",
+    "WRITE_OPTIONS",
+    "StreamWriter",
+    "Writer",
+    "encode",
+    "write",
+    "local_dir",
+]
 
 #: The rows :func:`encode` yields: one per segment written.
 ENCODE_SCHEMA = "topic string, partition int, path string, records long"
@@ -192,9 +204,11 @@ def encode(
 
 @dataclasses.dataclass
 class _Staged(WriterCommitMessage):
-    """What one write task left in the staging directory: (topic, partition, dir, segments)."""
+    """What one write task left in the staging directory: (topic, partition, dir, segments),
+    and the task's own staging directory where it made one."""
 
     partitions: list[tuple[str, int, str, list[dict]]]
+    staging: str | None = None
 
 
 class Writer(DataSourceArrowWriter):
@@ -254,6 +268,77 @@ class Writer(DataSourceArrowWriter):
 
     def abort(self, messages: list[_Staged | None]) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
+
+
+class StreamWriter(DataSourceStreamArrowWriter):
+    """``writeStream.format("kafkalog")``: each micro-batch appended to the partition
+    directories ``<path>/<topic>-<partition>`` as a broker appends a producer's batches (the
+    next offsets, the active segment filled to ``segmentBytes`` then rolled, indexes kept).
+
+    Tasks encode their rows into a staging directory; the driver appends each partition's
+    staged batches in one atomic step per partition, marking it with the query's
+    ``writerId`` (default ``spark``) and the micro-batch id, so a micro-batch Spark replays
+    after a failure is not written twice. As with Spark's file sink, one query writes one
+    output directory: a new query (a new checkpoint) there needs its own ``writerId``.
+    Records get new offsets (an ``offset`` column is ignored, as Spark's Kafka sink ignores
+    it), magic 2 batches, the record's ``timestamp`` when given.
+    """
+
+    def __init__(self, path: str, options: dict, writer_id: str) -> None:
+        self.path = path
+        self.options = dict(options)
+        self.topic = self.options.pop("topic", None)
+        partition = self.options.pop("partition", None)
+        self.partition = None if partition is None else int(partition)
+        self.writer_id = writer_id
+        self.segment_bytes = self.options.pop("segment_bytes", 1 << 30)
+        self.index_interval_bytes = self.options.pop("index_interval_bytes", 4096)
+        self.fsync = self.options.get("fsync", True)
+        for fixed in ("base_offset", "magic", "preserve_batches"):
+            self.options.pop(fixed, None)
+        os.makedirs(self.path, exist_ok=True)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> _Staged:
+        staging = _native.create_job_staging(self.path, "stream")
+        staged = []
+        for topic, partition, table in _groups(iterator, self.topic, self.partition):
+            drop = [c for c in ("offset", *kafkalog.METADATA_COLUMNS) if c in table.column_names]
+            segments = kafkalog.write(
+                staging,
+                table.drop_columns(drop),
+                topic=topic,
+                partition=partition,
+                magic=2,
+                segment_bytes=self.segment_bytes,
+                **self.options,
+            )
+            target = _native.partition_dir(staging, topic, partition)
+            staged.append((topic, partition, target, segments))
+        return _Staged(staged, staging)
+
+    def commit(self, messages: list[_Staged | None], batchId: int) -> None:  # noqa: N803
+        try:
+            by_partition: dict[tuple[str, int], list[str]] = {}
+            for m in messages:
+                for topic, partition, staged, _ in m.partitions if m else ():
+                    by_partition.setdefault((topic, partition), []).append(staged)
+            for (topic, partition), staged in sorted(by_partition.items()):
+                _native.append(
+                    _native.partition_dir(self.path, topic, partition),
+                    staged,
+                    writer_id=self.writer_id,
+                    sequence=int(batchId),
+                    segment_bytes=self.segment_bytes,
+                    index_interval_bytes=self.index_interval_bytes,
+                    fsync=self.fsync,
+                )
+        finally:
+            self.abort(messages, batchId)
+
+    def abort(self, messages: list[_Staged | None], batchId: int) -> None:  # noqa: N803
+        for m in messages:
+            if m is not None and m.staging:
+                shutil.rmtree(m.staging, ignore_errors=True)
 
 
 def write(
