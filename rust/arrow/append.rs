@@ -314,7 +314,13 @@ mod tests {
             index_interval_bytes: 64,
             fsync: false,
         };
-        let done = append_staged(&target, &[staged.clone()], Some(("q", 0)), &options).unwrap();
+        let done = append_staged(
+            &target,
+            std::slice::from_ref(&staged),
+            Some(("q", 0)),
+            &options,
+        )
+        .unwrap();
         assert_eq!(
             (done.start_offset, done.next_offset, done.records),
             (3, 8, 5)
