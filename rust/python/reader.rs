@@ -424,61 +424,6 @@ pub fn segments<'py>(
     PyList::new(py, items)
 }
 
-/// Where to cut a segment into pieces of about `target_bytes` (see
-/// `arrow::seek::split_points_by`): a list of `(position, lower, upper)`. For a segment a
-/// storage reads (local or an object-store URI), give `path`; for one read elsewhere, its
-/// `.index` bytes, its length and `read_at(position, length) -> bytes`.
-#[pyfunction]
-#[pyo3(signature = (base_offset, target_bytes, path=None, index=None, log_len=None, read_at=None,
-    storage_options=None))]
-#[allow(clippy::too_many_arguments)]
-pub fn split_points(
-    py: Python<'_>,
-    base_offset: i64,
-    target_bytes: u64,
-    path: Option<std::path::PathBuf>,
-    index: Option<PyBackedBytes>,
-    log_len: Option<u64>,
-    read_at: Option<Bound<'_, PyAny>>,
-    storage_options: Option<BTreeMap<String, String>>,
-) -> PyResult<Vec<crate::arrow::seek::Cut>> {
-    match (path, index, log_len, read_at) {
-        (Some(path), ..) => {
-            let storage = storage(storage_options, None);
-            detach(py, || {
-                crate::arrow::seek::split_points(storage.as_ref(), &path, base_offset, target_bytes)
-            })
-        }
-        (None, Some(index), Some(log_len), Some(read_at)) => {
-            let mut callback_error = None;
-            let mut read = |position: u64, length: usize| -> crate::Result<Vec<u8>> {
-                read_at
-                    .call1((position, length))
-                    .and_then(|b| b.extract::<Vec<u8>>())
-                    .map_err(|e| {
-                        let message = e.to_string();
-                        callback_error = Some(e);
-                        Error::new(crate::ErrorKind::Io, message)
-                    })
-            };
-            let cuts = crate::arrow::seek::split_points_by(
-                &index,
-                base_offset,
-                log_len,
-                target_bytes,
-                &mut read,
-            );
-            if let Some(err) = callback_error {
-                return Err(err);
-            }
-            cuts.py_err()
-        }
-        _ => Err(pyo3::exceptions::PyTypeError::new_err(
-            "give path, or index, log_len and read_at",
-        )),
-    }
-}
-
 /// Whether there is more than one piece of work: several files, or one larger than a piece.
 fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]) -> bool {
     match planned {
