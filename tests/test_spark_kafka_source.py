@@ -408,3 +408,46 @@ def test_stream_sink_skips_a_replayed_micro_batch(tmp_path):
     writer.commit([later], 8)
     assert _read(tmp_path / "t-0")["offset"].to_pylist() == [0, 1, 2, 3]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".") and p.is_dir()]
+
+
+# --------------------------------------------------------------------------------------------
+# Planning on the driver reads indexes, not logs
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big_partition(tmp_path_factory) -> Path:
+    """About 48 MB of log in 6 segments: records with 1 KiB values and rising timestamps."""
+    root = tmp_path_factory.mktemp("big")
+    n = 46_000
+    values = [bytes([i % 251]) * 1000 for i in range(1000)]
+    table = pa.table(
+        {
+            "key": [f"k{i}".encode() for i in range(n)],
+            "value": [values[i % 1000] for i in range(n)],
+            "timestamp": pa.array([1_700_000_000_000 + i for i in range(n)], pa.timestamp("ms")),
+        }
+    )
+    kafkalog.write(root / "big-0", table, segment_bytes=8 << 20, fsync=False)
+    return root
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        {"start_timestamp": 1_700_000_040_000},
+        {"isolation_level": "read_committed"},
+        {"start_offset": 30_000, "end_offset": 30_100},
+    ],
+)
+def test_spark_planning_reads_under_two_percent_of_the_log(big_partition, bounds):
+    import pyarrow.fs as pafs
+    from counting_fs import Counting
+
+    handler = Counting(pafs.LocalFileSystem())
+    fs = pafs.PyFileSystem(handler)
+    items = ks.plan(str(big_partition), filesystem=fs, **bounds)
+    assert items
+    log_bytes = sum(p.stat().st_size for p in big_partition.rglob("*.log"))
+    assert log_bytes > 40 << 20
+    assert handler.log_bytes < 0.02 * log_bytes, (handler.log_bytes, log_bytes)

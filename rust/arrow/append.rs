@@ -72,6 +72,9 @@ pub fn append_staged(
             index_interval_bytes: options.index_interval_bytes,
             overwrite: exists,
             fsync: options.fsync,
+            // The existing snapshots are linked in; the copied segment's producers are not
+            // followed, so a new snapshot could miss a transaction left open before it.
+            producer_snapshots: false,
             ..WriteOptions::default()
         },
     )?;

@@ -77,6 +77,7 @@ impl Options {
             index_interval_bytes: self.index_interval_bytes,
             overwrite: self.overwrite,
             fsync: self.fsync,
+            producer_snapshots: true,
         })
     }
 }
