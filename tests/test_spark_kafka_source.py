@@ -451,3 +451,32 @@ def test_spark_planning_reads_under_two_percent_of_the_log(big_partition, bounds
     log_bytes = sum(p.stat().st_size for p in big_partition.rglob("*.log"))
     assert log_bytes > 40 << 20
     assert handler.log_bytes < 0.02 * log_bytes, (handler.log_bytes, log_bytes)
+
+
+def test_grouped_rows_stream_into_one_reader_per_partition():
+    from kafkalog.spark.writing import _runs
+
+    def batch(rows):
+        return pa.record_batch(
+            {
+                "topic": [r[0] for r in rows],
+                "partition": pa.array([r[1] for r in rows], pa.int32()),
+                "value": [r[2] for r in rows],
+            }
+        )
+
+    batches = [
+        batch([("a", 0, b"1"), ("a", 0, b"2"), ("a", 1, b"3")]),
+        batch([("a", 1, b"4"), ("b", 0, b"5")]),
+    ]
+    got = [
+        (t, p, r.read_all()["value"].to_pylist()) for t, p, r in _runs(iter(batches), None, None)
+    ]
+    assert got == [("a", 0, [b"1", b"2"]), ("a", 1, [b"3", b"4"]), ("b", 0, [b"5"])]
+    # A consumer that stops early does not lose the next partition's rows.
+    keys = [(t, p) for t, p, _ in _runs(iter(batches), None, None)]
+    assert keys == [("a", 0), ("a", 1), ("b", 0)]
+    with pytest.raises(kafkalog.InvalidArgumentError, match="a-0 are not together"):
+        list(_runs(iter([batch([("a", 0, b"1"), ("b", 0, b"2"), ("a", 0, b"3")])]), None, None))
+    with pytest.raises(kafkalog.InvalidArgumentError, match="topic"):
+        list(_runs(iter([batch([("../x", 0, b"1")])]), None, None))

@@ -27,7 +27,7 @@ from pyspark.sql.types import StructType
 import kafkalog
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.decoding import quiet_executor, read_work_items
-from kafkalog.spark.options import SourceOptions, columns_of
+from kafkalog.spark.options import SourceOptions, columns_of, parse_bool
 from kafkalog.spark.planning import discover, items, offset_ranges
 from kafkalog.spark.schema import SPARK_SCHEMA, arrow_schema, spark_schema
 from kafkalog.spark.writing import WRITE_OPTIONS, StreamWriter, Writer, local_dir
@@ -268,6 +268,8 @@ class KafkaLogDataSource(DataSource):
             elif key in WRITE_OPTIONS:
                 arg, parse = WRITE_OPTIONS[key]
                 options[arg] = parse(value)
+            elif key == "rowsgrouped" and not streaming:
+                options["grouped"] = parse_bool(value, "rowsGrouped")
             elif key.startswith("kafka.") or key in ("includeheaders", "checkpointlocation"):
                 continue  # Spark's Kafka sink options with nothing to do on files
             else:

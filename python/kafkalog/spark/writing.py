@@ -75,15 +75,11 @@ WRITE_OPTIONS = {
 }
 
 
-def _groups(
-    batches: Iterable[pa.RecordBatch], default_topic: str | None, default_partition: int | None
-) -> Iterator[tuple[str, int, pa.Table]]:
-    """The rows of ``batches`` per (topic, partition), each in offset order (input order when
-    there is no ``offset`` column), ready for kafkalog.write."""
-    batches = [b for b in batches if b.num_rows]
-    if not batches:
-        return
-    table = pa.Table.from_batches(batches)
+def _normalize(
+    table: pa.Table, default_topic: str | None, default_partition: int | None
+) -> pa.Table:
+    """Rows as kafkalog.write takes them, with ``topic`` and ``partition`` columns (from the
+    options where the rows have none; never null), key and value binary."""
     n = table.num_rows
     if "topic" not in table.column_names:
         if default_topic is None:
@@ -98,13 +94,6 @@ def _groups(
     for name in ("topic", "partition"):
         if table.column(name).null_count:
             raise InvalidArgumentError(f"a row to write has a null {name}")
-    # Every (topic, partition) checked by Kafka's rule before the first is written: a name
-    # from data decides where files go.
-    pairs = table.select(["topic", "partition"]).group_by(["topic", "partition"]).aggregate([])
-    for topic, partition in zip(
-        pairs.column("topic").to_pylist(), pairs.column("partition").to_pylist(), strict=True
-    ):
-        _native.partition_dir_name(topic, partition)
     if "timestampType" in table.column_names and "baseOffset" not in table.column_names:
         # Without the batch metadata, records are batched afresh: a LogAppendTime batch would
         # get a new append time and lose the timestamps read. Keep them, as CreateTime (the
@@ -120,6 +109,29 @@ def _groups(
                 )
         elif name == "key":
             table = table.append_column("key", pa.nulls(n, pa.binary()))
+    return table
+
+
+def _check_names(table: pa.Table) -> None:
+    """Every (topic, partition) checked by Kafka's rule before one is written: a name from
+    data decides where files go."""
+    pairs = table.select(["topic", "partition"]).group_by(["topic", "partition"]).aggregate([])
+    for topic, partition in zip(
+        pairs.column("topic").to_pylist(), pairs.column("partition").to_pylist(), strict=True
+    ):
+        _native.partition_dir_name(topic, partition)
+
+
+def _groups(
+    batches: Iterable[pa.RecordBatch], default_topic: str | None, default_partition: int | None
+) -> Iterator[tuple[str, int, pa.Table]]:
+    """The rows of ``batches`` per (topic, partition), each in offset order (input order when
+    there is no ``offset`` column), ready for kafkalog.write. Holds the task's rows."""
+    batches = [b for b in batches if b.num_rows]
+    if not batches:
+        return
+    table = _normalize(pa.Table.from_batches(batches), default_topic, default_partition)
+    _check_names(table)
     keys = [("topic", "ascending"), ("partition", "ascending")]
     if "offset" in table.column_names:
         keys.append(("offset", "ascending"))
@@ -135,6 +147,59 @@ def _groups(
         count = row["topic_count"]
         yield row["topic"], int(row["partition"]), data.slice(at, count)
         at += count
+
+
+def _pieces(
+    batches: Iterable[pa.RecordBatch], default_topic: str | None, default_partition: int | None
+) -> Iterator[tuple[tuple[str, int], pa.RecordBatch]]:
+    """Each batch cut where its (topic, partition) changes, normalised."""
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        table = _normalize(pa.Table.from_batches([batch]), default_topic, default_partition)
+        _check_names(table)
+        topics, partitions = table.column("topic"), table.column("partition")
+        n = table.num_rows
+        changed = pc.or_(
+            pc.not_equal(topics.slice(1), topics.slice(0, n - 1)),
+            pc.not_equal(partitions.slice(1), partitions.slice(0, n - 1)),
+        )
+        starts = [0] + [i + 1 for i in pc.indices_nonzero(changed).to_pylist()] + [n]
+        data = table.drop_columns(["topic", "partition"]).combine_chunks()
+        for a, b in zip(starts, starts[1:], strict=False):
+            key = (topics[a].as_py(), int(partitions[a].as_py()))
+            for piece in data.slice(a, b - a).to_batches():
+                yield key, piece
+
+
+def _runs(
+    batches: Iterable[pa.RecordBatch], default_topic: str | None, default_partition: int | None
+) -> Iterator[tuple[str, int, pa.RecordBatchReader]]:
+    """The rows of ``batches``, already grouped by (topic, partition) and in offset order
+    (as :func:`write` arranges them), as one lazy reader per topic-partition: a task streams
+    its rows into segments instead of holding them."""
+    pieces = _pieces(batches, default_topic, default_partition)
+    pending = next(pieces, None)
+    done: set[tuple[str, int]] = set()
+    while pending is not None:
+        key, first = pending
+        if key in done:
+            raise InvalidArgumentError(
+                f"the rows of {key[0]}-{key[1]} are not together in this task: sort them by "
+                "topic, partition and offset first (kafkalog.spark.write does)"
+            )
+        done.add(key)
+
+        def run(key=key):
+            nonlocal pending
+            while pending is not None and pending[0] == key:
+                yield pending[1]
+                pending = next(pieces, None)
+
+        reader = pa.RecordBatchReader.from_batches(first.schema, run())
+        yield key[0], key[1], reader
+        for _ in run():  # whatever the consumer left unread
+            pass
 
 
 def local_dir(path: str | os.PathLike) -> str:
@@ -221,6 +286,9 @@ class Writer(DataSourceArrowWriter):
         self.topic = options.pop("topic", None)
         partition = options.pop("partition", None)
         self.partition = None if partition is None else int(partition)
+        # Rows that arrive grouped by topic-partition (kafkalog.spark.write sorts them) are
+        # streamed into segments; others are grouped in the task's memory first.
+        self.grouped = bool(options.pop("grouped", False))
         # The job's staging directory (never read as data; removed by commit or abort, or by a
         # later write once old if the driver dies).
         self.staging = _native.create_job_staging(path, "spark")
@@ -228,7 +296,8 @@ class Writer(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _Staged:
         task_dir = os.path.join(self.staging, uuid.uuid4().hex)
         staged = []
-        for topic, partition, table in _groups(iterator, self.topic, self.partition):
+        groups = _runs if self.grouped else _groups
+        for topic, partition, table in groups(iterator, self.topic, self.partition):
             segments = kafkalog.write(
                 task_dir, table, topic=topic, partition=partition, **self.options
             )
@@ -354,7 +423,8 @@ def write(
     error) or ``"overwrite"`` (the topic-partitions written replace those there; others are
     left alone). ``write_options`` as :func:`kafkalog.write` takes them (``magic``,
     ``compression``, ``segment_bytes``, ...), and ``topic``/``partition`` for rows without
-    those columns."""
+    those columns. Each task streams its rows into segments as they come, so a topic-partition
+    larger than a task's memory is written all the same."""
     by = [c for c in ("topic", "partition") if c in df.columns]
     order = by + (["offset"] if "offset" in df.columns else [])
     if by:
@@ -370,4 +440,6 @@ def write(
             options[names[key]] = str(value)
         else:
             raise InvalidArgumentError(f"unknown write option {key!r}")
+    # Grouped and sorted: each task streams its rows into segments.
+    options["rowsGrouped"] = "true"
     df.write.format("kafkalog").mode(mode).options(**options).save(os.fspath(path))
