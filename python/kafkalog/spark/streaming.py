@@ -88,6 +88,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.read_committed = options.isolation_level == "read_committed"
         self.target: Offsets | None = None  # Trigger.AvailableNow's end
         self.last_batch = time.monotonic()
+        self.seen: Offsets | None = None  # the latest offsets at the last look
 
     # What is there ---------------------------------------------------------------------------
 
@@ -157,6 +158,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         parts = self._partitions()
         begin = from_json(start)
         latest = self._latest(parts)
+        self.seen = dict(latest)
         for p in parts:  # new partitions are read from their earliest offset
             begin.setdefault(p.key, p.earliest)
         if self.target is not None:
@@ -184,7 +186,11 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return to_json(latest)
 
     def reportLatestOffset(self) -> dict:
-        return to_json(self._latest(self._partitions()))
+        """The latest offsets seen at the last trigger (listing the files again only when
+        there was none)."""
+        if self.seen is None:
+            self.seen = self._latest(self._partitions())
+        return to_json(self.seen)
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         o = self.options
