@@ -18,6 +18,8 @@ use std::ptr::NonNull;
 
 /// The two bytes every gzip member starts with.
 const MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// The header flag saying a CRC-16 of the header follows it.
+const FHCRC: u8 = 0x02;
 /// The smallest member: a 10-byte header, an empty deflate block (2 bytes) and the 8-byte
 /// trailer.
 const MIN_MEMBER: usize = 20;
@@ -60,7 +62,9 @@ pub(super) fn decompress(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Resul
 /// streaming path to handle.
 fn inflate_member(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Option<usize> {
     let trailer: [u8; 4] = input.get(input.len().checked_sub(4)?..)?.try_into().ok()?;
-    if input.len() < MIN_MEMBER {
+    // libdeflate skips a header CRC (FHCRC) without checking it; Java checks it, and so does
+    // the streaming path, so such a member goes there.
+    if input.len() < MIN_MEMBER || input[3] & FHCRC != 0 {
         return None;
     }
     let guess = u32::from_le_bytes(trailer) as usize;
@@ -201,6 +205,22 @@ mod tests {
         // Over the limit: the streaming path's limit error, whatever the trailer says.
         let err = decompress(&one, 1000, &mut Vec::new()).unwrap_err();
         assert_eq!(err.kind, crate::ErrorKind::LimitExceeded);
+
+        // A header CRC is checked, as Java's GZIPInputStream checks it.
+        let with_hcrc = |crc: u16| {
+            let mut m = one[..10].to_vec();
+            m[3] |= FHCRC;
+            m.extend_from_slice(&crc.to_le_bytes());
+            m.extend_from_slice(&one[10..]);
+            m
+        };
+        let mut header = one[..10].to_vec();
+        header[3] |= FHCRC;
+        let good = (crc32fast::hash(&header) & 0xffff) as u16;
+        let mut out = Vec::new();
+        decompress(&with_hcrc(good), usize::MAX, &mut out).unwrap();
+        assert!(out == data);
+        assert!(decompress(&with_hcrc(good ^ 1), usize::MAX, &mut Vec::new()).is_err());
 
         // Trailing bytes that start no member are ignored, as by Java.
         let mut tail = one.clone();
