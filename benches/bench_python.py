@@ -318,13 +318,16 @@ def java_cases(tmp: Path, n: int, rounds: int, codecs: list[str]) -> None:
         log = tmp / f"java-{codec}-0" / "00000000000000000000.log"
         kafka_python_segment(log, codec, n)
         data = log.read_bytes()
+        cpu_before = time.process_time()
         ours = best_of(lambda log=log: kafkalog.read(log, threads=1).read_all(), 7)
+        cpu = (time.process_time() - cpu_before) / 7
         java, note = java_client(script, log, rounds)
         ratio = f"{n / ours / java:.2f}x" if java else "-"
         java_text = f"{java / 1e6:.2f} M" if java else "n/a"
         print(
             f"{codec:7} kafkalog {n / ours / 1e6:6.2f} M rec/s {len(data) / ours / 1e6:7.0f} MB/s"
             f" | java {java_text:>8} rec/s | ratio {ratio}"
+            f" | kafkalog CPU {cpu * 1e3:.0f} ms a read (mean), wall {ours * 1e3:.0f} ms (best)"
         )
         if java is None:
             print(f"        java: {note}")
