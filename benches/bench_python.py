@@ -291,6 +291,48 @@ def java_client(script: Path | None, log: Path, rounds: int) -> tuple[float | No
     return rate, line[0]
 
 
+def java_client_cpu(log: Path, rounds: int) -> tuple[float, float] | None:
+    """(wall, CPU) records/s of benches/java/JavaBenchCpu.java on `log`, with the jars the
+    shared script fetched; None where that is not possible."""
+    jars = Path(os.environ.get("KAFKA_JARS", Path.home() / ".cache/kafkalog-bench/jars"))
+    src = Path(__file__).resolve().parent / "java" / "JavaBenchCpu.java"
+    if not (jars / "kafka-clients.jar").exists() or shutil.which("javac") is None:
+        return None
+    classes = Path.home() / ".cache" / "kafkalog-bench" / "classes-cpu"
+    if not (classes / "JavaBenchCpu.class").exists() or (
+        src.stat().st_mtime > (classes / "JavaBenchCpu.class").stat().st_mtime
+    ):
+        classes.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["javac", "-cp", str(jars / "kafka-clients.jar"), "-d", str(classes), str(src)],
+            check=True,
+        )
+    out = subprocess.run(
+        ["java", "-cp", f"{classes}:{jars}/*", "JavaBenchCpu", str(log), str(rounds)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if out.returncode != 0 or not out.stdout.startswith("java "):
+        return None
+    words = out.stdout.split()
+    n = float(words[1])
+    return n / float(words[4]), n / float(words[7])
+
+
+def ours_cpu(log: Path, repeat: int) -> tuple[float, float]:
+    """Best wall and best CPU seconds (this thread's: threads=1 decodes on the caller's thread)
+    of kafkalog.read(log, threads=1).read_all(), after one read to warm up."""
+    kafkalog.read(log, threads=1).read_all()
+    wall = cpu = float("inf")
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.thread_time()
+        kafkalog.read(log, threads=1).read_all()
+        cpu = min(cpu, time.thread_time() - c)
+        wall = min(wall, time.perf_counter() - t)
+    return wall, cpu
+
+
 def first_read_seconds(log: Path, repeat: int) -> tuple[float, float]:
     """The first kafkalog.read of `log` in a fresh process, and the best of the later ones."""
     code = (
@@ -331,6 +373,15 @@ def java_cases(tmp: Path, n: int, rounds: int, codecs: list[str]) -> None:
         )
         if java is None:
             print(f"        java: {note}")
+        jc = java_client_cpu(log, rounds)
+        if jc is not None:
+            wall, cpu_s = ours_cpu(log, 7)
+            print(
+                f"{'':7} CPU time: kafkalog {n / cpu_s / 1e6:6.2f} M rec/s, "
+                f"java {jc[1] / 1e6:6.2f} M rec/s, ratio {n / cpu_s / jc[1]:.2f}x "
+                f"(wall: {n / wall / 1e6:.2f} M vs"
+                f" {jc[0] / 1e6:.2f} M, {n / wall / jc[0]:.2f}x)"
+            )
         rows.append({"codec": codec, "kafkalog": n / ours, "java": java, "bytes": len(data)})
         if codec == "none":
             # The floor: every batch's CRC-32C (kafkalog.read_batches computes it and parses
