@@ -13,6 +13,9 @@ use std::cell::RefCell;
 
 /// Kafka's default level.
 const DEFAULT_LEVEL: i32 = 3;
+/// A context holding more than this (its window buffer sized by the last frame) is dropped
+/// after use. Kafka's producers write windows of a few MiB.
+const KEEP_CONTEXT_BYTES: usize = 16 << 20;
 /// The first output reserved for a stream, in multiples of its input; doubled as needed.
 const FIRST_GUESS_RATIO: usize = 4;
 
@@ -27,7 +30,15 @@ pub(super) fn decompress(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Resul
             *cell = DCtx::try_create();
         }
         match cell.as_mut() {
-            Some(dctx) => stream(dctx, input, limit, out),
+            Some(dctx) => {
+                let result = stream(dctx, input, limit, out);
+                if dctx.sizeof() > KEEP_CONTEXT_BYTES {
+                    // A frame with a large window (up to 128 MiB) left its buffers in the
+                    // context: free them rather than keep them for the thread's life.
+                    *cell = None;
+                }
+                result
+            }
             None => {
                 // No context (out of memory): the reader that makes its own.
                 let decoder = ::zstd::stream::read::Decoder::with_buffer(input)
@@ -144,9 +155,29 @@ mod tests {
         out.clear();
         let err = decompress(&one, data.len() - 1, &mut out).unwrap_err();
         assert_eq!(err.kind, crate::ErrorKind::LimitExceeded);
+        // A frame with a 64 MiB window: decoded, and its context not kept.
+        let big: Vec<u8> = (0..(40u32 << 20) / 4)
+            .flat_map(|i| (i % 7919).to_le_bytes())
+            .collect();
+        let mut cctx = zstd_safe::CCtx::create();
+        cctx.set_parameter(zstd_safe::CParameter::WindowLog(26))
+            .unwrap();
+        cctx.set_parameter(zstd_safe::CParameter::ContentSizeFlag(false))
+            .unwrap();
+        let mut packed_big = Vec::with_capacity(big.len());
+        cctx.compress2(&mut packed_big, &big).unwrap();
+        out.clear();
+        decompress(&packed_big, usize::MAX, &mut out).unwrap();
+        assert!(out == big);
+        assert!(DCTX.with(|c| c.borrow().is_none()));
+
         // The context is reused after an error.
         out.clear();
         decompress(&one, usize::MAX, &mut out).unwrap();
         assert!(out == data);
+        assert!(
+            DCTX.with(|c| c.borrow().is_some()),
+            "a small window's context is kept"
+        );
     }
 }
