@@ -12,12 +12,20 @@ written by kafkalog.write in batches of ~128 KB (a producer with batch.size=1310
 - kafkalog.read of a log directory (4 partitions) on one thread and on all cores;
 - peak RSS of a process streaming a segment of --big-gb GB (default 2) through kafkalog.read;
 - with --spark: Spark local mode counting a log directory through kafkalog's data source,
-  against Spark reading the same records from Parquet.
+  against Spark reading the same records from Parquet;
+- the Java client (issue 18's anchor): segments written by kafka-python's record builder (v2,
+  10-byte keys, 100-byte values half random and half text, 1000 records a batch), one per codec,
+  decoded by kafkalog.read(threads=1) and by Apache Kafka's Java client as a consumer decodes
+  (../shared/bench/java-client-bench.sh, or $KAFKALOG_JAVA_BENCH), side by side in one run,
+  with the floor: CRC-32C of every batch (kafkalog.read_batches) plus one copy of the bytes.
+  Also the first read in a fresh process against later ones, and threads=2 against 1 on one
+  large compressed segment.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
@@ -212,13 +220,221 @@ def spark_cases(tmp: Path, n: int) -> None:
     spark.stop()
 
 
+JAVA_CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+# kafka-python's codec ids, Kafka's own (attributes bits 0-2).
+KP_CODEC = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+
+
+def kafka_python_segment(path: Path, codec: str, n: int, per_batch: int = 1000) -> None:
+    """Writes `n` records as a producer using kafka-python would: v2 batches of `per_batch`
+    records, 10-byte keys, 100-byte values of which the first half is random bytes and the
+    second text. Deterministic. Cached under ~/.cache (kafka-python encodes ~40 K records/s)."""
+    from kafka.record.memory_records import MemoryRecordsBuilder
+
+    cache = Path.home() / ".cache" / "kafkalog-bench" / "data"
+    cached = cache / f"kp-v2-{codec}-{n}-{per_batch}.log"
+    if not cached.exists():
+        import random
+
+        rnd = random.Random(18)
+        text = b"lorem ipsum dolor sit amet, consectetur adipiscing"[:50]
+        parts = []
+        for base in range(0, n, per_batch):
+            b = MemoryRecordsBuilder(2, KP_CODEC[codec], 1 << 30, offset=base)
+            for i in range(base, min(n, base + per_batch)):
+                value = rnd.randbytes(50) + text
+                if (
+                    b.append(1_700_000_000_000 + i, b"key-%06d" % (i % 1_000_000), value, [])
+                    is None
+                ):
+                    raise RuntimeError("kafka-python refused a record")
+            b.close()
+            parts.append(bytes(b.buffer()))
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(".tmp")
+        tmp.write_bytes(b"".join(parts))
+        tmp.rename(cached)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(cached, path)
+
+
+def java_bench_script() -> Path | None:
+    env = os.environ.get("KAFKALOG_JAVA_BENCH")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parent
+    for cand in [here.parent.parent / "shared" / "bench", Path("/work/shared/bench")]:
+        if (cand / "java-client-bench.sh").exists():
+            return cand / "java-client-bench.sh"
+    return None
+
+
+def java_client(script: Path | None, log: Path, rounds: int) -> tuple[float | None, str]:
+    """Records/s of Kafka's Java client on `log`, or None and why not."""
+    if script is None:
+        return None, "java-client-bench.sh not found (set KAFKALOG_JAVA_BENCH)"
+    if shutil.which("java") is None or shutil.which("javac") is None:
+        return None, "no java/javac on PATH (the Java client needs a JDK 17)"
+    try:
+        out = subprocess.run(
+            ["bash", str(script), str(log), str(rounds)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    except subprocess.TimeoutExpired:
+        return None, "the Java client timed out"
+    line = out.stdout.strip().splitlines()[-1:] or [out.stderr.strip()[-200:]]
+    if out.returncode != 0 or not line[0].startswith("java "):
+        return None, f"the Java client failed (exit {out.returncode}): {line[0]}"
+    rate = float(line[0].split(": ")[1].split(" Mrec/s")[0]) * 1e6
+    return rate, line[0]
+
+
+def java_client_cpu(log: Path, rounds: int) -> tuple[float, float] | None:
+    """(wall, CPU) records/s of benches/java/JavaBenchCpu.java on `log`, with the jars the
+    shared script fetched; None where that is not possible."""
+    jars = Path(os.environ.get("KAFKA_JARS", Path.home() / ".cache/kafkalog-bench/jars"))
+    src = Path(__file__).resolve().parent / "java" / "JavaBenchCpu.java"
+    if not (jars / "kafka-clients.jar").exists() or shutil.which("javac") is None:
+        return None
+    classes = Path.home() / ".cache" / "kafkalog-bench" / "classes-cpu"
+    if not (classes / "JavaBenchCpu.class").exists() or (
+        src.stat().st_mtime > (classes / "JavaBenchCpu.class").stat().st_mtime
+    ):
+        classes.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["javac", "-cp", str(jars / "kafka-clients.jar"), "-d", str(classes), str(src)],
+            check=True,
+        )
+    out = subprocess.run(
+        ["java", "-cp", f"{classes}:{jars}/*", "JavaBenchCpu", str(log), str(rounds)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if out.returncode != 0 or not out.stdout.startswith("java "):
+        return None
+    words = out.stdout.split()
+    n = float(words[1])
+    return n / float(words[4]), n / float(words[7])
+
+
+def ours_cpu(log: Path, repeat: int) -> tuple[float, float]:
+    """Best wall and best CPU seconds (this thread's: threads=1 decodes on the caller's thread)
+    of kafkalog.read(log, threads=1).read_all(), after one read to warm up."""
+    kafkalog.read(log, threads=1).read_all()
+    wall = cpu = float("inf")
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.thread_time()
+        kafkalog.read(log, threads=1).read_all()
+        cpu = min(cpu, time.thread_time() - c)
+        wall = min(wall, time.perf_counter() - t)
+    return wall, cpu
+
+
+def first_read_seconds(log: Path, repeat: int) -> tuple[float, float]:
+    """The first kafkalog.read of `log` in a fresh process, and the best of the later ones."""
+    code = (
+        "import sys, time, kafkalog\n"
+        "times = []\n"
+        f"for _ in range({repeat}):\n"
+        "    t = time.perf_counter()\n"
+        f"    kafkalog.read({str(log)!r}, threads=1).read_all()\n"
+        "    times.append(time.perf_counter() - t)\n"
+        "print(times[0], min(times[1:]))\n"
+    )
+    first, later = subprocess.check_output([sys.executable, "-c", code], text=True).split()
+    return float(first), float(later)
+
+
+def java_cases(tmp: Path, n: int, rounds: int, codecs: list[str]) -> None:
+    load = os.getloadavg()
+    print(
+        f"\n## kafkalog vs Kafka's Java client on the same bytes ({n} records, kafka-python v2, "
+        f"1000 a batch), one thread; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
+    script = java_bench_script()
+    rows = []
+    for codec in codecs:
+        log = tmp / f"java-{codec}-0" / "00000000000000000000.log"
+        kafka_python_segment(log, codec, n)
+        data = log.read_bytes()
+        cpu_before = time.process_time()
+        ours = best_of(lambda log=log: kafkalog.read(log, threads=1).read_all(), 7)
+        cpu = (time.process_time() - cpu_before) / 7
+        java, note = java_client(script, log, rounds)
+        ratio = f"{n / ours / java:.2f}x" if java else "-"
+        java_text = f"{java / 1e6:.2f} M" if java else "n/a"
+        print(
+            f"{codec:7} kafkalog {n / ours / 1e6:6.2f} M rec/s {len(data) / ours / 1e6:7.0f} MB/s"
+            f" | java {java_text:>8} rec/s | ratio {ratio}"
+            f" | kafkalog CPU {cpu * 1e3:.0f} ms a read (mean), wall {ours * 1e3:.0f} ms (best)"
+        )
+        if java is None:
+            print(f"        java: {note}")
+        jc = java_client_cpu(log, rounds)
+        if jc is not None:
+            wall, cpu_s = ours_cpu(log, 7)
+            print(
+                f"{'':7} CPU time: kafkalog {n / cpu_s / 1e6:6.2f} M rec/s, "
+                f"java {jc[1] / 1e6:6.2f} M rec/s, ratio {n / cpu_s / jc[1]:.2f}x "
+                f"(wall: {n / wall / 1e6:.2f} M vs"
+                f" {jc[0] / 1e6:.2f} M, {n / wall / jc[0]:.2f}x)"
+            )
+        rows.append({"codec": codec, "kafkalog": n / ours, "java": java, "bytes": len(data)})
+        if codec == "none":
+            # The floor: every batch's CRC-32C (kafkalog.read_batches computes it and parses
+            # only the 61-byte batch headers) plus one copy of the segment's bytes.
+            crc = best_of(lambda d=data: kafkalog.read_batches(d).read_all(), 7)
+            # A memcpy (numpy's) into memory already touched: a copy into fresh pages would
+            # count page faults, and bytearray slice assignment is several times slower.
+            import numpy as np
+
+            src = np.frombuffer(data, np.uint8)
+            dst = np.ones_like(src)
+
+            def copy_once(src=src, dst=dst):
+                np.copyto(dst, src)
+
+            copy = best_of(copy_once, 7)
+            floor = crc + copy
+            print(
+                f"{'':7} floor    {n / floor / 1e6:6.2f} M rec/s "
+                f"{len(data) / floor / 1e6:7.0f} MB/s"
+                f" (CRC {crc * 1e3:.1f} ms + copy {copy * 1e3:.1f} ms); kafkalog takes "
+                f"{ours / floor:.2f}x the floor"
+            )
+    first, later = first_read_seconds(tmp / "java-none-0" / "00000000000000000000.log", 4)
+    print(
+        f"first read in a fresh process {first * 1e3:.0f} ms, later ones {later * 1e3:.0f} ms: "
+        f"{first / later:.2f}x"
+    )
+    print("json " + json.dumps(rows))
+
+
+def two_core_cases(tmp: Path, n: int, codec: str) -> None:
+    print(f"\n## one large {codec} segment ({n} records, kafka-python v2): threads=2 vs threads=1")
+    log = tmp / f"big-{codec}-0" / "00000000000000000000.log"
+    kafka_python_segment(log, codec, n)
+    one = best_of(lambda: kafkalog.read(log, threads=1).read_all(), 5)
+    two = best_of(lambda: kafkalog.read(log, threads=2).read_all(), 5)
+    report(f"kafkalog.read {codec} segment, 1 thread", n, log.stat().st_size, one)
+    report(f"kafkalog.read {codec} segment, 2 threads", n, log.stat().st_size, two)
+    print(f"speedup on 2 threads: {one / two:.2f}x")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--big-gb", type=float, default=2.0)
     ap.add_argument("--skip-big", action="store_true")
     ap.add_argument("--spark", action="store_true")
-    ap.add_argument("--only", choices=["decode", "dir", "big", "spark"], help="run one section")
+    ap.add_argument(
+        "--only", choices=["decode", "dir", "big", "spark", "java", "cores"], help="run one section"
+    )
+    ap.add_argument("--java-rounds", type=int, default=20, help="rounds of the Java client")
+    ap.add_argument("--codecs", default=",".join(JAVA_CODECS), help="codecs of the java section")
     args = ap.parse_args()
     print(
         f"# kafkalog {kafkalog.__version__}, pyarrow {pa.__version__}, Python "
@@ -227,6 +443,10 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory(prefix="kafkalog-bench-") as d:
         tmp = Path(d)
+        if args.only in (None, "java"):
+            java_cases(tmp, args.records, args.java_rounds, args.codecs.split(","))
+        if args.only in (None, "cores"):
+            two_core_cases(tmp, args.records * 2, "lz4")
         if args.only in (None, "decode"):
             decode_cases(tmp, args.records)
         if args.only in (None, "dir"):
