@@ -605,3 +605,37 @@ def test_bad_manifest_and_chunk_index(tmp_path):
         table(tmp_path)
     assert e.value.path == str(manifest)
     assert issubclass(CorruptRecordError, KafkaLogError)
+
+
+def test_a_remote_segment_crossing_the_local_log_start_ends_there(tmp_path):
+    src = EXAMPLES / "orders-0"
+    records = table(src)
+    whole = tmp_path / "whole"
+    kafkalog.write(
+        whole,
+        records.select(["key", "value", "timestamp"]),
+        batch_records=5,
+        topic="orders",
+        partition=0,
+    )
+    aiven_segment(
+        tmp_path / "bucket",
+        next(whole.rglob("*.log")),
+        topic="orders",
+        partition=0,
+        chunk_size=128,
+        index="variable",
+        compression=True,
+    )
+    local = tmp_path / "logs" / "orders-0"
+    local.mkdir(parents=True)
+    for f in src.glob("00000000000000000015.*"):
+        shutil.copy(f, local / f.name)
+    for got in (
+        table([tmp_path / "bucket", local]),
+        kafkalog.read_items(kafkalog.plan([local, tmp_path / "bucket"])).read_all(),
+    ):
+        assert got["offset"].to_pylist() == records["offset"].to_pylist()
+        assert got["value"].to_pylist() == records["value"].to_pylist()
+        # Offsets from 15 on come from the broker's own segment.
+        assert got.slice(15).equals(records.slice(15))
