@@ -41,10 +41,16 @@ use std::sync::{Arc, Mutex};
 const IV_LEN: usize = 12;
 /// GCM's tag, after each encrypted chunk (128 bits, Java's default).
 const TAG_LEN: usize = 16;
-/// Decoded chunks kept per open `.log`.
-const CACHED_CHUNKS: usize = 4;
-/// Transformed bytes fetched in one read when a range was announced.
+/// Decoded chunks kept (shared by every open `.log` of a storage: planning's seeks and scans
+/// and the read after them fetch a chunk once).
+const CACHED_CHUNKS: usize = 8;
+/// Bytes of decoded chunks kept, beyond those of the read in progress.
+const CACHE_BYTES: usize = 64 << 20;
+/// Segment bytes fetched and decoded in one read when a range was announced.
 const READ_AHEAD: u64 = 8 << 20;
+/// The largest chunk read (the plugin's chunks are a few MiB): a manifest claiming more is
+/// refused rather than allocated.
+const MAX_CHUNK: u64 = 256 << 20;
 
 /// The RSA private keys that unwrap segments' data keys, by the key id the manifests name.
 #[derive(Clone, Default)]
@@ -144,6 +150,10 @@ pub struct Tiered {
     segments: Mutex<HashMap<PathBuf, Arc<Segment>>>,
     /// Length of each `.log` whose tail another segment serves, by partition directory.
     windows: Mutex<HashMap<PathBuf, Arc<HashMap<PathBuf, u64>>>>,
+    /// Recently decoded chunks, by `.log` path and chunk id.
+    chunks: ChunkCache,
+    /// Manifest bytes, by path (`None`: there is none).
+    raw_manifests: Mutex<HashMap<PathBuf, Option<Vec<u8>>>>,
     /// Why every request fails (options that did not parse).
     broken: Option<Error>,
 }
@@ -165,6 +175,8 @@ impl Tiered {
             manifests: Mutex::default(),
             segments: Mutex::default(),
             windows: Mutex::default(),
+            raw_manifests: Mutex::default(),
+            chunks: ChunkCache::default(),
             broken: None,
         }
     }
@@ -210,7 +222,7 @@ impl Tiered {
         {
             return Ok(m);
         }
-        let parsed = match self.inner.read(&key)? {
+        let parsed = match self.read(&key)? {
             None => None,
             Some(bytes) => Some(Arc::new(
                 Manifest::parse(&bytes).map_err(|e| e.with_path(&key))?,
@@ -265,8 +277,18 @@ impl Tiered {
 
     /// Opens the whole `.log` of a segment (no window).
     fn open_log(&self, segment: &Arc<Segment>) -> Result<TieredLog> {
-        let object = self.inner.open(&segment.log)?;
         let index = &segment.manifest.chunk_index;
+        if index.original_chunk_size > MAX_CHUNK {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                format!(
+                    "chunks of {} bytes: kafkalog reads chunks of at most {MAX_CHUNK}",
+                    index.original_chunk_size
+                ),
+            )
+            .with_path(&sibling(&segment.log, "rsm-manifest")));
+        }
+        let object = self.inner.open(&segment.log)?;
         if object.len() != index.transformed_size() {
             return Err(Error::corrupt(format!(
                 "the chunk index ({} chunks, {}) describes {} bytes of object, it has {}",
@@ -281,7 +303,7 @@ impl Tiered {
             segment: segment.clone(),
             len: index.original_file_size,
             object,
-            cache: VecDeque::new(),
+            cache: self.chunks.clone(),
             ahead: None,
         })
     }
@@ -488,6 +510,22 @@ impl Storage for Tiered {
 
     fn read(&self, path: &Path) -> Result<Option<Vec<u8>>> {
         self.check()?;
+        if suffix_of(path) == "rsm-manifest" {
+            // Discovery, windows and opens all want the manifests: fetched once.
+            if let Some(bytes) = self
+                .raw_manifests
+                .lock()
+                .ok()
+                .and_then(|m| m.get(path).cloned())
+            {
+                return Ok(bytes);
+            }
+            let bytes = self.inner.read(path)?;
+            if let Ok(mut m) = self.raw_manifests.lock() {
+                m.insert(path.to_path_buf(), bytes.clone());
+            }
+            return Ok(bytes);
+        }
         if self.segment(path)?.is_none() {
             return self.inner.read(path);
         }
@@ -561,6 +599,34 @@ impl Object for Bytes {
     }
 }
 
+/// Decoded chunks, most recent last.
+#[derive(Clone, Default)]
+struct ChunkCache(Arc<Mutex<VecDeque<(PathBuf, usize, Arc<Vec<u8>>)>>>);
+
+impl ChunkCache {
+    fn get(&self, log: &Path, id: usize) -> Option<Arc<Vec<u8>>> {
+        let c = self.0.lock().ok()?;
+        c.iter()
+            .find(|(p, i, _)| *i == id && p == log)
+            .map(|(_, _, b)| b.clone())
+    }
+
+    /// Keeps a chunk; at least `keep` (the chunks of the read in progress) stay.
+    fn put(&self, log: &Path, id: usize, bytes: Arc<Vec<u8>>, keep: usize) {
+        if let Ok(mut c) = self.0.lock() {
+            let mut total: usize = c.iter().map(|(_, _, b)| b.len()).sum::<usize>() + bytes.len();
+            while c.len() >= keep.max(1)
+                && (c.len() >= CACHED_CHUNKS.max(keep) || total > CACHE_BYTES)
+            {
+                if let Some((_, _, old)) = c.pop_front() {
+                    total -= old.len();
+                }
+            }
+            c.push_back((log.to_path_buf(), id, bytes));
+        }
+    }
+}
+
 /// A segment's original bytes, read chunk by chunk from its `.log` object.
 struct TieredLog {
     segment: Arc<Segment>,
@@ -568,15 +634,15 @@ struct TieredLog {
     len: u64,
     object: Box<dyn Object>,
     /// Recently decoded chunks, by id.
-    cache: VecDeque<(usize, Arc<Vec<u8>>)>,
+    cache: ChunkCache,
     /// The range announced with `will_read`.
     ahead: Option<std::ops::Range<u64>>,
 }
 
 impl TieredLog {
     fn chunk(&mut self, id: usize) -> Result<Arc<Vec<u8>>> {
-        if let Some((_, c)) = self.cache.iter().find(|(i, _)| *i == id) {
-            return Ok(c.clone());
+        if let Some(c) = self.cache.get(&self.segment.log, id) {
+            return Ok(c);
         }
         let index = &self.segment.manifest.chunk_index;
         let first = index
@@ -588,7 +654,7 @@ impl TieredLog {
             if ahead.contains(&first.original.start) {
                 while let Some(next) = index.chunk(last.id + 1) {
                     if next.original.start >= ahead.end
-                        || next.transformed.end - first.transformed.start > READ_AHEAD
+                        || next.original.end - first.original.start > READ_AHEAD
                     {
                         break;
                     }
@@ -618,10 +684,8 @@ impl TieredLog {
             if cid == id {
                 wanted = Some(decoded.clone());
             }
-            if self.cache.len() >= CACHED_CHUNKS.max(last.id - first.id + 1) {
-                self.cache.pop_front();
-            }
-            self.cache.push_back((cid, decoded));
+            self.cache
+                .put(&self.segment.log, cid, decoded, last.id - first.id + 1);
         }
         wanted.ok_or_else(|| Error::new(ErrorKind::Internal, "chunk not decoded"))
     }
