@@ -601,7 +601,10 @@ impl Object for Bytes {
 
 /// Decoded chunks, most recent last.
 #[derive(Clone, Default)]
-struct ChunkCache(Arc<Mutex<VecDeque<(PathBuf, usize, Arc<Vec<u8>>)>>>);
+struct ChunkCache(Arc<Mutex<VecDeque<CachedChunk>>>);
+
+/// A decoded chunk: its `.log`, its id, its bytes.
+type CachedChunk = (PathBuf, usize, Arc<Vec<u8>>);
 
 impl ChunkCache {
     fn get(&self, log: &Path, id: usize) -> Option<Arc<Vec<u8>>> {
