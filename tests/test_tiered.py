@@ -639,3 +639,22 @@ def test_a_remote_segment_crossing_the_local_log_start_ends_there(tmp_path):
         assert got["value"].to_pylist() == records["value"].to_pylist()
         # Offsets from 15 on come from the broker's own segment.
         assert got.slice(15).equals(records.slice(15))
+
+
+def test_manifests_without_segment_metadata(tmp_path, keys):
+    """Older manifests lack remoteLogSegmentMetadata: topic and partition come from the key,
+    leader epochs from the leader-epoch index inside .indexes, and a segment's end from the
+    next one's start."""
+    src = EXAMPLES / "orders-0"
+    d = aiven_partition(tmp_path, src, "orders", 0, chunk_size=256, keys=keys)
+    for m in d.glob("*.rsm-manifest"):
+        manifest = json.loads(m.read_text())
+        del manifest["remoteLogSegmentMetadata"]
+        m.write_text(json.dumps(manifest))
+    ek = {keys.key_id: keys.pem}
+    segs = kafkalog.segments(tmp_path, encryption_keys=ek)
+    assert [(s["topic"], s["partition"], s["base_offset"]) for s in segs] == [
+        ("orders", 0, 0),
+        ("orders", 0, 15),
+    ]
+    assert table(tmp_path, encryption_keys=ek).equals(table(src))

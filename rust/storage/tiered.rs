@@ -556,6 +556,10 @@ impl Storage for Tiered {
         let Some(bytes) = self.index_bytes(&segment, slot)? else {
             return Err(not_found(path));
         };
+        if matches!(slot, IndexSlot::LeaderEpoch | IndexSlot::ProducerSnapshot) {
+            // Not cut by a window (and what windows are computed from).
+            return Ok(Box::new(Bytes(bytes)));
+        }
         let len = self.window(&segment)?;
         let bytes = match window_last(self, &segment, len)? {
             None => bytes,
