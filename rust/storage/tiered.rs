@@ -314,8 +314,12 @@ impl Tiered {
             return Ok(None);
         };
         let mut object = self.inner.open(&segment.indexes)?;
-        let range = position..position + size;
-        let bytes = read_range(object.as_mut(), range.clone())?;
+        let range = position..position.saturating_add(size);
+        let bytes = if range.end <= object.len() {
+            read_range(object.as_mut(), range.clone())?
+        } else {
+            Vec::new()
+        };
         if bytes.len() as u64 != size {
             return Err(Error::corrupt(format!(
                 "the manifest puts the {} index at bytes {}..{} of the object, which has {}",

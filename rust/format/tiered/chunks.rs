@@ -27,13 +27,22 @@ pub struct Chunk {
     pub transformed: Range<u64>,
 }
 
+/// Where transformed chunks lie.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Transformed {
+    /// `count` chunks of `size` bytes but the last, of `last` (computed, never materialised: a
+    /// manifest cannot make the reader allocate per chunk).
+    Fixed { count: usize, size: u64, last: u64 },
+    /// Start of each chunk's transformed bytes, and the total at the end (`count + 1` values).
+    Starts(Vec<u64>),
+}
+
 /// Where each chunk of a segment lies.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChunkIndex {
     pub original_chunk_size: u64,
     pub original_file_size: u64,
-    /// Start of each chunk's transformed bytes, and the total at the end (`count + 1` values).
-    transformed_starts: Vec<u64>,
+    transformed: Transformed,
     pub kind: &'static str,
 }
 
@@ -70,21 +79,14 @@ impl ChunkIndex {
             ));
         }
         let count = Self::original_count(chunk, file);
-        let mut starts = Vec::with_capacity(count + 1);
-        let mut at = 0u64;
-        for i in 0..count {
-            starts.push(at);
-            at += if i + 1 == count {
-                final_transformed_chunk_size as u64
-            } else {
-                transformed_chunk_size as u64
-            };
-        }
-        starts.push(at);
         Ok(ChunkIndex {
             original_chunk_size: chunk,
             original_file_size: file,
-            transformed_starts: starts,
+            transformed: Transformed::Fixed {
+                count,
+                size: transformed_chunk_size as u64,
+                last: final_transformed_chunk_size as u64,
+            },
             kind: "fixed",
         })
     }
@@ -119,19 +121,26 @@ impl ChunkIndex {
         Ok(ChunkIndex {
             original_chunk_size: chunk,
             original_file_size: file,
-            transformed_starts: starts,
+            transformed: Transformed::Starts(starts),
             kind: "variable",
         })
     }
 
     /// Chunks in the segment.
     pub fn count(&self) -> usize {
-        self.transformed_starts.len() - 1
+        match &self.transformed {
+            Transformed::Fixed { count, .. } => *count,
+            Transformed::Starts(starts) => starts.len() - 1,
+        }
     }
 
     /// Bytes of the `.log` object the index describes.
     pub fn transformed_size(&self) -> u64 {
-        *self.transformed_starts.last().unwrap_or(&0)
+        match &self.transformed {
+            Transformed::Fixed { count: 0, .. } => 0,
+            Transformed::Fixed { count, size, last } => (*count as u64 - 1) * size + last,
+            Transformed::Starts(starts) => *starts.last().unwrap_or(&0),
+        }
     }
 
     pub fn chunk(&self, id: usize) -> Option<Chunk> {
@@ -142,7 +151,13 @@ impl ChunkIndex {
         Some(Chunk {
             id,
             original: start..(start + self.original_chunk_size).min(self.original_file_size),
-            transformed: self.transformed_starts[id]..self.transformed_starts[id + 1],
+            transformed: match &self.transformed {
+                Transformed::Fixed { count, size, last } => {
+                    let start = id as u64 * size;
+                    start..start + if id + 1 == *count { *last } else { *size }
+                }
+                Transformed::Starts(starts) => starts[id]..starts[id + 1],
+            },
         })
     }
 
@@ -314,6 +329,11 @@ mod tests {
         assert!(ChunkIndex::variable(100, 250, &[40, 60]).is_err());
         assert!(ChunkIndex::variable(100, 250, &[40, -1, 3]).is_err());
         assert!(ChunkIndex::fixed(0, 250, 1, 1).is_err());
+        // A hostile manifest's chunk count costs nothing until chunks are read.
+        let many = ChunkIndex::fixed(1, i32::MAX as i64, 2, 3).unwrap();
+        assert_eq!(many.count(), i32::MAX as usize);
+        assert_eq!(many.chunk(5).unwrap().transformed, 10..12);
+        assert_eq!(many.transformed_size(), (i32::MAX as u64 - 1) * 2 + 3);
         assert!(ChunkIndex::fixed(10, -1, 1, 1).is_err());
     }
 }
