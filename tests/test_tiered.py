@@ -658,3 +658,28 @@ def test_manifests_without_segment_metadata(tmp_path, keys):
         ("orders", 0, 15),
     ]
     assert table(tmp_path, encryption_keys=ek).equals(table(src))
+
+
+def test_a_real_broker_partition_round_trips(tmp_path, corpus, keys):
+    part = corpus / "segments/dipendrasaini__kafka-learnning-series/tmp/kafka-logs-1/invoice-0"
+    aiven_partition(
+        tmp_path,
+        part,
+        "invoice",
+        0,
+        chunk_size=256 << 10,
+        index="variable",
+        compression=True,
+        keys=keys,
+    )
+    ek = {keys.key_id: keys.pem}
+    assert [s["base_offset"] for s in kafkalog.segments(tmp_path, encryption_keys=ek)] == [
+        0,
+        30626,
+        60611,
+        90867,
+    ]
+    assert listing(tmp_path, encryption_keys=ek).equals(listing(part))
+    assert table(tmp_path, encryption_keys=ek).equals(table(part))
+    bounds = {"start_offset": 45000, "end_offset": 70000, "isolation_level": "read_committed"}
+    assert table(tmp_path, encryption_keys=ek, **bounds).equals(table(part, **bounds))
