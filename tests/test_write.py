@@ -1186,6 +1186,7 @@ def test_existing_target_needs_overwrite(tmp_path):
         "00000000000000000005.index",
         "00000000000000000005.log",
         "00000000000000000005.timeindex",
+        "00000000000000000006.snapshot",  # the producers' state at the end, as a broker's
     ]
     assert Path(summary[0]["path"]) == out / "00000000000000000005.log"
     assert [(r["offset"], r["key"]) for r in read_rows(out)] == [(5, b"new")]
@@ -1310,3 +1311,28 @@ def _property_test(magic: int, codec: str):
 @pytest.mark.parametrize(("magic", "codec"), MAGIC_CODECS, ids=PAIR_IDS)
 def test_property_read_write_roundtrip(magic, codec):
     _property_test(magic, codec)()
+
+
+def test_write_takes_producer_snapshots_as_a_broker(tmp_path):
+    """A snapshot at each roll (the producers' state before the new segment) and at the end,
+    with a transaction left open: read_committed stops at its first offset."""
+    logs = Path(__file__).resolve().parent.parent / "examples" / "logs"
+    table = kafkalog.read(logs / "orders-1", include_control=True, batch_metadata=True).read_all()
+    # orders-1 without its last marker (the abort at offset 6): producer 9002's second
+    # transaction, from offset 4, stays open.
+    open_txn = table.filter(pa.compute.not_equal(table["offset"], 6))
+    out = tmp_path / "orders-1"
+    kafkalog.write(out, open_txn, segment_bytes=150, fsync=False)
+    snapshots = sorted(out.glob("*.snapshot"))
+    segments = sorted(out.glob("*.log"))
+    assert len(segments) >= 3
+    # One per roll, named by the new segment's base offset, and one at the log end (8).
+    assert [p.name[:20] for p in snapshots] == [p.name[:20] for p in segments[1:]] + [
+        "00000000000000000008"
+    ]
+    last = kafkalog.read_index(snapshots[-1]).to_pylist()
+    assert [
+        (r["producerId"], r["currentTxnFirstOffset"]) for r in last if r["producerId"] == 9002
+    ] == [(9002, 4)]
+    committed = kafkalog.read(out, isolation_level="read_committed").read_all()
+    assert committed["offset"].to_pylist() == [0, 1, 2]

@@ -691,15 +691,16 @@ def write(
     """Write records as a Kafka partition directory that a broker and any Kafka client read.
 
     ``path`` is the partition directory to create (``.../<topic>-<partition>``): segments
-    ``<20-digit base offset>.log`` rolled before ``segment_bytes`` (``log.segment.bytes``),
-    each with ``.index`` and ``.timeindex`` entries every ``index_interval_bytes`` as a broker
-    adds them, and a ``.txnindex`` where a transaction is aborted. The write is atomic: it is
-    built in a hidden directory beside ``path`` and renamed into place when complete; an
-    existing ``path`` is only replaced with ``overwrite=True``, in one atomic swap (readers see
-    the old directory or the new one, never a mix). One writer at a time: a second writer of
-    the same directory raises :class:`ConcurrentWriteError`. Files and directories are fsynced
-    before the directory is published (``fsync=False`` skips that: faster, but a power cut may
-    then lose a write that returned). A symbolic link at ``path`` is refused.
+    ``<20-digit base offset>.log`` rolled before ``segment_bytes`` (``log.segment.bytes``), each
+    with ``.index`` and ``.timeindex`` entries every ``index_interval_bytes`` as a broker adds
+    them, a ``.txnindex`` where a transaction is aborted, and producer snapshots
+    (``<offset>.snapshot``) at each roll and at the end, as a broker takes them. The write is
+    atomic: it is built in a hidden directory beside ``path`` and renamed into place when
+    complete; an existing ``path`` is only replaced with ``overwrite=True``, in one atomic swap
+    (readers see the old directory or the new one, never a mix). One writer at a time: a second
+    writer of the same directory raises :class:`ConcurrentWriteError`. Files and directories are
+    fsynced before the directory is published (``fsync=False`` skips that: faster, but a power
+    cut may then lose a write that returned). A symbolic link at ``path`` is refused.
 
     With ``topic`` (and ``partition``, default 0), ``path`` is the log directory and the
     partition directory written is ``<path>/<topic>-<partition>``; the topic and partition are

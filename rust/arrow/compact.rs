@@ -666,6 +666,8 @@ fn write(
         WriteOptions {
             index_interval_bytes: options.index_interval_bytes,
             overwrite: options.overwrite,
+            // The cleaner leaves the producer snapshots as they are.
+            producer_snapshots: false,
             ..WriteOptions::default()
         },
     )?

@@ -25,6 +25,7 @@
 //! | `reader.rs` | options builder, file discovery, the streaming file reader |
 //! | `tiered.rs` | a partition's remote (tiered) and local segments read as one |
 
+pub mod append;
 pub mod batches;
 pub mod builder;
 pub mod cluster_state;
@@ -33,6 +34,7 @@ pub mod decoder;
 pub mod encoder;
 pub mod index_tables;
 pub mod internal_tables;
+pub mod offsets;
 pub mod output;
 pub mod parallel;
 pub mod placement;

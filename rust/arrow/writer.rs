@@ -14,10 +14,12 @@ use super::encoder::{EncodeOptions, Encoded, Encoder};
 use super::placement::{create_new_file, resolve_target, Staging};
 use super::transactions::TxnTracker;
 use crate::error::{Error, Result};
+use crate::format::batch::CrcPolicy;
 use crate::format::index::{
     write_txn_entry, AbortedTxn, SegmentIndexer, DEFAULT_INDEX_INTERVAL_BYTES,
 };
 use crate::format::segment::segment_file_name;
+use crate::format::snapshot::{write_producer_snapshot, ProducerEntry};
 use arrow_array::RecordBatch;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -36,6 +38,10 @@ pub struct WriteOptions {
     /// after a successful write does not leave empty files. Off: faster, and safe against a
     /// crash of the process (not of the machine).
     pub fsync: bool,
+    /// Write producer snapshots as a broker takes them: `<offset>.snapshot` at each segment
+    /// roll (the producers' state before the new segment) and at the end (as at a clean
+    /// shutdown), so that readers find open transactions without scanning the log.
+    pub producer_snapshots: bool,
 }
 
 impl Default for WriteOptions {
@@ -46,6 +52,7 @@ impl Default for WriteOptions {
             index_interval_bytes: DEFAULT_INDEX_INTERVAL_BYTES,
             overwrite: false,
             fsync: true,
+            producer_snapshots: true,
         }
     }
 }
@@ -83,6 +90,10 @@ pub struct PartitionWriter {
     transactions: TxnTracker,
     /// Files copied in as they are ([`PartitionWriter::copy_in`]).
     copied: usize,
+    /// Each producer's state, as a broker keeps it for its snapshots.
+    producers: std::collections::BTreeMap<i64, ProducerEntry>,
+    /// The offset after the last batch appended.
+    next_offset: Option<i64>,
 }
 
 impl PartitionWriter {
@@ -107,6 +118,8 @@ impl PartitionWriter {
             summary: Summary::default(),
             transactions: TxnTracker::default(),
             copied: 0,
+            producers: std::collections::BTreeMap::new(),
+            next_offset: None,
         })
     }
 
@@ -151,6 +164,33 @@ impl PartitionWriter {
         Ok(())
     }
 
+    /// Links the file `source` (a closed segment's file, which never changes again) into the
+    /// partition directory under its own name; copies it where links are not possible.
+    pub fn link_in(&mut self, source: &Path) -> Result<()> {
+        let name = source.file_name().ok_or_else(|| {
+            Error::invalid_argument(format!("{} has no file name", source.display()))
+        })?;
+        let dest = self.staging.dir.join(name);
+        if std::fs::hard_link(source, &dest).is_ok() {
+            self.copied += 1;
+            return Ok(());
+        }
+        self.copy_in(source)
+    }
+
+    /// Writes a small file of the writer's own into the partition directory (published with
+    /// the segments, in the same atomic step).
+    pub fn put_file(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        if name.contains(['/', '\\']) || name.is_empty() || name == "." || name == ".." {
+            return Err(Error::invalid_argument(format!(
+                "not a file name: {name:?}"
+            )));
+        }
+        write_file(&self.staging.dir.join(name), bytes, self.options.fsync)?;
+        self.copied += 1;
+        Ok(())
+    }
+
     fn drain(&mut self) -> Result<()> {
         let (bytes, batches) = self.encoder.take();
         for (range, info) in batches {
@@ -168,10 +208,17 @@ impl PartitionWriter {
             }
         };
         if roll {
+            let rolled = self.segment.is_some();
             self.close_segment()?;
+            if rolled {
+                // A broker snapshots its producers when it rolls, named by the new base.
+                self.write_snapshot(info.base_offset)?;
+            }
             self.open_segment(info.base_offset)?;
         }
         self.track_transactions(info);
+        self.track_producer(bytes, info);
+        self.next_offset = Some(info.last_offset.wrapping_add(1));
         let seg = self.segment.as_mut().unwrap();
         let position = u32::try_from(seg.summary.bytes).map_err(|_| {
             Error::invalid_argument("a segment cannot pass 2 GiB; lower segment_bytes")
@@ -204,6 +251,63 @@ impl PartitionWriter {
         if let (Some(txn), Some(seg)) = (aborted, &mut self.segment) {
             seg.aborted.push(txn);
         }
+    }
+
+    /// Follows each producer's state as a broker's producer state manager does (v2 batches
+    /// with a producer id): epoch, last sequence and offset, timestamp, open transaction.
+    fn track_producer(&mut self, bytes: &[u8], info: &Encoded) {
+        if info.magic < 2 || info.producer_id < 0 || !self.options.producer_snapshots {
+            return;
+        }
+        let Ok(header) = crate::format::v2::parse_header(bytes, 0, CrcPolicy::Ignore) else {
+            return;
+        };
+        let entry = self
+            .producers
+            .entry(info.producer_id)
+            .or_insert(ProducerEntry {
+                producer_id: info.producer_id,
+                producer_epoch: header.producer_epoch,
+                last_sequence: -1,
+                last_offset: -1,
+                offset_delta: 0,
+                timestamp: -1,
+                coordinator_epoch: -1,
+                current_txn_first_offset: -1,
+            });
+        if entry.producer_epoch != header.producer_epoch {
+            entry.producer_epoch = header.producer_epoch;
+            entry.last_sequence = -1;
+            entry.last_offset = -1;
+            entry.offset_delta = 0;
+        }
+        entry.timestamp = header.max_timestamp;
+        if let Some(kind) = info.control {
+            if kind.is_transaction_marker() {
+                entry.current_txn_first_offset = -1;
+            }
+            return;
+        }
+        entry.last_sequence = header.last_sequence();
+        entry.last_offset = header.last_offset;
+        entry.offset_delta = (header.last_offset - header.base_offset) as i32;
+        if header.is_transactional && entry.current_txn_first_offset < 0 {
+            entry.current_txn_first_offset = header.base_offset;
+        }
+    }
+
+    /// Writes `<offset>.snapshot` with the producers' state.
+    fn write_snapshot(&mut self, offset: i64) -> Result<()> {
+        if !self.options.producer_snapshots {
+            return Ok(());
+        }
+        let entries: Vec<ProducerEntry> = self.producers.values().cloned().collect();
+        let path = self.staging.dir.join(segment_file_name(offset, "snapshot"));
+        write_file(
+            &path,
+            &write_producer_snapshot(&entries),
+            self.options.fsync,
+        )
     }
 
     fn open_segment(&mut self, base_offset: i64) -> Result<()> {
@@ -275,6 +379,10 @@ impl PartitionWriter {
             self.open_segment(self.options.encode.base_offset)?;
         }
         self.close_segment()?;
+        if let Some(end) = self.next_offset {
+            // As at a clean shutdown: the producers' state at the log end offset.
+            self.write_snapshot(end)?;
+        }
         // A failure from here on drops `staging`, which removes the staging directory.
         let summary = std::mem::take(&mut self.summary);
         self.staging.publish(self.options.fsync)?;
