@@ -154,6 +154,7 @@ def _options(
     threads: int | None = None,
     storage_options=None,
     filesystem=None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
 ) -> dict:
     """The options the native reader takes, checked."""
     if threads is not None and threads < 1:
@@ -190,7 +191,7 @@ def _options(
         "end_timestamp": _millis(end_timestamp),
         "read_committed": isolation_level == "read_committed",
         "threads": threads,
-        **_storage_kwargs(storage_options, filesystem),
+        **_storage_kwargs(storage_options, filesystem, encryption_keys),
     }
 
 
@@ -239,6 +240,7 @@ def read(
     threads: int | None = None,
     storage_options: dict[str, str] | None = None,
     filesystem=None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
     compacted: bool | dict = False,
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
@@ -254,6 +256,12 @@ def read(
     ``storage_options`` (``object_store`` keys, e.g. ``{"aws_endpoint": ...,
     "aws_allow_http": "true"}``). ``filesystem`` (a ``pyarrow.fs`` or fsspec filesystem)
     reads through that filesystem instead, for stores read no other way (``hdfs://``).
+
+    A tiered-storage bucket (KIP-405; Aiven's plugin or Kafka's LocalTieredStorage layout) is
+    read in place: its remote segments are found from their manifests and object names, read
+    chunk by chunk, and a partition's offsets are each read once. ``encryption_keys``
+    (``{key_id: PEM text, bytes or file path}``) are the RSA private keys of encrypted
+    segments.
 
     Options:
 
@@ -322,6 +330,7 @@ def read(
         threads=threads,
         storage_options=storage_options,
         filesystem=filesystem,
+        encryption_keys=encryption_keys,
     )
     return _to_reader(_Reader.open(_paths(path), options))
 
@@ -369,6 +378,7 @@ def read_batches(
     partition: int | None = None,
     storage_options: dict[str, str] | None = None,
     filesystem=None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
 ) -> pa.RecordBatchReader:
     """List batches instead of records: one row per Kafka batch, as ``kafka-dump-log`` prints
     them without ``--deep-iteration``.
@@ -392,6 +402,7 @@ def read_batches(
         list_batches=True,
         storage_options=storage_options,
         filesystem=filesystem,
+        encryption_keys=encryption_keys,
     )
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _to_reader(_Reader.from_bytes(bytes(source), options))
@@ -404,6 +415,7 @@ def read_index(
     base_offset: int | None = None,
     storage_options: dict[str, str] | None = None,
     filesystem=None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
 ) -> pa.Table:
     """Read one of the files beside a segment into a table, by its name:
 
@@ -419,7 +431,9 @@ def read_index(
     ``kafka-dump-log`` does. ``base_offset`` is needed only when the name does not give it.
     """
     native = _read_index(
-        os.fspath(path), base_offset, **_storage_kwargs(storage_options, filesystem)
+        os.fspath(path),
+        base_offset,
+        **_storage_kwargs(storage_options, filesystem, encryption_keys),
     )
     return pa.Table.from_batches([pa.record_batch(native)])
 
@@ -429,6 +443,7 @@ def segments(
     *,
     storage_options: dict[str, str] | None = None,
     filesystem=None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
 ) -> list[dict]:
     """The segment files :func:`read` reads for ``path``, in its order: the file itself; a
     partition directory's ``<20-digit offset>.log`` files in offset order; or, for a log
@@ -437,7 +452,7 @@ def segments(
     files, are left out, as a broker leaves them out). Each is a dict with ``path``,
     ``topic``, ``partition`` and ``base_offset`` (``None`` where the names do not say).
     """
-    return _segments(_paths(path), **_storage_kwargs(storage_options, filesystem))
+    return _segments(_paths(path), **_storage_kwargs(storage_options, filesystem, encryption_keys))
 
 
 class WorkItem(NamedTuple):
@@ -480,6 +495,7 @@ def plan(
     max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
     storage_options: dict[str, str] | None = None,
     filesystem=None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
 ) -> list[WorkItem]:
     """Plan a read as work items of about ``target_bytes`` each, cut at batch boundaries
     (``None``: one item per file), for tasks to decode with :func:`read_items`.
@@ -496,7 +512,7 @@ def plan(
         raise InvalidArgumentError(f"isolation_level: not {isolation_level!r}")
     if target_bytes is not None and target_bytes <= 0:
         raise InvalidArgumentError(f"target_bytes must be positive, not {target_bytes}")
-    storage = _storage_kwargs(storage_options, filesystem)
+    storage = _storage_kwargs(storage_options, filesystem, encryption_keys)
 
     def four(b: Mapping[str, Any]) -> _Bounds:
         return (
@@ -556,6 +572,7 @@ def read_items(
     threads: int | None = None,
     storage_options: dict[str, str] | None = None,
     filesystem=None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
 ) -> pa.RecordBatchReader:
     """Decode work items made by :func:`plan` (in their order), without planning again.
     Options as :func:`read`; ``threads`` defaults to one (a task's share)."""
@@ -570,6 +587,7 @@ def read_items(
         threads=threads,
         storage_options=storage_options,
         filesystem=filesystem,
+        encryption_keys=encryption_keys,
     )
     rows = [tuple(i) for i in items]
     return _to_reader(_Reader.open_items(rows, options))

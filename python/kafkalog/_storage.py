@@ -25,9 +25,15 @@ from kafkalog.errors import InvalidArgumentError
 
 
 def storage_kwargs(
-    storage_options: Mapping[str, Any] | None, filesystem: Any | None
+    storage_options: Mapping[str, Any] | None,
+    filesystem: Any | None,
+    encryption_keys: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The ``storage_options`` and ``filesystem`` arguments of the native functions."""
+    """The ``storage_options`` and ``filesystem`` arguments of the native functions.
+
+    ``encryption_keys`` (``{key_id: private key}``, for encrypted tiered-storage segments)
+    travel to the core as the storage options ``kafkalog.encryption_key.<key_id>``, each a
+    PEM text; a key is given as PEM text or bytes, or as the path of a PEM file."""
     if storage_options is not None and filesystem is not None:
         raise InvalidArgumentError("give storage_options or filesystem, not both")
     options = None
@@ -37,7 +43,38 @@ def storage_kwargs(
                 f"storage_options must be a mapping of strings, not {storage_options!r}"
             )
         options = {str(k): _option_value(v) for k, v in storage_options.items()}
+    if encryption_keys:
+        if not isinstance(encryption_keys, Mapping):
+            raise InvalidArgumentError(
+                "encryption_keys must be a mapping of key ids to private keys (PEM or a path)"
+            )
+        options = dict(options or {})
+        for key_id, key in encryption_keys.items():
+            options[ENCRYPTION_KEY_OPTION + str(key_id)] = _pem(str(key_id), key)
     return {"storage_options": options, "filesystem": _pyarrow_filesystem(filesystem)}
+
+
+#: The storage option prefix under which the core takes a tiered-storage encryption key.
+ENCRYPTION_KEY_OPTION = "kafkalog.encryption_key."
+
+
+def _pem(key_id: str, key: Any) -> str:
+    """A private key as PEM text: given as such, as bytes, or as a file's path."""
+    if isinstance(key, (bytes, bytearray, memoryview)):
+        key = bytes(key).decode("ascii", errors="replace")
+    elif isinstance(key, os.PathLike) or (isinstance(key, str) and "-----BEGIN" not in key):
+        try:
+            with open(os.fspath(key), encoding="ascii", errors="replace") as f:
+                key = f.read()
+        except OSError as e:
+            raise InvalidArgumentError(
+                f"encryption key {key_id!r}: cannot read the key file: {e.strerror}"
+            ) from None
+    if not isinstance(key, str):
+        raise InvalidArgumentError(
+            f"encryption key {key_id!r} must be PEM text or bytes, or a file path"
+        )
+    return key
 
 
 def _option_value(value: Any) -> str:

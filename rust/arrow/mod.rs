@@ -23,6 +23,7 @@
 //! | `rebuild.rs` | regenerating a partition's index files as Kafka's recovery does |
 //! | `parallel.rs` | reading many files on several cores, in order |
 //! | `reader.rs` | options builder, file discovery, the streaming file reader |
+//! | `tiered.rs` | a partition's remote (tiered) and local segments read as one |
 
 pub mod append;
 pub mod batches;
@@ -44,6 +45,7 @@ pub mod retention;
 pub mod scan;
 pub mod schema;
 pub mod seek;
+pub mod tiered;
 pub mod transactions;
 pub mod verify;
 pub mod writer;

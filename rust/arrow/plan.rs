@@ -109,6 +109,13 @@ fn cut(
     };
     let end = file.end.map_or(size, |e| e.min(size));
     let whole = vec![(file.start, file.base_offset, None)];
+    // A tiered segment is fetched in chunks: no piece smaller than one.
+    let target_bytes = match target_bytes {
+        Some(t) => {
+            Some(crate::storage::tiered::split_unit(storage, &file.path)?.map_or(t, |u| t.max(u)))
+        }
+        None => None,
+    };
     let cuts = match (target_bytes, file.base_offset) {
         (Some(target), Some(base)) if end - file.start > target => {
             let mut cuts: Vec<_> = split_points(storage, &file.path, base, target)?

@@ -92,6 +92,16 @@ fn partition_segments(
 ///
 /// `path` is a local path or an object-store URI; `storage` reads it.
 pub fn discover(storage: &dyn Storage, path: &Path) -> Result<Vec<SegmentFile>> {
+    discover_noting(storage, path, &mut Vec::new())
+}
+
+/// [`discover`], also reading tiered-storage prefixes (`storage/tiered.rs`) and noting in
+/// `skipped` what was left out there (orphaned uploads, duplicates), one line each.
+pub fn discover_noting(
+    storage: &dyn Storage,
+    path: &Path,
+    skipped: &mut Vec<String>,
+) -> Result<Vec<SegmentFile>> {
     let stat = storage.stat(path)?;
     let dir_origin = |dir: Option<&Path>| {
         dir.and_then(topic_partition_from_dir)
@@ -104,15 +114,35 @@ pub fn discover(storage: &dyn Storage, path: &Path) -> Result<Vec<SegmentFile>> 
     match stat {
         Stat::Missing => return Err(crate::storage::not_found(path)),
         Stat::File { size } => {
-            return Ok(vec![SegmentFile::new(
-                path.to_path_buf(),
-                dir_origin(path.parent()),
-            )
-            .sized(size)]);
+            let origin = match crate::storage::tiered::origin_of(storage, path)? {
+                Some((topic, partition)) => Origin { topic, partition },
+                None => dir_origin(path.parent()),
+            };
+            return Ok(vec![
+                SegmentFile::new(path.to_path_buf(), origin).sized(size)
+            ]);
         }
         Stat::Dir => {}
     }
     let listed = list_sorted(storage, path)?;
+    if let Some(found) = crate::storage::tiered::discover(storage, path, &listed)? {
+        skipped.extend(found.skipped);
+        return Ok(found
+            .segments
+            .into_iter()
+            .map(|f| SegmentFile {
+                base_offset: Some(f.base_offset),
+                size: f.size,
+                ..SegmentFile::new(
+                    f.log,
+                    Origin {
+                        topic: f.topic,
+                        partition: f.partition,
+                    },
+                )
+            })
+            .collect());
+    }
     let mut segments: Vec<SegmentFile> = listed
         .iter()
         .filter(|e| !e.is_dir && is_segment(&e.path))

@@ -15,6 +15,7 @@
 //! | `index.rs` | `.index`, `.timeindex`, `.txnindex` layouts and the broker's indexing rule |
 //! | `internal/` | Kafka's internal topics' records (consumer offsets, transactions, KRaft metadata) |
 //! | `filter.rs` | one batch rewritten with some records removed, as the log cleaner writes it |
+//! | `tiered/` | tiered storage in a bucket: object names, Aiven's manifests and chunk indexes, leader-epoch lineage |
 
 pub mod batch;
 pub mod compression;
@@ -26,6 +27,7 @@ pub mod internal;
 pub mod legacy;
 pub mod segment;
 pub mod snapshot;
+pub mod tiered;
 pub mod v2;
 pub mod varint;
 

@@ -56,7 +56,8 @@ pub fn base_offset_from_name(path: &Path) -> Option<i64> {
     let name = path.file_name()?.to_str()?;
     let digits = &name[..name.find('.')?];
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+        // A tiered-storage segment: `<offset>-<segment id>.log` (see `tiered/names.rs`).
+        return super::tiered::SegmentName::parse(name).map(|n| n.base_offset);
     }
     digits.parse().ok()
 }

@@ -9,9 +9,7 @@ use crate::arrow::decoder::{Issue, OnCorrupt};
 use crate::arrow::output::Output;
 use crate::arrow::parallel::{ParallelReader, PIECE_BYTES};
 use crate::arrow::plan::{plan_items, WorkItem};
-use crate::arrow::reader::{
-    decode_bytes, discover, list_batches_in_bytes, LogReader, ReaderBuilder,
-};
+use crate::arrow::reader::{decode_bytes, list_batches_in_bytes, LogReader, ReaderBuilder};
 use crate::arrow::schema::Projection;
 use crate::arrow::seek::Bounds;
 use crate::error::Error;
@@ -447,15 +445,18 @@ fn discover_all(
 ) -> crate::Result<Vec<crate::arrow::reader::SegmentFile>> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for pattern in paths {
         for path in crate::storage::glob::expand(storage, pattern)? {
-            for file in discover(storage, &path)? {
+            for file in crate::arrow::reader::discover_noting(storage, &path, &mut skipped)? {
                 if seen.insert(file.path.clone()) {
                     out.push(file);
                 }
             }
         }
     }
+    warn_skipped(&skipped);
+    let out = crate::arrow::tiered::merge_remote_and_local(storage, out)?;
     if out.is_empty() {
         let listed: Vec<String> = paths
             .iter()
@@ -464,6 +465,26 @@ fn discover_all(
         warn_empty(&listed);
     }
     Ok(out)
+}
+
+/// Says what a tiered-storage prefix held that is not read (orphaned uploads, duplicates).
+fn warn_skipped(skipped: &[String]) {
+    if skipped.is_empty() {
+        return;
+    }
+    Python::attach(|py| {
+        let message = format!(
+            "tiered storage: {} object(s) not read:\n{}",
+            skipped.len(),
+            skipped.join("\n")
+        );
+        let _ = py.import("warnings").and_then(|w| {
+            w.call_method1(
+                "warn",
+                (message, py.get_type::<pyo3::exceptions::PyUserWarning>(), 3),
+            )
+        });
+    });
 }
 
 /// Says that a read found no segment, naming what it looked at: never silently 0 rows.
@@ -590,6 +611,7 @@ pub fn plan<'py>(
         max_decompressed_size,
     };
     let (items, issues) = detach(py, || {
+        let files = crate::arrow::tiered::merge_remote_and_local(storage.as_ref(), files)?;
         plan_items(storage.as_ref(), files, &bounds_of, target_bytes, &options)
     })?;
     let items = items

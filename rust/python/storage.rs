@@ -4,6 +4,7 @@
 //! already hold one. A `filesystem` is called with the GIL taken for each request.
 
 use crate::error::{Error, Result};
+use crate::storage::tiered::Tiered;
 use crate::storage::{Entry, Object, Router, Stat, Storage};
 use pyo3::exceptions::{PyFileNotFoundError, PyPermissionError};
 use pyo3::prelude::*;
@@ -16,11 +17,17 @@ pub fn storage(
     storage_options: Option<BTreeMap<String, String>>,
     filesystem: Option<Py<PyAny>>,
 ) -> Arc<dyn Storage> {
-    match filesystem {
+    // Tiered-storage options (encryption keys) are the core's, not the store's.
+    let mut options: Vec<(String, String)> =
+        storage_options.unwrap_or_default().into_iter().collect();
+    let tiered = Tiered::from_options(&mut options);
+    let inner: Arc<dyn Storage> = match filesystem {
         Some(fs) => Arc::new(PyStorage { fs }),
-        None => Arc::new(Router::new(
-            storage_options.unwrap_or_default().into_iter().collect(),
-        )),
+        None => Arc::new(Router::new(options.into_iter().collect())),
+    };
+    match tiered {
+        Ok(keys) => Arc::new(Tiered::new(inner, keys)),
+        Err(err) => Arc::new(Tiered::failing(inner, err)),
     }
 }
 

@@ -12,6 +12,7 @@
 //! | `mod.rs` | the [`Storage`] and [`Object`] traits, the [`Router`] that picks a store by scheme, byte counting |
 //! | `local.rs` | local files |
 //! | `object.rs` | object stores through Apache Arrow's `object_store` crate, with read-ahead |
+//! | `tiered.rs` | tiered-storage buckets (KIP-405 plugins' layouts) shown as broker files |
 //!
 //! The Python bindings add a third kind: any `pyarrow.fs.FileSystem` or fsspec filesystem.
 
@@ -19,6 +20,7 @@ pub mod glob;
 mod local;
 #[cfg(feature = "object-store")]
 mod object;
+pub mod tiered;
 
 pub use local::Local;
 #[cfg(feature = "object-store")]
@@ -221,7 +223,10 @@ impl Storage for Router {
 
 /// The default storage: local files, and object stores configured from the environment.
 pub fn default_storage() -> Arc<dyn Storage> {
-    Arc::new(Router::default())
+    Arc::new(tiered::Tiered::new(
+        Arc::new(Router::default()),
+        tiered::KeyRing::default(),
+    ))
 }
 
 /// Counts the bytes read through a storage, per file: for tests and benchmarks that hold

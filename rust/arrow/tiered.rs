@@ -1,0 +1,120 @@
+//! A partition whose old segments are in a tiered-storage bucket and whose recent ones are in a
+//! broker's directory, read as one: the broker serves offsets from its local log from the local
+//! log start offset on, and from remote storage below it. So remote segments from the first
+//! local segment's base offset on are left out, and one that crosses it ends there.
+
+use super::builder::Origin;
+use super::reader::SegmentFile;
+use super::seek::seek_position;
+use crate::error::Result;
+use crate::format::tiered::SegmentName;
+use crate::storage::Storage;
+use std::collections::{HashMap, HashSet};
+
+fn is_remote(file: &SegmentFile) -> bool {
+    file.path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(SegmentName::parse)
+        .is_some()
+}
+
+/// `files` (in reading order) with each partition that has both remote and local segments
+/// made one offset-ordered run: its remote segments below the local log start offset, then its
+/// local ones, where the partition first appears. Other files keep their order.
+pub fn merge_remote_and_local(
+    storage: &dyn Storage,
+    files: Vec<SegmentFile>,
+) -> Result<Vec<SegmentFile>> {
+    let known = |o: &Origin| o.topic.is_some() && o.partition.is_some();
+    let mut kinds: HashMap<Origin, (bool, bool)> = HashMap::new();
+    for f in files.iter().filter(|f| known(&f.origin)) {
+        let k = kinds.entry(f.origin.clone()).or_default();
+        if is_remote(f) {
+            k.0 = true;
+        } else {
+            k.1 = true;
+        }
+    }
+    let mixed: HashSet<Origin> = kinds
+        .into_iter()
+        .filter(|(_, (r, l))| *r && *l)
+        .map(|(o, _)| o)
+        .collect();
+    if mixed.is_empty() {
+        return Ok(files);
+    }
+    let mut out = Vec::with_capacity(files.len());
+    let mut done: HashSet<Origin> = HashSet::new();
+    for f in &files {
+        if !mixed.contains(&f.origin) {
+            out.push(f.clone());
+            continue;
+        }
+        if !done.insert(f.origin.clone()) {
+            continue;
+        }
+        let mut remote: Vec<SegmentFile> = Vec::new();
+        let mut local: Vec<SegmentFile> = Vec::new();
+        for g in files.iter().filter(|g| g.origin == f.origin) {
+            if is_remote(g) {
+                remote.push(g.clone());
+            } else {
+                local.push(g.clone());
+            }
+        }
+        remote.sort_by_key(|g| g.base_offset);
+        let local_start = local.iter().filter_map(|g| g.base_offset).min();
+        for mut r in remote {
+            let (Some(base), Some(start)) = (r.base_offset, local_start) else {
+                out.push(r);
+                continue;
+            };
+            if base >= start {
+                continue;
+            }
+            // Crossing the local log start: end where the local log begins.
+            let end = seek_position(storage, &r.path, base, start, &mut Vec::new())?;
+            let exact = end_at(storage, &r.path, end, start)?;
+            if exact.is_some() {
+                r.end = exact;
+                r.size = None;
+            }
+            out.push(r);
+        }
+        out.extend(local);
+    }
+    Ok(out)
+}
+
+/// The position of the first entry at or after `from` holding an offset at or above `target`;
+/// `None` when the log ends first (no cut needed).
+fn end_at(
+    storage: &dyn Storage,
+    log: &std::path::Path,
+    from: u64,
+    target: i64,
+) -> Result<Option<u64>> {
+    let mut object = storage.open(log)?;
+    let len = object.len();
+    let mut at = from;
+    while at + 12 <= len {
+        let head = crate::storage::read_range(object.as_mut(), at..(at + 27).min(len))?;
+        let base = i64::from_be_bytes(head[0..8].try_into().unwrap_or_default());
+        let size = i32::from_be_bytes(head[8..12].try_into().unwrap_or_default());
+        if size < 0 {
+            return Ok(None);
+        }
+        let last = match head.get(16) {
+            Some(2) if head.len() >= 27 => {
+                base + i32::from_be_bytes(head[23..27].try_into().unwrap_or_default()) as i64
+            }
+            _ => base,
+        };
+        if last >= target {
+            return Ok(Some(at));
+        }
+        at += 12 + size as u64;
+    }
+    Ok(None)
+}
