@@ -683,3 +683,32 @@ def test_a_real_broker_partition_round_trips(tmp_path, corpus, keys):
     assert table(tmp_path, encryption_keys=ek).equals(table(part))
     bounds = {"start_offset": 45000, "end_offset": 70000, "isolation_level": "read_committed"}
     assert table(tmp_path, encryption_keys=ek, **bounds).equals(table(part, **bounds))
+
+
+def test_spark_reads_an_encrypted_bucket_with_encryption_keys(tmp_path, keys, spark):
+    """The data source and mapInArrow decoding take the keys (read on the driver)."""
+    import kafkalog.spark as ks
+
+    src = EXAMPLES / "orders-0"
+    aiven_partition(
+        tmp_path, src, "orders", 0, chunk_size=200, index="variable", compression=True, keys=keys
+    )
+    key_file = tmp_path.parent / f"{tmp_path.name}-key.pem"
+    key_file.write_bytes(keys.pem if isinstance(keys.pem, bytes) else keys.pem.encode())
+    df = (
+        spark.read.format("kafkalog")
+        .option("subscribe", "orders")
+        .option("encryptionKeys", json.dumps({keys.key_id: str(key_file)}))
+        .option("targetBytes", "1")
+        .load(str(tmp_path))
+    )
+    got = sorted((r.offset, bytes(r.value)) for r in df.select("offset", "value").collect())
+    want = table(src)
+    assert got == sorted(zip(want["offset"].to_pylist(), want["value"].to_pylist(), strict=True))
+    d = ks.decoder(encryption_keys={keys.key_id: keys.pem})
+    decoded = pa.Table.from_batches(
+        list(d(iter([pa.RecordBatch.from_pylist([{"path": str(tmp_path)}])])))
+    )
+    assert decoded.num_rows == want.num_rows
+    with pytest.raises(Exception, match=keys.key_id):
+        spark.read.format("kafkalog").load(str(tmp_path)).count()  # no key: named, refused

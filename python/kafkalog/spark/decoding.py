@@ -27,7 +27,7 @@ from pyspark.sql.types import (
 
 import kafkalog
 from kafkalog import _native
-from kafkalog._storage import route
+from kafkalog._storage import route, storage_kwargs
 from kafkalog.errors import InvalidArgumentError, KafkaLogError
 from kafkalog.spark.options import _DEFAULT_MAX_DECOMPRESSED, BoundSpec
 from kafkalog.spark.planning import discover, items, offset_ranges, plan
@@ -284,13 +284,15 @@ def decoder(
     isolation_level: str = "read_uncommitted",
     storage_options: Mapping[str, str] | None = None,
     filesystem: Any | None = None,
+    encryption_keys: Mapping[str, Any] | None = None,
 ) -> _Decoder:
     """A :func:`decode` with options, for ``df.mapInArrow(d, d.schema)``.
 
     Columns: Spark's Kafka source columns (``headers`` with ``include_headers``, kafkalog's
     batch metadata with ``batch_metadata``), or any of kafkalog's ``columns``. Read options
     as :func:`kafkalog.read`. Bounds as :func:`plan` takes them, for rows naming a whole path
-    (work items carry their own); ``storage_options``/``filesystem`` as :func:`kafkalog.read`.
+    (work items carry their own); ``storage_options``/``filesystem``/``encryption_keys`` as
+    :func:`kafkalog.read` (keys are read here, on the driver).
     """
     if isolation_level not in ("read_uncommitted", "read_committed"):
         raise InvalidArgumentError(
@@ -308,6 +310,9 @@ def decoder(
         "batch_size": int(batch_size),
     }
     bounds = BoundSpec.make(start_offset, end_offset, start_timestamp, end_timestamp)
+    if encryption_keys:
+        keys = storage_kwargs(None, None, encryption_keys)["storage_options"]
+        storage_options = {**(storage_options or {}), **keys}
     return _Decoder(list(columns), read, bounds, isolation_level, storage_options, filesystem)
 
 

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from kafkalog._storage import storage_kwargs
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.schema import spark_columns
 
@@ -77,6 +78,7 @@ _KAFKALOG_READ = {
     "maxdecompressedsize",
     "batchsize",
     "targetbytes",
+    "encryptionkeys",
 }
 _STORAGE_PREFIX = "storage."
 
@@ -132,6 +134,20 @@ def _duration_ms(text: str, name: str) -> int:
     if t.isdigit():
         return int(t)
     raise InvalidArgumentError(f"option {name}: not a duration such as '15m' or '30s': {text!r}")
+
+
+def _encryption_keys(text: str) -> dict[str, str]:
+    """``encryptionKeys``: JSON ``{"key id": "PEM text or the path of a PEM file"}`` for
+    encrypted tiered-storage segments, read here (on the driver) into the storage options."""
+    try:
+        keys = json.loads(text)
+    except ValueError:
+        raise InvalidArgumentError(
+            'encryptionKeys must be JSON such as {"key-2024": "/secrets/rsm-private.pem"}'
+        ) from None
+    if not isinstance(keys, Mapping):
+        raise InvalidArgumentError("encryptionKeys must be a JSON object of key ids to keys")
+    return storage_kwargs(None, None, keys)["storage_options"] or {}
 
 
 # --------------------------------------------------------------------------------------------
@@ -493,6 +509,8 @@ class SourceOptions:
         storage = {
             k[len(_STORAGE_PREFIX) :]: str(v) for k, v in o.items() if k.startswith(_STORAGE_PREFIX)
         }
+        if o.get("encryptionkeys"):
+            storage.update(_encryption_keys(o["encryptionkeys"]))
         return cls(
             paths=paths,
             columns=spark_columns(
