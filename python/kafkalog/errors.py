@@ -119,8 +119,9 @@ class ConcurrentWriteError(KafkaLogIOError):
 
 
 class KafkaLogWarning(UserWarning):
-    """Base class of kafkalog's warnings; carries ``path``, ``position``, ``offset`` and
-    ``bytes`` (how many bytes were passed over)."""
+    """Base class of kafkalog's warnings; carries ``path``, ``position``, ``offset``,
+    ``bytes`` (how many bytes were passed over) and ``kind`` (a
+    :data:`kafkalog.types.IssueKind`: ``"torn_tail"``, ``"skipped_batch"``, ...)."""
 
     def __init__(
         self,
@@ -130,12 +131,14 @@ class KafkaLogWarning(UserWarning):
         position: int | None = None,
         offset: int | None = None,
         bytes: int | None = None,
+        kind: str | None = None,
     ) -> None:
         super().__init__(message)
         self.path = path
         self.position = position
         self.offset = offset
         self.bytes = bytes
+        self.kind = kind
 
 
 class TruncatedSegmentWarning(KafkaLogWarning):

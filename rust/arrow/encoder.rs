@@ -54,6 +54,11 @@ pub struct EncodeOptions {
     pub partition_leader_epoch: i32,
 }
 
+/// The default most records in one fresh batch.
+pub const DEFAULT_BATCH_RECORDS: usize = 10_000;
+/// The default most uncompressed bytes in one fresh batch (the producer's `batch.size`).
+pub const DEFAULT_BATCH_BYTES: usize = 16_384;
+
 impl Default for EncodeOptions {
     fn default() -> Self {
         EncodeOptions {
@@ -63,8 +68,8 @@ impl Default for EncodeOptions {
             timestamp_type: None,
             log_append_time: None,
             base_offset: 0,
-            batch_records: 10_000,
-            batch_bytes: 16_384,
+            batch_records: DEFAULT_BATCH_RECORDS,
+            batch_bytes: DEFAULT_BATCH_BYTES,
             preserve_batches: true,
             producer_id: -1,
             producer_epoch: -1,

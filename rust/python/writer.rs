@@ -4,18 +4,20 @@
 //! `<root>/<topic>-<partition>`, publishing a staged directory), so that Python holds none.
 
 use super::errors::{detach, IntoPyResult};
-use crate::arrow::encoder::EncodeOptions;
+use super::options::options_from_dict;
+use crate::arrow::encoder::{EncodeOptions, DEFAULT_BATCH_BYTES, DEFAULT_BATCH_RECORDS};
 use crate::arrow::placement;
-use crate::arrow::writer::{PartitionWriter, WriteOptions};
+use crate::arrow::writer::{PartitionWriter, WriteOptions, DEFAULT_SEGMENT_BYTES};
 use crate::error::Error;
 use crate::format::batch::TimestampType;
 use crate::format::compression::Compression;
+use crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatch;
 
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
+/// Writer options as Python passes them: a dict whose keys are these fields' names. Every key
+/// may be left out; its default is the core's (`EncodeOptions`, `WriteOptions`), in `Default`.
 pub struct Options {
     magic: Option<i8>,
     compression: Option<String>,
@@ -36,6 +38,52 @@ pub struct Options {
     overwrite: bool,
     fsync: bool,
 }
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            magic: None,
+            compression: None,
+            compression_level: None,
+            timestamp_type: None,
+            log_append_time: None,
+            base_offset: 0,
+            batch_records: DEFAULT_BATCH_RECORDS,
+            batch_bytes: DEFAULT_BATCH_BYTES,
+            preserve_batches: true,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: -1,
+            transactional: false,
+            partition_leader_epoch: 0,
+            segment_bytes: DEFAULT_SEGMENT_BYTES,
+            index_interval_bytes: DEFAULT_INDEX_INTERVAL_BYTES,
+            overwrite: false,
+            fsync: true,
+        }
+    }
+}
+
+options_from_dict!(Options {
+    magic,
+    compression,
+    compression_level,
+    timestamp_type,
+    log_append_time,
+    base_offset,
+    batch_records,
+    batch_bytes,
+    preserve_batches,
+    producer_id,
+    producer_epoch,
+    base_sequence,
+    transactional,
+    partition_leader_epoch,
+    segment_bytes,
+    index_interval_bytes,
+    overwrite,
+    fsync,
+});
 
 impl Options {
     fn resolve(&self) -> crate::Result<WriteOptions> {
