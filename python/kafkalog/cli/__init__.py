@@ -1,0 +1,27 @@
+"""``kafkalog``: the command-line tool.
+
+Subcommands:
+
+- ``kafkalog dump --files a.log,b.index,...``: print segment, index, time index, transaction
+  index and producer snapshot files as Apache Kafka's ``kafka-dump-log.sh`` does (its 3.x
+  output, line for line), or as JSON lines with ``--format json``;
+- ``kafkalog convert LOGDIR OUT``: write the records of a segment, partition or log directory
+  to Parquet, an Arrow IPC file or JSON lines, streaming;
+- ``kafkalog info LOGDIR``: topics, partitions, segments, offset and time ranges, formats and
+  sizes, from the batch headers only (``--json`` for programs);
+- ``kafkalog verify PATH``: :func:`kafkalog.verify`'s checks of segments and indexes, one line
+  per problem, exit code 1 if any.
+- ``kafkalog offsets LOGDIR [--group G]``: consumer groups' committed offsets, log end offsets
+  and lag, as ``kafka-consumer-groups --describe`` shows them.
+
+``dump --offsets-decoder`` (``--transaction-log-decoder``, ``--cluster-metadata-decoder``,
+``--remote-log-metadata-decoder``) prints internal topics' records as kafka-dump-log does; the
+decoding is in the Rust core (``kafkalog._native.dump_internal_record``).
+
+This module only formats what the library returns (:func:`kafkalog.read`,
+:func:`kafkalog.read_batches`, :func:`kafkalog.read_index`); it does not parse Kafka's bytes.
+"""
+
+from kafkalog.cli.main import build_parser, main
+
+__all__ = ["main", "build_parser"]
