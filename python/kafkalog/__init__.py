@@ -15,23 +15,35 @@ runs unchanged on files; ``batch_metadata=True`` adds what Kafka keeps per batch
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import os
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pyarrow as pa
 
-from kafkalog import errors
+from kafkalog import errors, types
+from kafkalog._native import (
+    DEFAULT_BATCH_BYTES,
+    DEFAULT_BATCH_RECORDS,
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_INDEX_INTERVAL_BYTES,
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    DEFAULT_SEGMENT_BYTES,
+    DEFAULT_TARGET_BYTES,
+    __version__,
+)
 from kafkalog._native import Reader as _Reader
 from kafkalog._native import Writer as _Writer
-from kafkalog._native import __version__
 from kafkalog._native import partition_dir as _partition_dir
 from kafkalog._native import plan as _plan
 from kafkalog._native import read_index as _read_index
 from kafkalog._native import rebuild_indexes as _rebuild_indexes
 from kafkalog._native import segments as _segments
 from kafkalog._native import verify as _verify
+from kafkalog._storage import PathLike as _PathLike
+from kafkalog._storage import Paths as _Paths
 from kafkalog._storage import paths as _paths
 from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog.cleanup import compact, retain
@@ -52,6 +64,26 @@ from kafkalog.errors import (
     StoppedAtCorruptionWarning,
     TruncatedSegmentWarning,
 )
+from kafkalog.types import (
+    CompactReport,
+    Compression,
+    IsolationLevel,
+    OnCorrupt,
+    RebuiltIndexes,
+    RetainedPartition,
+    Segment,
+    TimestampTypeName,
+    VerifyReport,
+    WrittenSegment,
+)
+
+if TYPE_CHECKING:
+    from kafkalog._native import ReaderOptions as _ReaderOptions
+    from kafkalog._native import WriterOptions as _WriterOptions
+
+    # Reached through __getattr__ at run time, so that ``import kafkalog`` needs no pyspark.
+    from kafkalog.spark import SPARK_SCHEMA as SPARK_SCHEMA
+    from kafkalog.spark import decode as decode
 
 __all__ = [
     "__version__",
@@ -71,7 +103,25 @@ __all__ = [
     "schema",
     "COLUMNS",
     "METADATA_COLUMNS",
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_MAX_DECOMPRESSED_SIZE",
+    "DEFAULT_INDEX_INTERVAL_BYTES",
+    "DEFAULT_SEGMENT_BYTES",
+    "DEFAULT_BATCH_RECORDS",
+    "DEFAULT_BATCH_BYTES",
+    "DEFAULT_TARGET_BYTES",
     "errors",
+    "types",
+    "OnCorrupt",
+    "IsolationLevel",
+    "Compression",
+    "TimestampTypeName",
+    "Segment",
+    "VerifyReport",
+    "RebuiltIndexes",
+    "WrittenSegment",
+    "CompactReport",
+    "RetainedPartition",
     "KafkaLogError",
     "CorruptRecordError",
     "CrcMismatchError",
@@ -130,31 +180,29 @@ METADATA_COLUMNS: tuple[str, ...] = (
     "recordCrcValid",
 )
 
-_DEFAULT_MAX_DECOMPRESSED = 256 * 1024 * 1024
-
 
 def _options(
     *,
     columns: Sequence[str] | None = None,
     batch_metadata: bool = False,
-    batch_size: int = 65536,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     include_control: bool = False,
     check_crc: bool = True,
-    on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    on_corrupt: OnCorrupt = "error",
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     topic: str | None = None,
     partition: int | None = None,
     list_batches: bool = False,
     byte_range: tuple[int, int | None] | None = None,
     start_offset: int | None = None,
     end_offset: int | None = None,
-    start_timestamp=None,
-    end_timestamp=None,
-    isolation_level: str = "read_uncommitted",
+    start_timestamp: int | datetime.datetime | None = None,
+    end_timestamp: int | datetime.datetime | None = None,
+    isolation_level: IsolationLevel = "read_uncommitted",
     threads: int | None = None,
-    storage_options=None,
-    filesystem=None,
-) -> dict:
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+) -> _ReaderOptions:
     """The options the native reader takes, checked."""
     if threads is not None and threads < 1:
         raise InvalidArgumentError(f"threads must be at least 1, not {threads}")
@@ -194,7 +242,7 @@ def _options(
     }
 
 
-def _millis(value) -> int | None:
+def _millis(value: int | datetime.datetime | None) -> int | None:
     """A timestamp as Kafka's milliseconds: an int is taken as milliseconds already; a
     datetime without a time zone is taken as UTC."""
     if value is None or isinstance(value, int):
@@ -219,15 +267,15 @@ def _to_reader(native: _Reader) -> pa.RecordBatchReader:
 
 
 def read(
-    path: str | os.PathLike | Sequence[str | os.PathLike],
+    path: _Paths,
     *,
     columns: Sequence[str] | None = None,
     batch_metadata: bool = False,
-    batch_size: int = 65536,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     include_control: bool = False,
     check_crc: bool = True,
-    on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    on_corrupt: OnCorrupt = "error",
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     topic: str | None = None,
     partition: int | None = None,
     byte_range: tuple[int, int | None] | None = None,
@@ -235,11 +283,11 @@ def read(
     end_offset: int | None = None,
     start_timestamp: int | datetime.datetime | None = None,
     end_timestamp: int | datetime.datetime | None = None,
-    isolation_level: str = "read_uncommitted",
+    isolation_level: IsolationLevel = "read_uncommitted",
     threads: int | None = None,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
-    compacted: bool | dict = False,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+    compacted: bool | Mapping[str, Any] = False,
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -298,11 +346,13 @@ def read(
     if compacted is not False:
         from kafkalog.cleanup import read_compacted
 
-        options = {} if compacted is True else dict(compacted)
+        compact_options: dict[str, Any] = {} if compacted is True else dict(compacted)
         kwargs = dict(locals())
-        for name in ("path", "compacted", "options", "read_compacted"):
+        for name in ("path", "compacted", "compact_options", "read_compacted"):
             kwargs.pop(name)
-        return read_compacted(path, options, read, **kwargs)
+        if not isinstance(path, str | os.PathLike):
+            raise InvalidArgumentError("compacted=True reads one partition directory")
+        return read_compacted(path, compact_options, read, **kwargs)
     options = _options(
         columns=columns,
         batch_metadata=batch_metadata,
@@ -331,11 +381,11 @@ def read_bytes(
     *,
     columns: Sequence[str] | None = None,
     batch_metadata: bool = False,
-    batch_size: int = 65536,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     include_control: bool = False,
     check_crc: bool = True,
-    on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    on_corrupt: OnCorrupt = "error",
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     topic: str | None = None,
     partition: int | None = None,
 ) -> pa.RecordBatchReader:
@@ -359,16 +409,16 @@ def read_bytes(
 
 
 def read_batches(
-    source: str | os.PathLike | bytes | bytearray | memoryview,
+    source: _PathLike | bytes | bytearray | memoryview,
     *,
     check_crc: bool = True,
-    on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
-    batch_size: int = 65536,
+    on_corrupt: OnCorrupt = "error",
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     topic: str | None = None,
     partition: int | None = None,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
 ) -> pa.RecordBatchReader:
     """List batches instead of records: one row per Kafka batch, as ``kafka-dump-log`` prints
     them without ``--deep-iteration``.
@@ -399,11 +449,11 @@ def read_batches(
 
 
 def read_index(
-    path: str | os.PathLike,
+    path: _PathLike,
     *,
     base_offset: int | None = None,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
 ) -> pa.Table:
     """Read one of the files beside a segment into a table, by its name:
 
@@ -425,11 +475,11 @@ def read_index(
 
 
 def segments(
-    path: str | os.PathLike | Sequence[str | os.PathLike],
+    path: _Paths,
     *,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
-) -> list[dict]:
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+) -> list[Segment]:
     """The segment files :func:`read` reads for ``path``, in its order: the file itself; a
     partition directory's ``<20-digit offset>.log`` files in offset order; or, for a log
     directory, those of each ``<topic>-<partition>`` directory in topic, partition order
@@ -467,19 +517,19 @@ _Bounds = tuple[int | None, int | None, int | None, int | None]
 
 
 def plan(
-    path: str | os.PathLike | Sequence[str | os.PathLike],
+    path: _Paths,
     *,
-    target_bytes: int | None = 64 << 20,
+    target_bytes: int | None = DEFAULT_TARGET_BYTES,
     start_offset: int | None = None,
     end_offset: int | None = None,
     start_timestamp: int | datetime.datetime | None = None,
     end_timestamp: int | datetime.datetime | None = None,
-    isolation_level: str = "read_uncommitted",
+    isolation_level: IsolationLevel = "read_uncommitted",
     partition_bounds: Mapping[tuple[str | None, int | None], Mapping[str, Any]] | None = None,
     keep: Callable[[str | None, int | None], bool] | None = None,
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
 ) -> list[WorkItem]:
     """Plan a read as work items of about ``target_bytes`` each, cut at batch boundaries
     (``None``: one item per file), for tasks to decode with :func:`read_items`.
@@ -519,7 +569,7 @@ def plan(
             "end_timestamp": end_timestamp,
         }
     )
-    per = {tuple(k): four(v) for k, v in (partition_bounds or {}).items()}
+    per = {(k[0], k[1]): four(v) for k, v in (partition_bounds or {}).items()}
     items, issues = _plan(
         segs,
         default_bounds=default,
@@ -544,18 +594,18 @@ def plan(
 
 
 def read_items(
-    items: Sequence[WorkItem | tuple],
+    items: Sequence[WorkItem | tuple[Any, ...]],
     *,
     columns: Sequence[str] | None = None,
     batch_metadata: bool = False,
-    batch_size: int = 65536,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     include_control: bool = False,
     check_crc: bool = True,
-    on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    on_corrupt: OnCorrupt = "error",
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     threads: int | None = None,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
 ) -> pa.RecordBatchReader:
     """Decode work items made by :func:`plan` (in their order), without planning again.
     Options as :func:`read`; ``threads`` defaults to one (a task's share)."""
@@ -576,12 +626,12 @@ def read_items(
 
 
 def verify(
-    path: str | os.PathLike,
+    path: _PathLike,
     *,
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
-) -> dict:
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+) -> VerifyReport:
     """Check a log directory, partition directory or segment, as ``kafka-dump-log
     --verify-index-only --index-sanity-check`` does and more.
 
@@ -603,11 +653,11 @@ def verify(
 
 
 def rebuild_indexes(
-    path: str | os.PathLike,
+    path: _PathLike,
     *,
-    index_interval_bytes: int = 4096,
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
-) -> list[dict]:
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> list[RebuiltIndexes]:
     """Regenerate the ``.index``, ``.timeindex`` and ``.txnindex`` of every segment under
     ``path`` from the logs, as Kafka's log recovery does: an entry whenever more than
     ``index_interval_bytes`` passed since the last one, a final time entry, and the aborted
@@ -627,7 +677,7 @@ def schema(columns: Sequence[str] | None = None, *, batch_metadata: bool = False
     return pa.schema(_Reader.from_bytes(b"", options).schema)
 
 
-def _batches(data) -> Iterator[pa.RecordBatch]:
+def _batches(data: Any) -> Iterator[pa.RecordBatch]:
     """The record batches of anything Arrow-shaped, lazily."""
     if isinstance(data, pa.RecordBatch):
         return iter([data])
@@ -646,30 +696,30 @@ def _batches(data) -> Iterator[pa.RecordBatch]:
 
 
 def write(
-    path: str | os.PathLike,
-    data,
+    path: _PathLike,
+    data: Any,
     *,
     magic: int | None = None,
-    compression: str | None = None,
+    compression: Compression | None = None,
     compression_level: int | None = None,
-    timestamp_type: str | None = None,
+    timestamp_type: TimestampTypeName | None = None,
     log_append_time: int | None = None,
     base_offset: int = 0,
-    batch_records: int = 10_000,
-    batch_bytes: int = 16_384,
+    batch_records: int = DEFAULT_BATCH_RECORDS,
+    batch_bytes: int = DEFAULT_BATCH_BYTES,
     preserve_batches: bool = True,
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
     transactional: bool = False,
     partition_leader_epoch: int = 0,
-    segment_bytes: int = 1 << 30,
-    index_interval_bytes: int = 4096,
+    segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
     overwrite: bool = False,
     topic: str | None = None,
     partition: int | None = None,
     fsync: bool = True,
-) -> list[dict]:
+) -> list[WrittenSegment]:
     """Write records as a Kafka partition directory that a broker and any Kafka client read.
 
     ``path`` is the partition directory to create (``.../<topic>-<partition>``): segments
@@ -714,7 +764,7 @@ def write(
     Returns one dict per segment written (path, base_offset, last_offset, batches, records,
     bytes).
     """
-    options = {
+    options: _WriterOptions = {
         "magic": magic,
         "compression": compression,
         "compression_level": compression_level,
@@ -772,13 +822,21 @@ __all__ += [
 
 
 # The Spark integration (kafkalog.spark) needs pyspark, so it is imported on first use:
-# ``df.mapInArrow(kafkalog.decode, kafkalog.SPARK_SCHEMA)``.
+# ``df.mapInArrow(kafkalog.decode, kafkalog.SPARK_SCHEMA)``. Type checkers see the two names
+# through the TYPE_CHECKING import above, dir() through __dir__; they are in __all__ where
+# pyspark is installed (``from kafkalog import *`` would otherwise fail on them).
 _SPARK_NAMES = ("decode", "SPARK_SCHEMA")
+if importlib.util.find_spec("pyspark") is not None:
+    __all__ += list(_SPARK_NAMES)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _SPARK_NAMES:
         from kafkalog import spark
 
         return getattr(spark, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SPARK_NAMES))

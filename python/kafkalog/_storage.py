@@ -15,14 +15,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from kafkalog.errors import InvalidArgumentError
+
+#: One local path or object-store URI.
+PathLike = str | os.PathLike[str]
+#: One path, or several read in the order given.
+Paths = PathLike | Sequence[PathLike]
+
+
+class StorageKwargs(TypedDict):
+    """The storage arguments of the native functions."""
+
+    storage_options: dict[str, str] | None
+    filesystem: Any | None
 
 
 def storage_kwargs(
     storage_options: Mapping[str, Any] | None, filesystem: Any | None
-) -> dict[str, Any]:
+) -> StorageKwargs:
     """The ``storage_options`` and ``filesystem`` arguments of the native functions."""
     if storage_options is not None and filesystem is not None:
         raise InvalidArgumentError("give storage_options or filesystem, not both")
@@ -60,11 +72,11 @@ def _pyarrow_filesystem(filesystem: Any | None) -> Any | None:
     )
 
 
-def paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
+def paths(path: Paths) -> list[str]:
     """One path or several, as strings."""
     if isinstance(path, (str, os.PathLike)):
         return [os.fspath(path)]
-    if isinstance(path, Sequence) and not isinstance(path, (bytes, bytearray)):
+    if isinstance(path, Sequence) and not isinstance(path, (bytes, bytearray)):  # type: ignore[unreachable]
         out = [os.fspath(p) for p in path]
         if not out:
             raise InvalidArgumentError("no path given")

@@ -15,6 +15,7 @@ batch left out with ``on_corrupt="skip"``) is reported as a :class:`KafkaLogWarn
 from __future__ import annotations
 
 import errno
+from typing import Any
 
 __all__ = [
     "KafkaLogError",
@@ -55,14 +56,21 @@ class KafkaLogError(Exception):
         self.offset = offset
         self.kind = kind
 
-    def __reduce__(self):  # survive pickling (Spark ships exceptions between processes)
+    def __reduce__(self) -> tuple[Any, ...]:  # survive pickling (Spark ships exceptions)
         return (
             _rebuild,
             (type(self), self.message, self.path, self.position, self.offset, self.kind),
         )
 
 
-def _rebuild(cls, message, path, position, offset, kind):
+def _rebuild(
+    cls: type[KafkaLogError],
+    message: str,
+    path: str | None,
+    position: int | None,
+    offset: int | None,
+    kind: str | None,
+) -> KafkaLogError:
     return cls(message, path=path, position=position, offset=offset, kind=kind)
 
 
@@ -94,7 +102,7 @@ class KafkaLogIOError(KafkaLogError, OSError):
 
     _errno: int | None = None
 
-    def __init__(self, message: str, **kwargs) -> None:
+    def __init__(self, message: str, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.errno = self._errno
         self.strerror = message
@@ -172,7 +180,7 @@ class UndecodedRecordWarning(KafkaLogWarning):
         key: bytes | None = None,
         value: bytes | None = None,
         corrupt: bool = False,
-        **kwargs,
+        **kwargs: Any,
     ) -> None:
         super().__init__(message, **kwargs)
         self.key = key

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-from typing import Any
+from typing import Any, NoReturn
 
 from kafkalog.cli.exits import EXIT_USAGE
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit code 2
+    def error(self, message: str) -> NoReturn:  # one line, exit code 2
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
 
 

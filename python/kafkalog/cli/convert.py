@@ -30,7 +30,7 @@ class _Progress:
         self.records = 0
         self.done_segments = 0  # bytes of segments finished
         self.segment_end = 0  # end of the last batch seen in the current segment
-        self.key: tuple | None = None
+        self.key: tuple[Any, ...] | None = None
         self.position = -1  # position of the last batch seen
         self.start = time.monotonic()
         self.last_draw = 0.0
@@ -92,7 +92,7 @@ def _json_converter(schema: pa.Schema, binary: str) -> Callable[[pa.RecordBatch]
         def encode(b: bytes) -> str:
             return base64.b64encode(b).decode("ascii")
 
-    def plain(v):
+    def plain(v: Any) -> Any:
         if isinstance(v, bytes):
             return encode(v)
         if isinstance(v, list):

@@ -84,7 +84,7 @@ class _Records:
         self._print_data = print_data
         self._n = 0
         self._i = 0
-        self._cols: dict[str, list] = {}
+        self._cols: dict[str, list[Any]] = {}
         self._key: pa.Array | None = None
         self._value: pa.Array | None = None
 
@@ -93,7 +93,7 @@ class _Records:
             chunk = next(self._it, None)
             if chunk is None:
                 return False
-            cols: dict[str, list] = {}
+            cols: dict[str, list[Any]] = {}
             for name in (
                 "offset",
                 "timestampType",
@@ -118,7 +118,7 @@ class _Records:
             self._n = chunk.num_rows
         return True
 
-    def take(self, position: int) -> list[dict]:
+    def take(self, position: int) -> list[dict[str, Any]]:
         """The records of the batch at ``position``."""
         rows = []
         while self._load():
@@ -346,10 +346,13 @@ class Dumper:
                     break
         return end
 
-    def _raise_if_stopped(self, caught: list, position: int | None, limit: int, exact: bool):
+    def _raise_if_stopped(
+        self, caught: list[warnings.WarningMessage], position: int | None, limit: int, exact: bool
+    ) -> None:
         for w in caught:
             if not issubclass(w.category, StoppedAtCorruptionWarning):
                 continue
+            assert isinstance(w.message, StoppedAtCorruptionWarning)
             at = w.message.position
             if exact and at != position:
                 continue
@@ -358,7 +361,7 @@ class Dumper:
             self.out.flush()
             raise CliError(_stop_text(w.message))
 
-    def _batch_line(self, shown: str, b: dict, position: int) -> None:
+    def _batch_line(self, shown: str, b: dict[str, Any], position: int) -> None:
         ts_type = TIMESTAMP_TYPES.get(b["timestampType"], "NoTimestampType")
         if self.json:
             obj = {
@@ -419,7 +422,7 @@ class Dumper:
             raise CliError(f"{e} (control record at offset {record['offset']})") from None
         return control.type, control.coordinator_epoch
 
-    def _record_line(self, shown: str, batch: dict, r: dict) -> None:
+    def _record_line(self, shown: str, batch: dict[str, Any], r: dict[str, Any]) -> None:
         legacy = batch["magic"] < 2
         control = bool(batch["isControl"])
         ts_type = TIMESTAMP_TYPES.get(r["timestampType"], "NoTimestampType")
@@ -545,7 +548,7 @@ class Dumper:
             if self.verify_only:
                 self.exit_code = EXIT_DATA
 
-    def _sanity_index(self, path, shown, base, size, table) -> None:
+    def _sanity_index(self, path: str, shown: str, base: int, size: int, table: pa.Table) -> None:
         abs_path = os.path.abspath(path)
         if size % 8 != 0:
             raise CliError(
@@ -829,7 +832,7 @@ def _internal_decoder(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _decoded_record(topic: str, r: dict) -> dict:
+def _decoded_record(topic: str, r: dict[str, Any]) -> dict[str, Any]:
     """``--format json`` with a decoder: the key and payload as decoded objects."""
     decoded = json.loads(_native.decode_internal_record(topic, r["key"], r["value"]))
     out = {"payload": decoded.get("value")}

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow.compute as pc
@@ -20,7 +21,7 @@ from kafkalog.errors import (
 )
 
 
-def _segment_summary(path: str, size: int) -> dict:
+def _segment_summary(path: str, size: int) -> dict[str, Any]:
     """What the batch headers of one segment file say (via :func:`kafkalog.read_batches`)."""
     s: dict[str, Any] = {
         "file": os.path.basename(path),
@@ -105,8 +106,8 @@ def _segment_summary(path: str, size: int) -> dict:
     return s
 
 
-def _merge(items: list[dict], extra: dict) -> dict:
-    def pick(key, fn):
+def _merge(items: list[dict[str, Any]], extra: dict[str, Any]) -> dict[str, Any]:
+    def pick(key: str, fn: Callable[[list[Any]], Any]) -> Any:
         values = [i[key] for i in items if i[key] is not None]
         return fn(values) if values else None
 
@@ -136,13 +137,13 @@ def _merge(items: list[dict], extra: dict) -> dict:
     return out
 
 
-def log_info(path: str) -> dict:
+def log_info(path: str) -> dict[str, Any]:
     """The summary ``kafkalog info`` prints, as a dict (what ``--json`` prints)."""
-    partitions: dict[tuple, list[dict]] = {}
+    partitions: dict[tuple[str | None, int | None, str], list[dict[str, Any]]] = {}
     for seg in kafkalog.segments(path):
         key = (seg["topic"], seg["partition"], os.path.dirname(seg["path"]))
         partitions.setdefault(key, []).append(_segment_summary(seg["path"], seg["size"] or 0))
-    topics: dict[str | None, list[dict]] = {}
+    topics: dict[str | None, list[dict[str, Any]]] = {}
     for (topic, partition, directory), segs in partitions.items():
         summary = _merge(segs, {"topic": topic, "partition": partition, "path": directory or "."})
         summary["segments"] = segs
@@ -167,19 +168,19 @@ def log_info(path: str) -> dict:
     return total
 
 
-def _range(a, b) -> str:
+def _range(a: int | None, b: int | None) -> str:
     if a is None:
         return "-"
     return f"{a}..{b}"
 
 
-def _time_range(a, b) -> str:
+def _time_range(a: int | None, b: int | None) -> str:
     if a is None:
         return "-"
     return f"{_iso_ms(a)} .. {_iso_ms(b)}"
 
 
-def _print_info(info: dict, out: _Output) -> None:
+def _print_info(info: dict[str, Any], out: _Output) -> None:
     out.line(
         f"{info['path']}: {_plural(info['topicCount'], 'topic')}, "
         f"{_plural(info['partitionCount'], 'partition')}, "

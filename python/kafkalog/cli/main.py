@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 import warnings
+from typing import TextIO
 
 import kafkalog
 from kafkalog.cli import cleanup, convert, dump, info, offsets, verify
@@ -52,7 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     text = " ".join(str(message).split("\n"))
     try:
         sys.stdout.flush()
@@ -80,14 +88,15 @@ def main(argv: list[str] | None = None) -> int:
         return e.code if isinstance(e.code, int) else EXIT_USAGE
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(errors="replace")
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
         except (AttributeError, ValueError, OSError):
             pass
     with warnings.catch_warnings():
         warnings.simplefilter("always", KafkaLogWarning)
         warnings.showwarning = _show_warning
         try:
-            return args.func(args)
+            code: int = args.func(args)
+            return code
         except CliError as e:
             _err(f"{PROG}: {e}")
             return e.code

@@ -47,7 +47,7 @@ def cmd_offsets(args: argparse.Namespace) -> int:
     for name in names:
         group = groups.get(name)
         # Which member holds each partition (classic groups' assignments).
-        owner: dict[tuple[str, int], dict] = {}
+        owner: dict[tuple[str, int], dict[str, Any]] = {}
         for member in (group or {}).get("members") or []:
             for tp in member["assignment"] or []:
                 topic, _, partition = tp.rpartition("-")
@@ -93,5 +93,5 @@ def cmd_offsets(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _or_dash(value) -> str:
+def _or_dash(value: object) -> str:
     return "-" if value is None else str(value)

@@ -8,7 +8,8 @@ import json
 import os
 import re
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -80,7 +81,7 @@ def _ms_column(column: pa.Array | pa.ChunkedArray) -> pa.Array:
 class _Output:
     """Buffered line output to stdout."""
 
-    def __init__(self, stream=None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stdout
         self.lines: list[str] = []
 
@@ -89,7 +90,7 @@ class _Output:
         if len(self.lines) >= 4096:
             self.flush()
 
-    def json(self, obj: dict) -> None:
+    def json(self, obj: dict[str, Any]) -> None:
         self.line(json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")))
 
     def flush(self) -> None:
@@ -104,7 +105,7 @@ def _err(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def _finding_text(item: dict) -> str:
+def _finding_text(item: Mapping[str, Any]) -> str:
     """One problem or note of :func:`kafkalog.verify` as one line."""
     text = " ".join(str(item.get("message") or item.get("kind") or "").split("\n"))
     path = item.get("path")
