@@ -134,3 +134,18 @@ def test_cli_modules_say_what_they_own():
     for path in sorted((PACKAGE / "cli").glob("*.py")):
         doc = ast.get_docstring(ast.parse(path.read_text()))
         assert doc, f"{path.name} has no module docstring"
+
+
+def test_issues_of_a_reader_are_reachable():
+    data = h.v2_batch(0, [(b"k", b"v")])
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        reader = kafkalog.read_bytes(data + data[:20])
+        assert reader.read_all().num_rows == 1
+    (issue,) = kafkalog.issues(reader)
+    assert issue["kind"] == "torn_tail" and issue["bytes"] == 20 and issue["position"] == len(data)
+    clean = kafkalog.read_bytes(data)
+    clean.read_all()
+    assert kafkalog.issues(clean) == []
+    with pytest.raises(InvalidArgumentError):
+        kafkalog.issues(pa.RecordBatchReader.from_batches(pa.schema([]), iter([])))

@@ -18,6 +18,7 @@ import datetime
 import importlib.util
 import os
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -68,6 +69,7 @@ from kafkalog.types import (
     CompactReport,
     Compression,
     IsolationLevel,
+    Issue,
     OnCorrupt,
     RebuiltIndexes,
     RetainedPartition,
@@ -90,6 +92,7 @@ __all__ = [
     "read",
     "read_bytes",
     "read_batches",
+    "issues",
     "read_index",
     "verify",
     "segments",
@@ -117,6 +120,7 @@ __all__ = [
     "Compression",
     "TimestampTypeName",
     "Segment",
+    "Issue",
     "VerifyReport",
     "RebuiltIndexes",
     "WrittenSegment",
@@ -263,7 +267,29 @@ def _to_reader(native: _Reader) -> pa.RecordBatchReader:
         for batch in native:
             yield pa.record_batch(batch)
 
-    return pa.RecordBatchReader.from_batches(schema, batches())
+    reader = pa.RecordBatchReader.from_batches(schema, batches())
+    _NATIVE_READERS[reader] = native
+    return reader
+
+
+#: The native reader behind each reader handed out, for :func:`issues`.
+_NATIVE_READERS: weakref.WeakKeyDictionary[pa.RecordBatchReader, _Reader] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def issues(reader: pa.RecordBatchReader) -> list[Issue]:
+    """What ``reader`` (returned by :func:`read`, :func:`read_bytes`, :func:`read_batches` or
+    :func:`read_items`) has passed over so far without failing: partial batches or zero bytes
+    at segment ends, batches left out, partitions ended at a corrupt batch, indexes not used.
+    The same as the :class:`KafkaLogWarning` it gave, as dicts (``kind``, ``message``,
+    ``path``, ``position``, ``offset``, ``bytes``), for programs that would rather not catch
+    warnings. A ``compacted=True`` read has none (its reader is not the native one).
+    """
+    native = _NATIVE_READERS.get(reader)
+    if native is None:
+        raise InvalidArgumentError("not a reader returned by kafkalog.read or its siblings")
+    return native.issues
 
 
 def read(
