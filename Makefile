@@ -26,6 +26,7 @@ test: develop test-rust test-python lint docs fuzz-smoke
 
 test-rust:
 	cargo test --all-targets
+	cargo test --doc
 
 test-python:
 	$(BIN)/pytest

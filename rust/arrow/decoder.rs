@@ -234,9 +234,11 @@ impl<O: Output> Decoder<O> {
                     break;
                 }
                 self.zeros_from = None;
-                let err =
-                    Error::corrupt("found record size 0 smaller than minimum record overhead (14)")
-                        .at(start);
+                let err = Error::corrupt(format!(
+                    "found record size 0 smaller than minimum record overhead ({})",
+                    crate::format::segment::MIN_ENTRY_SIZE
+                ))
+                .at(start);
                 self.corrupt(err, None)?;
                 break;
             }

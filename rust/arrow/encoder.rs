@@ -741,7 +741,12 @@ impl Encoder {
 
 /// Bytes of a v0/v1 log entry (Kafka's `LOG_OVERHEAD + LegacyRecord.recordSize`).
 fn legacy_entry_size(magic: i8, key: Option<&[u8]>, value: Option<&[u8]>) -> usize {
-    let overhead = if magic == 0 { 14 } else { 22 };
+    use crate::format::legacy::{MIN_MESSAGE_SIZE, MIN_MESSAGE_SIZE_V1};
+    let overhead = if magic == 0 {
+        MIN_MESSAGE_SIZE
+    } else {
+        MIN_MESSAGE_SIZE_V1
+    };
     crate::format::legacy::LOG_OVERHEAD
         + overhead
         + key.map_or(0, <[u8]>::len)

@@ -12,7 +12,8 @@ use std::path::Path;
 pub const LOG_OVERHEAD: usize = 12;
 /// Kafka reads offset, size, leader epoch and magic before deciding anything.
 pub const HEADER_SIZE_UP_TO_MAGIC: usize = 17;
-/// The smallest size field Kafka accepts.
+/// The smallest size field Kafka accepts: a v0 message's overhead (`RECORD_OVERHEAD_V0`), the
+/// smallest entry of any magic.
 pub const MIN_ENTRY_SIZE: i32 = 14;
 
 /// What the bytes at the front of a buffer hold.

@@ -546,7 +546,7 @@ pub fn split_points(
 fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]) -> bool {
     match planned {
         [] => false,
-        [(file, _)] => {
+        [crate::arrow::seek::Planned { file, .. }] => {
             let len = file.size.unwrap_or_else(|| match storage.stat(&file.path) {
                 Ok(Stat::File { size }) => size,
                 _ => 0,
