@@ -5,13 +5,12 @@
 
 use super::errors::{detach, IntoPyResult};
 use super::options::options_from_dict;
-use crate::arrow::encoder::{EncodeOptions, DEFAULT_BATCH_BYTES, DEFAULT_BATCH_RECORDS};
+use crate::arrow::encoder::EncodeOptions;
 use crate::arrow::placement;
-use crate::arrow::writer::{PartitionWriter, WriteOptions, DEFAULT_SEGMENT_BYTES};
+use crate::arrow::writer::{PartitionWriter, WriteOptions};
 use crate::error::Error;
 use crate::format::batch::TimestampType;
 use crate::format::compression::Compression;
-use crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatch;
@@ -39,27 +38,36 @@ pub struct Options {
     fsync: bool,
 }
 
+/// The core's defaults (`WriteOptions::default()`), as the dict's keys leave them out. The
+/// names of compression and timestamp type stay unset: the core picks them from the data.
 impl Default for Options {
     fn default() -> Self {
+        let WriteOptions {
+            encode: e,
+            segment_bytes,
+            index_interval_bytes,
+            overwrite,
+            fsync,
+        } = WriteOptions::default();
         Options {
-            magic: None,
+            magic: e.magic,
             compression: None,
-            compression_level: None,
+            compression_level: e.compression_level,
             timestamp_type: None,
-            log_append_time: None,
-            base_offset: 0,
-            batch_records: DEFAULT_BATCH_RECORDS,
-            batch_bytes: DEFAULT_BATCH_BYTES,
-            preserve_batches: true,
-            producer_id: -1,
-            producer_epoch: -1,
-            base_sequence: -1,
-            transactional: false,
-            partition_leader_epoch: 0,
-            segment_bytes: DEFAULT_SEGMENT_BYTES,
-            index_interval_bytes: DEFAULT_INDEX_INTERVAL_BYTES,
-            overwrite: false,
-            fsync: true,
+            log_append_time: e.log_append_time,
+            base_offset: e.base_offset,
+            batch_records: e.batch_records,
+            batch_bytes: e.batch_bytes,
+            preserve_batches: e.preserve_batches,
+            producer_id: e.producer_id,
+            producer_epoch: e.producer_epoch,
+            base_sequence: e.base_sequence,
+            transactional: e.transactional,
+            partition_leader_epoch: e.partition_leader_epoch,
+            segment_bytes,
+            index_interval_bytes,
+            overwrite,
+            fsync,
         }
     }
 }
