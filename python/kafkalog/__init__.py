@@ -47,6 +47,7 @@ from kafkalog._storage import PathLike as _PathLike
 from kafkalog._storage import Paths as _Paths
 from kafkalog._storage import paths as _paths
 from kafkalog._storage import storage_kwargs as _storage_kwargs
+from kafkalog._time import millis as _millis
 from kafkalog.cleanup import compact, retain
 from kafkalog.errors import (
     ConcurrentWriteError,
@@ -244,18 +245,6 @@ def _options(
         "threads": threads,
         **_storage_kwargs(storage_options, filesystem),
     }
-
-
-def _millis(value: int | datetime.datetime | None) -> int | None:
-    """A timestamp as Kafka's milliseconds: an int is taken as milliseconds already; a
-    datetime without a time zone is taken as UTC."""
-    if value is None or isinstance(value, int):
-        return value
-    if isinstance(value, datetime.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=datetime.UTC)
-        return int(value.timestamp() * 1000)
-    raise InvalidArgumentError(f"a timestamp must be int milliseconds or a datetime, not {value!r}")
 
 
 def _to_reader(native: _Reader) -> pa.RecordBatchReader:

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from kafkalog._native import ClusterStateFold as _ClusterStateFold
 from kafkalog._native import InternalFold as _InternalFold
 from kafkalog._native import log_end_offset as _log_end_offset
+from kafkalog._time import millis as _millis
 from kafkalog.errors import UndecodedRecordWarning
 
 if TYPE_CHECKING:
@@ -87,12 +88,6 @@ def _warn(issues: Iterable[InternalIssue]) -> None:
             ),
             stacklevel=3,
         )
-
-
-def _millis(value: int | datetime.datetime | None) -> int | None:
-    if isinstance(value, datetime.datetime):
-        return int(value.timestamp() * 1000)
-    return value
 
 
 def _fold(
