@@ -23,7 +23,10 @@ pub enum Frame {
     Entry(usize),
     /// Too few bytes to tell, or an entry longer than the bytes given: `need` bytes in all
     /// would complete it. At the end of a file this is a torn tail.
-    Incomplete { need: usize },
+    Incomplete {
+        /// Bytes needed in all, from the start of the entry.
+        need: usize,
+    },
 }
 
 /// Frames the entry at the start of `buf`.
