@@ -6,12 +6,16 @@ Starts Spark in local mode, reads every partition of the log directory (each mes
 v0, v1 and v2, and each compression) with ``spark.read.format("kafkalog")``, and prints per
 topic-partition: records, offsets, times, formats and codecs; then a few records, a read with
 Spark Kafka-source options (starting offsets, read_committed), the same files decoded with
-``mapInArrow``, and a round trip: the DataFrame written back as a Kafka log and read again.
+``mapInArrow``, a round trip (the DataFrame written back as a Kafka log and read again), and
+a Structured Streaming query that picks up a segment as a broker rolls one.
+
+No registration: the ``kafkalog`` format is found by name wherever kafkalog is installed.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -22,6 +26,7 @@ def main(path: str) -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
+    import pyarrow as pa
     from pyspark.sql import SparkSession, Window
     from pyspark.sql import functions as F
 
@@ -40,11 +45,15 @@ def main(path: str) -> int:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
-    kafkalog.spark.register(spark)
     print(f"Spark {spark.version} (local[2]) up in {time.monotonic() - started:.1f}s\n")
 
     # 1. The whole log directory, with Kafka's per-batch metadata.
-    df = spark.read.format("kafkalog").option("batchMetadata", "true").load(path)
+    df = (
+        spark.read.format("kafkalog")
+        .option("includeHeaders", "true")
+        .option("batchMetadata", "true")
+        .load(path)
+    )
     df.cache()
     total = df.count()
     print(f"== {path}: {total} records, {df.rdd.getNumPartitions()} Spark partition(s)\n")
@@ -109,9 +118,10 @@ def main(path: str) -> int:
     for level in ("read_uncommitted", "read_committed"):
         bounded = (
             spark.read.format("kafkalog")
-            .option("topics", "orders")
-            .option("startingOffsets", '{"orders": {"0": 5}}')
-            .option("isolationLevel", level)
+            .option("kafka.bootstrap.servers", "ignored:9092")  # an existing job's options
+            .option("subscribe", "orders")
+            .option("startingOffsets", '{"orders": {"0": 5, "1": -2}}')
+            .option("kafka.isolation.level", level)
             .load(path)
         )
         counts = bounded.groupBy("partition").agg(
@@ -158,6 +168,45 @@ def main(path: str) -> int:
             f"{len(os.listdir(out))} partition dirs, {size} bytes, codecs {codecs}: "
             f"{'the same records' if same else 'DIFFERENT RECORDS'}"
         )
+
+    # 6. Structured Streaming over a copy of the directory: everything there, at most 20
+    #    offsets per micro-batch; then a new segment lands in orders-0 and the query, restarted
+    #    from its checkpoint, reads exactly the new records.
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = os.path.join(tmp, "kafka-logs")
+        shutil.copytree(path, logs)
+        checkpoint = os.path.join(tmp, "checkpoint")
+
+        def run() -> list[int]:
+            query = (
+                spark.readStream.format("kafkalog")
+                .option("subscribe", "orders")
+                .option("startingOffsets", "earliest")
+                .option("maxOffsetsPerTrigger", "20")
+                .load(logs)
+                .select("topic", "partition", "offset", "value")
+                .writeStream.format("parquet")
+                .option("path", os.path.join(tmp, "orders-table"))
+                .option("checkpointLocation", checkpoint)
+                .trigger(availableNow=True)
+                .start()
+            )
+            query.awaitTermination()
+            return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
+
+        print(f"\n== readStream, availableNow, maxOffsetsPerTrigger=20: micro-batches {run()}")
+        new = pa.table(
+            {
+                "key": [f"k{i}".encode() for i in range(5)],
+                "value": [f"late order {i}".encode() for i in range(5)],
+            }
+        )
+        end = kafkalog.read(os.path.join(logs, "orders-0")).read_all()["offset"][-1].as_py() + 1
+        staging = os.path.join(tmp, "roll", "orders-0")
+        kafkalog.write(staging, new, base_offset=end)  # the segment a broker would roll
+        for f in os.listdir(staging):
+            shutil.move(os.path.join(staging, f), os.path.join(logs, "orders-0", f))
+        print(f"   a segment lands at offset {end}; restarted from the checkpoint: {run()}")
 
     spark.stop()
     print(f"\ndone in {time.monotonic() - started:.1f}s")

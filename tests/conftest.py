@@ -103,3 +103,27 @@ class _S3:
             "AWS_SECRET_ACCESS_KEY": "test",
             "AWS_REGION": "us-east-1",
         }
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] Spark session for every suite: pyspark's Arrow schema validation on, and
+    a session time zone that is not UTC, so any Arrow type Spark would not take fails."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("kafkalog-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.execution.arrow.pyspark.validateSchema.enabled", "true")
+        .config("spark.sql.session.timeZone", "America/New_York")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    # No registration: the data source is found by name (pyspark_kafkalog's DefaultSource).
+    yield session
+    session.stop()

@@ -664,7 +664,7 @@ def test_spark_compaction_equals_the_local_one(tmp_path):
 
     from pyspark.sql import SparkSession
 
-    import kafkalog.spark_cleanup
+    import kafkalog.spark.cleanup
 
     logs = tmp_path / "logs"
     segments = random_segments(12, [(1, "gzip"), (2, "lz4"), (2, "zstd")])
@@ -681,7 +681,7 @@ def test_spark_compaction_equals_the_local_one(tmp_path):
         .getOrCreate()
     )
     try:
-        reports = kafkalog.spark_cleanup.compact(
+        reports = kafkalog.spark.cleanup.compact(
             spark, logs, tmp_path / "spark", now=now, producer_id_expiration_ms=None
         )
     finally:

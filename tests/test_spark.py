@@ -6,10 +6,7 @@ and the session time zone is not UTC, so any Arrow type Spark would not take fai
 
 from __future__ import annotations
 
-import inspect
-import os
 import shutil
-import sys
 import warnings
 from pathlib import Path
 
@@ -17,7 +14,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pytest
-from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     ArrayType,
@@ -39,35 +35,10 @@ INVOICE = "segments/dipendrasaini__kafka-learnning-series/tmp/kafka-logs-1/invoi
 # A missing or empty .index/.timeindex only makes a seek a scan.
 pytestmark = pytest.mark.filterwarnings("ignore:.*index not used")
 
-kafkalog_supports_bounds = "start_offset" in inspect.signature(kafkalog.read).parameters
-needs_native_bounds = pytest.mark.skipif(
-    not kafkalog_supports_bounds, reason="kafkalog.read has no start_offset/... bounds yet"
-)
-
 # Timestamps inside examples/logs: the first falls in clicks-1's LogAppendTime batch, the
 # second inside orders-1's transactions.
 T1 = 1704067210000
 T2 = 1704153600020
-
-
-@pytest.fixture(scope="session")
-def spark():
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("kafkalog-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.execution.arrow.pyspark.validateSchema.enabled", "true")
-        .config("spark.sql.session.timeZone", "America/New_York")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    ks.register(session)
-    yield session
-    session.stop()
 
 
 @pytest.fixture(scope="session")
@@ -79,22 +50,6 @@ def arrow_udfs():
         pytest.fail("pyspark's mapInArrow needs pandas: install pyspark[sql] (pandas >= 2.2)")
 
 
-@pytest.fixture
-def emulated_bounds(monkeypatch):
-    """kafkalog.read as it was before it took bounds: kafkalog.spark filters in Python."""
-    real = kafkalog.read
-
-    def read(path, **options):
-        assert not {"start_offset", "end_offset", "isolation_level"} & set(options), options
-        return real(path, **options)
-
-    monkeypatch.setattr(kafkalog, "read", read)
-    ks._native_parameters.cache_clear()
-    yield
-    monkeypatch.undo()
-    ks._native_parameters.cache_clear()
-
-
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
@@ -104,35 +59,39 @@ def _headers(h):
     return None if h is None else tuple((x["key"], x["value"]) for x in h)
 
 
-def table_rows(table: pa.Table, *, full: bool = True) -> list[tuple]:
-    """Sorted (topic, partition, offset, key, value[, timestamp µs, timestampType, headers])."""
+def table_rows(table: pa.Table, *, full: bool = True, headers: bool = False) -> list[tuple]:
+    """Sorted (topic, partition, offset, key, value[, timestamp µs, timestampType
+    [, headers]])."""
     columns = ["topic", "partition", "offset", "key", "value"]
     out = list(zip(*(table[c].to_pylist() for c in columns), strict=True))
     if full:
         ts = table["timestamp"].cast(pa.int64()).to_pylist()
         types = table["timestampType"].to_pylist()
-        headers = [_headers(h) for h in table["headers"].to_pylist()]
-        out = [
-            r + extra for r, extra in zip(out, zip(ts, types, headers, strict=True), strict=True)
-        ]
+        out = [r + extra for r, extra in zip(out, zip(ts, types, strict=True), strict=True)]
+    if headers:
+        hs = [_headers(h) for h in table["headers"].to_pylist()]
+        out = [r + (h,) for r, h in zip(out, hs, strict=True)]
     return sorted(out, key=lambda r: (r[0], r[1], r[2]))
 
 
-def df_rows(df, *, full: bool = True) -> list[tuple]:
+def df_rows(df, *, full: bool = True, headers: bool = False) -> list[tuple]:
     """The same from a Spark DataFrame (timestamps as epoch µs, whatever the session zone)."""
     cols = ["topic", "partition", "offset", "key", "value"]
     if full:
-        cols += ["unix_micros(timestamp) AS timestamp", "timestampType", "headers"]
+        cols += ["unix_micros(timestamp) AS timestamp", "timestampType"]
+    if headers:
+        cols += ["headers"]
     out = []
     for r in df.selectExpr(*cols).collect():
         row = (r.topic, r.partition, r.offset, bytes_or_none(r.key), bytes_or_none(r.value))
         if full:
-            headers = (
+            row += (r.timestamp, r.timestampType)
+        if headers:
+            row += (
                 None
                 if r.headers is None
-                else tuple((h.key, bytes_or_none(h.value)) for h in r.headers)
+                else tuple((h.key, bytes_or_none(h.value)) for h in r.headers),
             )
-            row += (r.timestamp, r.timestampType, headers)
         out.append(row)
     return sorted(out, key=lambda r: (r[0], r[1], r[2]))
 
@@ -196,7 +155,10 @@ def decode_here(d, rows: list[dict]) -> pa.Table:
 
 
 def item_rows(items) -> list[dict]:
-    return [dict(i._asdict(), aborted=[list(a) for a in i.aborted]) for i in items]
+    return [
+        dict(i._asdict(), aborted=None if i.aborted is None else [list(a) for a in i.aborted])
+        for i in items
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -231,7 +193,9 @@ def test_spark_schema_is_the_kafka_sources():
             StructField("headers", headers),
         ]
     )
-    assert kafkalog.SPARK_SCHEMA == kafka_source
+    # includeHeaders=false is Spark's default: no headers column.
+    assert kafkalog.SPARK_SCHEMA == StructType(kafka_source.fields[:7])
+    assert ks.spark_schema(include_headers=True) == kafka_source
     assert kafkalog.SPARK_SCHEMA is ks.SPARK_SCHEMA
     assert kafkalog.decode is ks.decode
 
@@ -308,7 +272,7 @@ def test_split_plan_equals_whole_read(spark, arrow_udfs, corpus):
     # The same items through pyarrow.fs (how s3://, gs://, hdfs:// paths are read): byte
     # ranges fetched with read_at and decoded from memory.
     uri_items = ks.plan_df(spark, invoice.as_uri(), target_bytes=64 << 10)
-    assert uri_items.first().path.startswith("/")  # file: URIs are local files
+    assert uri_items.first().path.startswith("file:///")
     d = ks.decoder(filesystem=pafs.LocalFileSystem())
     assert df_rows(uri_items.mapInArrow(d, d.schema), full=False) == expected
 
@@ -344,21 +308,24 @@ def test_data_source_paths_uris_globs_and_schemas(spark):
     )
     assert [r.offset for r in one_file.select("offset").collect()] == list(range(15, 33))
 
-    no_headers = spark.read.format("kafkalog").option("includeHeaders", "false").load(str(LOGS))
-    assert "headers" not in no_headers.columns and no_headers.count() == 89
+    with_headers = spark.read.format("kafkalog").option("includeHeaders", "true").load(str(LOGS))
+    assert with_headers.columns == list(kafkalog.COLUMNS)
+    assert df_rows(with_headers, headers=True) == table_rows(read_all(LOGS), headers=True)
     meta = spark.read.format("kafkalog").option("batchMetadata", "true").load(str(LOGS))
-    assert meta.columns == list(kafkalog.COLUMNS + kafkalog.METADATA_COLUMNS)
+    assert meta.columns == list(ks.SPARK_COLUMNS + kafkalog.METADATA_COLUMNS)
     assert meta.filter("isTransactional").count() == 5  # orders-1: 3 committed, 2 aborted
     picked = spark.read.format("kafkalog").schema("offset long, value binary").load(str(LOGS))
     assert picked.columns == ["offset", "value"] and picked.count() == 89
 
 
 def test_data_source_offset_bounds_and_topic_filters(spark):
+    starting = '{"orders": {"0": 5, "1": -2}, "users": {"0": -2}}'
+    ending = '{"orders": {"0": 20, "1": -1}, "users": {"0": -1}}'
     df = (
         spark.read.format("kafkalog")
-        .option("topics", "orders,users")
-        .option("startingOffsets", '{"orders": {"0": 5, "1": -2}}')
-        .option("endingOffsets", '{"orders": {"0": 20}}')
+        .option("subscribe", "orders,users")
+        .option("startingOffsets", starting)
+        .option("endingOffsets", ending)
         .load(str(LOGS))
     )
     got = offsets_by_partition(df_rows(df, full=False))
@@ -371,9 +338,9 @@ def test_data_source_offset_bounds_and_topic_filters(spark):
     split = (
         spark.read.format("kafkalog")
         .option("targetBytes", 1)
-        .option("topics", "orders,users")
-        .option("startingOffsets", '{"orders": {"0": 5, "1": -2}}')
-        .option("endingOffsets", '{"orders": {"0": 20}}')
+        .option("subscribe", "orders,users")
+        .option("startingOffsets", starting)
+        .option("endingOffsets", ending)
         .load(str(LOGS))
     )
     assert offsets_by_partition(df_rows(split, full=False)) == got
@@ -392,11 +359,18 @@ def test_data_source_offset_bounds_and_topic_filters(spark):
 
 
 def test_data_source_rejects_bad_bounds(spark):
-    reader = spark.read.format("kafkalog")
+    def reader():
+        return spark.read.format("kafkalog").option("subscribe", "orders")
+
     with pytest.raises(Exception, match="orders-7"):
-        reader.option("startingOffsets", '{"orders": {"7": 1}}').load(str(LOGS)).count()
-    with pytest.raises(Exception, match="latest"):
-        reader.option("startingOffsets", '{"orders": {"0": -1}}').load(str(LOGS)).count()
+        reader().option("startingOffsets", '{"orders": {"7": 1}}').load(str(LOGS)).count()
+    with pytest.raises(Exception, match=r"orders-0 is latest \(-1\)"):
+        reader().option("startingOffsets", '{"orders": {"0": -1, "1": -2}}').load(str(LOGS)).count()
+    # As Spark's Kafka source: specific offsets must name every partition read.
+    with pytest.raises(Exception, match="missing orders-1"):
+        reader().option("startingOffsets", '{"orders": {"0": 3}}').load(str(LOGS)).count()
+    with pytest.raises(Exception, match="not valid for batch"):
+        reader().option("startingOffsets", "latest").load(str(LOGS)).count()
     with pytest.raises(Exception, match="startingoffset"):
         spark.read.format("kafkalog").option("startingOffset", "x").load(str(LOGS)).count()
 
@@ -408,17 +382,24 @@ def test_data_source_time_bounds(spark):
         spark.read.format("kafkalog")
         .option("startingTimestamp", str(T1))
         .option("endingTimestamp", str(T2))
+        .option("startingOffsetsByTimestampStrategy", "latest")
         .load(str(LOGS))
     )
     assert df_rows(df) == expected
-    # Per partition, as startingOffsetsByTimestamp: other partitions are not bounded.
+    # Spark's default strategy: a partition with no record at or after the start fails.
+    with pytest.raises(Exception, match="no record of .* has a timestamp at or after"):
+        spark.read.format("kafkalog").option("startingTimestamp", str(T1)).load(str(LOGS)).count()
+    # Per partition, as startingOffsetsByTimestamp (naming every partition, as Spark wants).
+    # clicks-0 is magic 0, without timestamps: no offset has one at or after 0, so under the
+    # "latest" strategy it starts at its end.
     by_partition = (
         spark.read.format("kafkalog")
-        .option("startingOffsetsByTimestamp", f'{{"clicks": {{"1": {T1}}}}}')
+        .option("startingOffsetsByTimestamp", f'{{"clicks": {{"0": 0, "1": {T1}}}}}')
+        .option("startingOffsetsByTimestampStrategy", "latest")
         .load(str(LOGS / "clicks-*"))
     )
     got = offsets_by_partition(df_rows(by_partition, full=False))
-    assert got[("clicks", 0)] == list(range(15))
+    assert ("clicks", 0) not in got
     assert got[("clicks", 1)] == [o for (t, p, o, *_) in expected if (t, p) == ("clicks", 1)]
 
 
@@ -434,27 +415,6 @@ def test_data_source_isolation_levels(spark, split_txn_log):
     # Markers in other files than their records, each file its own Spark partition.
     assert offsets(split_txn_log, "read_committed", targetBytes="1") == [0, 1, 2, 7]
     assert offsets(split_txn_log, "read_uncommitted", targetBytes="1") == [0, 1, 2, 4, 5, 7]
-
-
-def test_bounds_emulated_in_python(emulated_bounds, split_txn_log):
-    """Without bounds in kafkalog.read, plan + decode filter in Python, with the same result
-    as the oracle."""
-    items = ks.plan(LOGS, target_bytes=1, start_timestamp=T1, end_timestamp=T2)
-    got = decode_here(ks.decoder(), item_rows(items))
-    assert table_rows(got) == time_oracle(LOGS, T1, T2)
-    whole = decode_here(ks.decoder(start_timestamp=T1, end_timestamp=T2), [{"path": str(LOGS)}])
-    assert table_rows(whole) == time_oracle(LOGS, T1, T2)
-
-    items = ks.plan(
-        LOGS, target_bytes=1, start_offset={"orders": {"0": 5}}, end_offset=30, topics="orders"
-    )
-    got = offsets_by_partition(table_rows(decode_here(ks.decoder(), item_rows(items))))
-    assert got == {("orders", 0): list(range(5, 30)), ("orders", 1): [0, 1, 2, 4, 5, 7]}
-
-    items = ks.plan(split_txn_log, target_bytes=1, isolation_level="read_committed")
-    assert [i.aborted for i in items if i.aborted] == [((9002, 4, 6),)] * 2
-    got = decode_here(ks.decoder(), item_rows(items))
-    assert sorted(got["offset"].to_pylist()) == [0, 1, 2, 7]
 
 
 def test_plan_leaves_out_items_outside_offset_bounds(corpus):
@@ -478,7 +438,6 @@ def test_plan_leaves_out_items_outside_offset_bounds(corpus):
         assert sorted(got["offset"].to_pylist()) == list(range(start, end))
 
 
-@needs_native_bounds
 @pytest.mark.parametrize(
     "bounds",
     [
@@ -501,9 +460,12 @@ def test_native_bounds_agree(bounds):
         assert native == time_oracle(LOGS, start, end)
 
 
-@needs_native_bounds
 def test_native_bounds_through_spark(spark, arrow_udfs):
-    options = {"startingTimestamp": str(T1), "isolationLevel": "read_committed"}
+    options = {
+        "startingTimestamp": str(T1),
+        "startingOffsetsByTimestampStrategy": "latest",
+        "kafka.isolation.level": "read_committed",
+    }
     df = spark.read.format("kafkalog").options(**options).load(str(LOGS))
     expected = table_rows(read_all(LOGS, start_timestamp=T1, isolation_level="read_committed"))
     assert df_rows(df) == expected
@@ -522,7 +484,7 @@ def _written_equal(out: Path, source: pa.Table):
     headers (magic 2 has no "no headers", and no LogAppendTime without the metadata)."""
 
     def norm(rows):
-        return [r[:5] + (r[5], r[7] or ()) for r in rows]
+        return [r[:6] for r in rows]
 
     assert norm(table_rows(read_all(out))) == norm(table_rows(source))
 
@@ -650,7 +612,9 @@ def test_errors_from_byte_ranges_count_from_the_file_start(corrupt_log):
 def test_pyarrow_filesystem_uris(corpus, corrupt_log):
     """A non-local filesystem (pyarrow's in-memory mock://, in this process) is listed,
     globbed, split at its indexes and read by byte ranges like s3:// or hdfs:// would be."""
-    fs = ks._filesystem("mock://", "")[0]
+    from kafkalog._storage import _uri_filesystem
+
+    fs = _uri_filesystem("mock://", "")[0]
 
     def upload(local: Path, remote: str):
         for f in sorted(local.iterdir()):

@@ -5,7 +5,7 @@ Arrow PyCapsule interface (``pyarrow.record_batch(...)``/``pyarrow.schema(...)``
 Options dicts may leave out any key; the defaults are the constants below.
 """
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypedDict, final, type_check_only
 
 from kafkalog.types import (
@@ -186,20 +186,43 @@ def plan(
     storage_options: Mapping[str, str] | None = None,
     filesystem: Any | None = None,
 ) -> tuple[list[ItemTuple], list[Issue]]: ...
-def split_points(
-    base_offset: int,
-    target_bytes: int,
-    path: str | None = None,
-    index: bytes | None = None,
-    log_len: int | None = None,
-    read_at: Callable[[int, int], bytes] | None = None,
+def list_offsets(
+    segments: Sequence[tuple[str, str | None, int | None, int | None]],
+    *,
+    read_committed: bool = False,
+    timestamp: int | None = None,
+    timestamps: Mapping[tuple[str | None, int | None], int] | None = None,
+    max_decompressed_size: int = ...,
     storage_options: Mapping[str, str] | None = None,
-) -> list[tuple[int, int | None, int | None]]: ...
+    filesystem: Any | None = None,
+) -> tuple[
+    list[tuple[str | None, int | None, int | None, int | None, int | None]], list[Issue]
+]: ...
+def segment_origin(path: str) -> tuple[str | None, int | None, int | None]: ...
 def partition_dir(root: str, topic: str, partition: int) -> str: ...
 def partition_dir_name(topic: str, partition: int) -> str: ...
 def is_staging_dir_name(name: str) -> bool: ...
 def publish(staged: str, target: str, overwrite: bool, fsync: bool = True) -> None: ...
 def create_job_staging(parent: str, tag: str) -> str: ...
+
+class AppendResult(TypedDict):
+    skipped: bool
+    start_offset: int
+    next_offset: int
+    records: int
+    batches: int
+    truncated_bytes: int
+
+def append(
+    target: str,
+    staged: Sequence[str],
+    *,
+    writer_id: str | None = None,
+    sequence: int | None = None,
+    segment_bytes: int = ...,
+    index_interval_bytes: int = ...,
+    fsync: bool = True,
+) -> AppendResult: ...
 def compact(
     src: str,
     dst: str,

@@ -13,9 +13,13 @@ filesystem's paths (a URI's scheme is dropped, as pyarrow does).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
+from urllib.parse import unquote, urlsplit
 
 from kafkalog.errors import InvalidArgumentError
 
@@ -82,3 +86,72 @@ def paths(path: Paths) -> list[str]:
             raise InvalidArgumentError("no path given")
         return out
     raise InvalidArgumentError(f"a path must be a string or path-like, not {path!r}")
+
+
+# Schemes the core reads itself (object_store's, and local files).
+_NATIVE_SCHEMES = frozenset(
+    {"file", "s3", "s3a", "gs", "az", "adl", "azure", "abfs", "abfss", "http", "https"}
+)
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """How a path reaches the core: the path the core is given, the storage arguments that
+    go with it, and the prefix that turns a path the core lists back into a URI (for paths
+    in a pyarrow filesystem a URI's scheme picked, e.g. ``hdfs://`` or ``mock://``)."""
+
+    path: str
+    storage_options: Mapping[str, str] | None = None
+    filesystem: Any | None = None
+    prefix: str = ""
+
+    def kwargs(self) -> StorageKwargs:
+        return storage_kwargs(self.storage_options, self.filesystem)
+
+    def uri(self, core_path: str) -> str:
+        return self.prefix + core_path if self.prefix else core_path
+
+    def key(self) -> tuple[Any, ...]:
+        """Paths with equal keys can be read in one native call."""
+        options = tuple(sorted((self.storage_options or {}).items()))
+        return (id(self.filesystem), options, self.prefix)
+
+
+def route(
+    path: str | os.PathLike[str],
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+) -> Route:
+    """Where ``path`` is read from: local paths, ``file:`` and object-store URIs natively;
+    a URI of any other scheme through :func:`pyarrow.fs.FileSystem.from_uri` (made once per
+    process and scheme); any path through ``filesystem`` when one is given."""
+    text = os.fspath(path)
+    if filesystem is not None:
+        m = _SCHEME.match(text)
+        if m and len(m.group(1)) > 1:  # a URI: its path in the filesystem, as pyarrow takes it
+            parts = urlsplit(text)
+            text = unquote(parts.path if parts.scheme == "file" else parts.netloc + parts.path)
+        return Route(text, None, filesystem)
+    m = _SCHEME.match(text)
+    scheme = m.group(1).lower() if m and len(m.group(1)) > 1 else None  # not C:\ on Windows
+    if scheme is None or scheme in _NATIVE_SCHEMES:
+        options = None if storage_options is None else dict(storage_options)
+        return Route(text, options)
+    parts = urlsplit(text)
+    root = f"{parts.scheme}://{parts.netloc}"
+    fs, by_authority = _uri_filesystem(root, parts.query)
+    if by_authority:
+        return Route(unquote(parts.netloc + parts.path), None, fs, f"{parts.scheme}://")
+    return Route(unquote(parts.path), None, fs, root)
+
+
+@functools.lru_cache(maxsize=64)
+def _uri_filesystem(root: str, query: str) -> tuple[Any, bool]:
+    """The pyarrow filesystem of a ``scheme://authority``, and whether its paths start with
+    the authority (as object stores' do) rather than after it (as hdfs's do)."""
+    import pyarrow.fs as pafs
+
+    fs, path = pafs.FileSystem.from_uri(root + "/" + (f"?{query}" if query else ""))
+    authority = urlsplit(root).netloc
+    return fs, bool(authority) and path.strip("/") == unquote(authority)

@@ -122,7 +122,7 @@ def compact_with_offset_map(
     **options: Any,
 ) -> CompactReport:
     """:func:`compact` with the offset map computed elsewhere (by the Spark job in
-    :mod:`kafkalog.spark_cleanup`): ``keys[i]``'s last offset in the dirty range is
+    :mod:`kafkalog.spark.cleanup`): ``keys[i]``'s last offset in the dirty range is
     ``offsets[i]``. With the map :func:`plan` describes, the output is :func:`compact`'s."""
     return _native_compact(
         src, dst, offset_map_keys=list(keys), offset_map_offsets=list(offsets), **options

@@ -24,6 +24,7 @@
 //! | `parallel.rs` | reading many files on several cores, in order |
 //! | `reader.rs` | options builder, file discovery, the streaming file reader |
 
+pub mod append;
 pub mod batches;
 pub mod builder;
 pub mod cluster_state;
@@ -32,6 +33,7 @@ pub mod decoder;
 pub mod encoder;
 pub mod index_tables;
 pub mod internal_tables;
+pub mod offsets;
 pub mod output;
 pub mod parallel;
 pub mod placement;

@@ -320,7 +320,7 @@ impl RecordSink for FirstAtOrAfter {
 
 /// The earliest offset (at or after `min_offset`) whose record timestamp is at or after
 /// `timestamp`, or `None` when no record is.
-fn offset_for_timestamp(
+pub(crate) fn offset_for_timestamp(
     storage: &dyn Storage,
     segments: &[&SegmentFile],
     timestamp: i64,

@@ -154,6 +154,33 @@ impl PartitionWriter {
         Ok(())
     }
 
+    /// Links the file `source` (a closed segment's file, which never changes again) into the
+    /// partition directory under its own name; copies it where links are not possible.
+    pub fn link_in(&mut self, source: &Path) -> Result<()> {
+        let name = source.file_name().ok_or_else(|| {
+            Error::invalid_argument(format!("{} has no file name", source.display()))
+        })?;
+        let dest = self.staging.dir.join(name);
+        if std::fs::hard_link(source, &dest).is_ok() {
+            self.copied += 1;
+            return Ok(());
+        }
+        self.copy_in(source)
+    }
+
+    /// Writes a small file of the writer's own into the partition directory (published with
+    /// the segments, in the same atomic step).
+    pub fn put_file(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        if name.contains(['/', '\\']) || name.is_empty() || name == "." || name == ".." {
+            return Err(Error::invalid_argument(format!(
+                "not a file name: {name:?}"
+            )));
+        }
+        write_file(&self.staging.dir.join(name), bytes, self.options.fsync)?;
+        self.copied += 1;
+        Ok(())
+    }
+
     fn drain(&mut self) -> Result<()> {
         let (bytes, batches) = self.encoder.take();
         for (range, info) in batches {

@@ -21,11 +21,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(writer::partition_dir, m)?)?;
     m.add_function(wrap_pyfunction!(writer::is_staging_dir_name, m)?)?;
     m.add_function(wrap_pyfunction!(writer::publish, m)?)?;
+    m.add_function(wrap_pyfunction!(writer::append, m)?)?;
     m.add_function(wrap_pyfunction!(reader::read_index, m)?)?;
     m.add_function(wrap_pyfunction!(reader::verify, m)?)?;
     m.add_function(wrap_pyfunction!(reader::segments, m)?)?;
     m.add_function(wrap_pyfunction!(reader::plan, m)?)?;
-    m.add_function(wrap_pyfunction!(reader::split_points, m)?)?;
+    m.add_function(wrap_pyfunction!(reader::list_offsets, m)?)?;
+    m.add_function(wrap_pyfunction!(reader::segment_origin, m)?)?;
     m.add_function(wrap_pyfunction!(reader::rebuild_indexes, m)?)?;
     m.add_class::<internal::InternalFold>()?;
     m.add_class::<internal::ClusterStateFold>()?;

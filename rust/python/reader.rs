@@ -487,61 +487,6 @@ pub fn segments<'py>(
     PyList::new(py, items)
 }
 
-/// Where to cut a segment into pieces of about `target_bytes` (see
-/// `arrow::seek::split_points_by`): a list of `(position, lower, upper)`. For a segment a
-/// storage reads (local or an object-store URI), give `path`; for one read elsewhere, its
-/// `.index` bytes, its length and `read_at(position, length) -> bytes`.
-#[pyfunction]
-#[pyo3(signature = (base_offset, target_bytes, path=None, index=None, log_len=None, read_at=None,
-    storage_options=None))]
-#[allow(clippy::too_many_arguments)]
-pub fn split_points(
-    py: Python<'_>,
-    base_offset: i64,
-    target_bytes: u64,
-    path: Option<std::path::PathBuf>,
-    index: Option<PyBackedBytes>,
-    log_len: Option<u64>,
-    read_at: Option<Bound<'_, PyAny>>,
-    storage_options: Option<BTreeMap<String, String>>,
-) -> PyResult<Vec<crate::arrow::seek::Cut>> {
-    match (path, index, log_len, read_at) {
-        (Some(path), ..) => {
-            let storage = storage(storage_options, None);
-            detach(py, || {
-                crate::arrow::seek::split_points(storage.as_ref(), &path, base_offset, target_bytes)
-            })
-        }
-        (None, Some(index), Some(log_len), Some(read_at)) => {
-            let mut callback_error = None;
-            let mut read = |position: u64, length: usize| -> crate::Result<Vec<u8>> {
-                read_at
-                    .call1((position, length))
-                    .and_then(|b| b.extract::<Vec<u8>>())
-                    .map_err(|e| {
-                        let message = e.to_string();
-                        callback_error = Some(e);
-                        Error::new(crate::ErrorKind::Io, message)
-                    })
-            };
-            let cuts = crate::arrow::seek::split_points_by(
-                &index,
-                base_offset,
-                log_len,
-                target_bytes,
-                &mut read,
-            );
-            if let Some(err) = callback_error {
-                return Err(err);
-            }
-            cuts.py_err()
-        }
-        _ => Err(pyo3::exceptions::PyTypeError::new_err(
-            "give path, or index, log_len and read_at",
-        )),
-    }
-}
-
 /// Whether there is more than one piece of work: several files, or one larger than a piece.
 fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]) -> bool {
     match planned {
@@ -557,17 +502,20 @@ fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]
     }
 }
 
-/// Everything under each path, in order; a file or partition listed twice is read once.
+/// Everything under each path (glob patterns expanded), in order; a file or partition listed
+/// twice is read once.
 fn discover_all(
     storage: &dyn Storage,
     paths: &[std::path::PathBuf],
 ) -> crate::Result<Vec<crate::arrow::reader::SegmentFile>> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
-    for path in paths {
-        for file in discover(storage, path)? {
-            if seen.insert(file.path.clone()) {
-                out.push(file);
+    for pattern in paths {
+        for path in crate::storage::glob::expand(storage, pattern)? {
+            for file in discover(storage, &path)? {
+                if seen.insert(file.path.clone()) {
+                    out.push(file);
+                }
             }
         }
     }
@@ -729,4 +677,90 @@ pub fn plan<'py>(
         .map(|i| issue_dict(py, i))
         .collect::<PyResult<Vec<_>>>()?;
     Ok((items, PyList::new(py, issues)?))
+}
+
+/// Each partition's offsets, as a consumer's `ListOffsets` sees them (see `arrow::offsets`):
+/// tuples `(topic, partition, earliest, latest, for_timestamp)` for the segments `segments`
+/// lists (tuples `(path, topic, partition, size)` of whole partitions, in order), with the
+/// offset for `timestamps[(topic, partition)]` (else `timestamp`), and what was noted.
+#[pyfunction]
+#[pyo3(signature = (segments, *, read_committed=false, timestamp=None, timestamps=None,
+    max_decompressed_size=DEFAULT_MAX_DECOMPRESSED_SIZE, storage_options=None, filesystem=None))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+pub fn list_offsets<'py>(
+    py: Python<'py>,
+    segments: Vec<(String, Option<String>, Option<i32>, Option<u64>)>,
+    read_committed: bool,
+    timestamp: Option<i64>,
+    timestamps: Option<std::collections::HashMap<(Option<String>, Option<i32>), i64>>,
+    max_decompressed_size: usize,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
+) -> PyResult<(
+    Vec<(
+        Option<String>,
+        Option<i32>,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+    )>,
+    Bound<'py, PyList>,
+)> {
+    let storage = storage(storage_options, filesystem);
+    let files: Vec<_> = segments
+        .into_iter()
+        .map(
+            |(path, topic, partition, size)| crate::arrow::reader::SegmentFile {
+                size,
+                ..crate::arrow::reader::SegmentFile::new(path.into(), Origin { topic, partition })
+            },
+        )
+        .collect();
+    let options = crate::format::batch::DecodeOptions {
+        crc: CrcPolicy::Ignore,
+        max_decompressed_size,
+    };
+    let timestamps = timestamps.unwrap_or_default();
+    let timestamp_of = move |origin: &Origin| -> Option<i64> {
+        timestamps
+            .get(&(origin.topic.clone(), origin.partition))
+            .copied()
+            .or(timestamp)
+    };
+    let (parts, issues) = detach(py, || {
+        crate::arrow::offsets::list_offsets(
+            storage.as_ref(),
+            files,
+            read_committed,
+            &timestamp_of,
+            &options,
+        )
+    })?;
+    let parts = parts
+        .into_iter()
+        .map(|p| {
+            let o = p.origin;
+            (o.topic, o.partition, p.earliest, p.latest, p.for_timestamp)
+        })
+        .collect();
+    let issues = issues
+        .iter()
+        .map(|i| issue_dict(py, i))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((parts, PyList::new(py, issues)?))
+}
+
+/// What a segment file's location says, as discovery reads it: `(topic, partition,
+/// base_offset)` from `<topic>-<partition>/<20-digit offset>.log` (`None` where it does not
+/// say). For bytes that arrive without their directory (Spark's `binaryFile`).
+#[pyfunction]
+pub fn segment_origin(path: std::path::PathBuf) -> (Option<String>, Option<i32>, Option<i64>) {
+    let tp = path
+        .parent()
+        .and_then(crate::format::segment::topic_partition_from_dir);
+    let base = crate::format::segment::base_offset_from_name(&path);
+    match tp {
+        Some((topic, partition)) => (Some(topic), Some(partition), base),
+        None => (None, None, base),
+    }
 }

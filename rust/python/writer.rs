@@ -251,3 +251,50 @@ pub fn create_job_staging(
 pub fn partition_dir_name(topic: &str, partition: i64) -> PyResult<String> {
     crate::format::segment::partition_dir_name(topic, partition).py_err()
 }
+
+/// Appends the batches of the staged partition directories `staged` to the partition
+/// directory `target` as a broker appends (see `arrow::append`), atomically; with
+/// `writer_id` and `sequence`, an append already marked by that writer is skipped. Returns a
+/// dict: skipped, start_offset, next_offset, records, batches, truncated_bytes.
+#[pyfunction]
+#[pyo3(signature = (target, staged, *, writer_id=None, sequence=None,
+    segment_bytes=crate::arrow::writer::DEFAULT_SEGMENT_BYTES,
+    index_interval_bytes=crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES, fsync=true))]
+#[allow(clippy::too_many_arguments)]
+pub fn append<'py>(
+    py: Python<'py>,
+    target: std::path::PathBuf,
+    staged: Vec<std::path::PathBuf>,
+    writer_id: Option<String>,
+    sequence: Option<i64>,
+    segment_bytes: u64,
+    index_interval_bytes: u64,
+    fsync: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mark = match (writer_id.as_deref(), sequence) {
+        (Some(id), Some(seq)) => Some((id, seq)),
+        (None, None) => None,
+        _ => {
+            return Err(super::errors::to_py(
+                py,
+                Error::invalid_argument("give both writer_id and sequence, or neither"),
+            ))
+        }
+    };
+    let options = crate::arrow::append::AppendOptions {
+        segment_bytes,
+        index_interval_bytes,
+        fsync,
+    };
+    let done = detach(py, || {
+        crate::arrow::append::append_staged(&target, &staged, mark, &options)
+    })?;
+    let out = PyDict::new(py);
+    out.set_item("skipped", done.skipped)?;
+    out.set_item("start_offset", done.start_offset)?;
+    out.set_item("next_offset", done.next_offset)?;
+    out.set_item("records", done.records)?;
+    out.set_item("batches", done.batches)?;
+    out.set_item("truncated_bytes", done.truncated_bytes)?;
+    Ok(out)
+}

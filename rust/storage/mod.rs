@@ -15,6 +15,7 @@
 //!
 //! The Python bindings add a third kind: any `pyarrow.fs.FileSystem` or fsspec filesystem.
 
+pub mod glob;
 mod local;
 #[cfg(feature = "object-store")]
 mod object;

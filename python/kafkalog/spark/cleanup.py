@@ -7,8 +7,8 @@ same way, and never cleans past the last stable offset). Each partition is then 
 task with that map, through the Rust core's cleaner and partition writer (atomic output), so
 the result is byte for byte what :func:`kafkalog.compact` writes::
 
-    import kafkalog.spark_cleanup
-    reports = kafkalog.spark_cleanup.compact(spark, "/backup/kafka-logs", "/restore/kafka-logs",
+    import kafkalog.spark.cleanup
+    reports = kafkalog.spark.cleanup.compact(spark, "/backup/kafka-logs", "/restore/kafka-logs",
                                              delete_retention_ms=86_400_000)
 
 Which offsets are cleanable (first dirty and first uncleanable offset) is decided per partition
@@ -46,7 +46,7 @@ def compact(spark, src: str | os.PathLike, dst: str | os.PathLike, **options) ->
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    import kafkalog.spark
+    from kafkalog.spark.source import register
 
     src, dst = os.path.abspath(os.fspath(src)), os.path.abspath(os.fspath(dst))
     options = dict(options)
@@ -60,7 +60,7 @@ def compact(spark, src: str | os.PathLike, dst: str | os.PathLike, **options) ->
     ]
     reports: dict[str, dict] = {}
     if to_map:
-        kafkalog.spark.register(spark)
+        register(spark)
         bounds = spark.createDataFrame(
             to_map,
             StructType(
@@ -75,7 +75,7 @@ def compact(spark, src: str | os.PathLike, dst: str | os.PathLike, **options) ->
         )
         records = (
             spark.read.format("kafkalog")
-            .option("isolationLevel", "read_committed")
+            .option("kafka.isolation.level", "read_committed")
             .load(src)
             .select("topic", F.col("partition").cast("long").alias("partition"), "key", "offset")
         )

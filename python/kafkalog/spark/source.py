@@ -1,0 +1,281 @@
+"""The ``kafkalog`` data source: ``spark.read.format("kafkalog")`` (batch),
+``spark.readStream.format("kafkalog")`` (Structured Streaming, see
+:mod:`kafkalog.spark.streaming`) and ``df.write.format("kafkalog")``.
+
+It is found by name in any session where kafkalog is installed (PySpark imports the
+top-level ``pyspark_kafkalog`` module, whose ``DefaultSource`` this is); :func:`register`
+does the same by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    DataSourceStreamArrowWriter,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.types import StructType
+
+import kafkalog
+from kafkalog.errors import InvalidArgumentError
+from kafkalog.spark.decoding import quiet_executor, read_work_items
+from kafkalog.spark.options import SourceOptions, columns_of
+from kafkalog.spark.planning import discover, items, offset_ranges
+from kafkalog.spark.schema import SPARK_SCHEMA, arrow_schema, spark_schema
+from kafkalog.spark.writing import WRITE_OPTIONS, StreamWriter, Writer, local_dir
+
+__all__ = ["KafkaLogDataSource", "register", "spark_partitions", "ItemsPartition"]
+
+
+class ItemsPartition(InputPartition):
+    """A Spark partition of the data source: consecutive work items."""
+
+    def __init__(self, index: int, items: list[kafkalog.WorkItem]) -> None:
+        super().__init__(index)
+        self.items = items
+
+
+def _offset_spans(work: list[kafkalog.WorkItem]) -> list[tuple[kafkalog.WorkItem, int, int]]:
+    """Each item with the offsets it may hold, ``[low, high)``: from its base (or start
+    bound) to where the next item of its partition begins (or its end bound)."""
+
+    def low_of(item: kafkalog.WorkItem) -> int:
+        return max(x for x in (item.base_offset, item.start_offset, 0) if x is not None)
+
+    out = []
+    for k, item in enumerate(work):
+        low = low_of(item)
+        nxt = work[k + 1] if k + 1 < len(work) else None
+        same = nxt is not None and (nxt.topic, nxt.partition) == (item.topic, item.partition)
+        # Items of a partition are in offset order: this one ends where the next begins.
+        highs = [item.end_offset] + ([low_of(nxt)] if same else [])
+        known = [h for h in highs if h is not None]
+        high = min(known) if known else low + 1
+        out.append((item, low, max(high, low + 1)))
+    return out
+
+
+def _split_by_offsets(work: list[kafkalog.WorkItem], most: int) -> list[kafkalog.WorkItem]:
+    """Items holding more than ``most`` offsets as several items over the same bytes, each
+    kept to ``most`` offsets (as Spark's ``maxRecordsPerPartition`` splits a range)."""
+    out = []
+    for item, low, high in _offset_spans(work):
+        if high - low <= most:
+            out.append(item)
+            continue
+        for s in range(low, high, most):
+            out.append(item._replace(start_offset=s, end_offset=min(s + most, high)))
+    return out
+
+
+def spark_partitions(
+    work: list[kafkalog.WorkItem],
+    *,
+    target_bytes: int,
+    min_partitions: int | None = None,
+    max_records_per_partition: int | None = None,
+) -> list[ItemsPartition]:
+    """Work items grouped into Spark partitions of about ``target_bytes`` of log each, at
+    least ``min_partitions`` of them where the items allow (items split by offset range
+    when there are too few), none holding more than ``max_records_per_partition`` offsets."""
+    if max_records_per_partition:
+        work = _split_by_offsets(work, max_records_per_partition)
+    if min_partitions and len(work) < min_partitions and work:
+        # As Spark's Kafka source: each range split in proportion to its share of offsets.
+        spans = _offset_spans(work)
+        total = sum(high - low for _, low, high in spans)
+        work = []
+        for item, low, high in spans:
+            pieces = min(high - low, max(1, math.ceil((high - low) * min_partitions / total)))
+            cuts = [low + (high - low) * i // pieces for i in range(pieces + 1)]
+            if pieces == 1:
+                work.append(item)
+                continue
+            for a, b in zip(cuts, cuts[1:], strict=False):
+                work.append(item._replace(start_offset=a, end_offset=b))
+    if min_partitions:
+        total_bytes = sum(i.size for i in work)
+        target_bytes = min(target_bytes, max(1, total_bytes // min_partitions))
+    out: list[ItemsPartition] = []
+    current: list[kafkalog.WorkItem] = []
+    size = offsets = 0
+    for item, low, high in _offset_spans(work) if work else []:
+        full = current and size + item.size > target_bytes
+        if max_records_per_partition and current:
+            full = full or offsets + (high - low) > max_records_per_partition
+        if full:
+            out.append(ItemsPartition(len(out), current))
+            current, size, offsets = [], 0, 0
+        current.append(item)
+        size += item.size
+        offsets += high - low
+    if current:
+        out.append(ItemsPartition(len(out), current))
+    return out
+
+
+class _BatchReader(DataSourceReader):
+    def __init__(self, options: SourceOptions, schema: StructType) -> None:
+        self.options = options
+        self.columns = _columns(options, schema)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        o = self.options
+        parts = discover(o.paths, subscription=o.subscription, storage_options=o.storage_options)
+        read_committed = o.isolation_level == "read_committed"
+        ranges = offset_ranges(
+            parts,
+            o.bounds,
+            read_committed=read_committed,
+            fail_on_data_loss=o.fail_on_data_loss,
+            max_decompressed_size=o.read["max_decompressed_size"],
+        )
+        target = o.target_bytes
+        if o.min_partitions:
+            total = sum(s[3] or 0 for p in parts if p.key in ranges for s in p.segments)
+            target = max(1, min(target, total // o.min_partitions))
+        work = items(
+            parts,
+            ranges,
+            read_committed=read_committed,
+            target_bytes=target,
+            max_decompressed_size=o.read["max_decompressed_size"],
+        )
+        return spark_partitions(
+            work,
+            target_bytes=target,
+            min_partitions=o.min_partitions,
+            max_records_per_partition=o.max_records_per_partition,
+        )
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        quiet_executor()
+        # With no work items, Spark still reads one (plain) partition.
+        work = getattr(partition, "items", [])
+        yield from read_work_items(
+            work,
+            self.columns,
+            self.options.read,
+            target=arrow_schema(self.columns),
+            storage_options=self.options.storage_options,
+        )
+
+
+def _columns(options: SourceOptions, schema: StructType) -> list[str]:
+    """The columns to decode: the options' (Spark's schema), or those of a schema given with
+    ``.schema(...)``, checked against what kafkalog reads."""
+    names = list(schema.fieldNames())
+    if names != options.columns:
+        full = spark_schema(list(kafkalog.COLUMNS + kafkalog.METADATA_COLUMNS))
+        known = {f.name: f.dataType for f in full}
+        for f in schema:
+            if f.name not in known or known[f.name] != f.dataType:
+                raise InvalidArgumentError(
+                    f"column {f.name} {f.dataType.simpleString()} is not one kafkalog "
+                    f"reads; its columns are {full.simpleString()}"
+                )
+    return names
+
+
+class KafkaLogDataSource(DataSource):
+    """``spark.read.format("kafkalog")``, ``spark.readStream.format("kafkalog")`` and
+    ``df.write.format("kafkalog")``: Kafka log files read as Spark's Kafka source reads a
+    topic, with its options and schema.
+
+    Spark's Kafka source options, with their meaning there:
+
+    - ``subscribe`` (comma-separated topics), ``subscribePattern`` (a regex) or ``assign``
+      (JSON ``{"topic": [0, 1]}``): at most one; none reads every topic-partition found.
+    - ``startingOffsets`` (``earliest``, ``latest`` or JSON ``{"topic": {"0": 23}}`` with -2
+      for earliest and -1 for latest; batch default ``earliest``, streaming ``latest``),
+      ``endingOffsets`` (batch only; ``latest`` or JSON; exclusive),
+      ``startingTimestamp``/``endingTimestamp`` (epoch ms, every partition),
+      ``startingOffsetsByTimestamp``/``endingOffsetsByTimestamp`` (JSON of epoch ms), with
+      Spark's precedence (timestamp, then by-timestamp, then offsets). JSON offsets and
+      timestamps must name every partition read, as Spark requires.
+      ``startingOffsetsByTimestampStrategy``: ``error`` (default: a partition with no record
+      at or after the starting timestamp fails the query) or ``latest``.
+    - ``kafka.isolation.level``: ``read_uncommitted`` (default) or ``read_committed``.
+    - ``failOnDataLoss`` (default true): offsets a query needs that are gone (deleted by
+      retention, before its start or between two triggers) fail the query, naming the range;
+      false logs a warning and goes on from the earliest offset there.
+    - ``minPartitions``, ``maxRecordsPerPartition``; streaming: ``maxOffsetsPerTrigger``,
+      ``minOffsetsPerTrigger``, ``maxTriggerDelay``.
+    - ``includeHeaders`` (default false): the ``headers`` column, as there.
+    - ``kafka.*`` consumer settings, ``groupIdPrefix``, ``kafkaConsumer.pollTimeoutMs``,
+      ``fetchOffset.*``: accepted and ignored (one log line says so).
+
+    kafkalog's own: ``batchMetadata`` (add :data:`kafkalog.METADATA_COLUMNS`),
+    ``includeControl``, ``checkCrc``, ``onCorrupt`` (error, skip, stop),
+    ``maxDecompressedSize``, ``batchSize``, ``targetBytes`` (bytes of log per Spark
+    partition, default 64 MiB), ``partitions`` (keep these partition numbers), ``topics``
+    (as ``subscribe``), and ``storage.<key>`` (object-store options, as
+    :func:`kafkalog.read`'s ``storage_options``).
+
+    A schema given with ``.schema(...)`` selects columns (names and types as kafkalog has
+    them). Writing: see :func:`kafkalog.spark.write`.
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafkalog"
+
+    def schema(self) -> StructType:
+        keys = {k.lower() for k in self.options}
+        if "path" not in keys and "paths" not in keys:
+            return SPARK_SCHEMA  # a write: the schema is the DataFrame's
+        return spark_schema(columns_of(self.options))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _BatchReader(SourceOptions.parse(self.options), schema)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        from kafkalog.spark.streaming import StreamReader
+
+        options = SourceOptions.parse(self.options, streaming=True)
+        return StreamReader(options, _columns(options, schema))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
+        path, options, _ = self._write_options(streaming=False)
+        return Writer(path, options, overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamArrowWriter:
+        if overwrite:
+            raise InvalidArgumentError(
+                "the kafkalog sink appends, as a broker does: use outputMode('append')"
+            )
+        path, options, writer_id = self._write_options(streaming=True)
+        return StreamWriter(path, options, writer_id)
+
+    def _write_options(self, *, streaming: bool) -> tuple[str, dict[str, Any], str]:
+        o = {str(k).lower(): v for k, v in self.options.items()}
+        if "path" not in o:
+            raise InvalidArgumentError('give the directory to write: .save("/path/to/logs")')
+        path = local_dir(o.pop("path"))
+        writer_id = str(o.pop("writerid", "spark")) if streaming else ""
+        options: dict[str, Any] = {}
+        for key, value in o.items():
+            if key in ("topic", "partition"):
+                options[key] = value
+            elif key in WRITE_OPTIONS:
+                arg, parse = WRITE_OPTIONS[key]
+                options[arg] = parse(value)
+            elif key.startswith("kafka.") or key in ("includeheaders", "checkpointlocation"):
+                continue  # Spark's Kafka sink options with nothing to do on files
+            else:
+                raise InvalidArgumentError(f"unknown write option {key!r} for kafkalog")
+        return path, options, writer_id
+
+
+def register(spark) -> None:
+    """Make ``format("kafkalog")`` available in this Spark session by hand (it is found by
+    name where kafkalog is installed)."""
+    spark.dataSource.register(KafkaLogDataSource)

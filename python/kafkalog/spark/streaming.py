@@ -1,0 +1,240 @@
+"""Structured Streaming: ``spark.readStream.format("kafkalog")`` over files that grow (a broker
+directory, a mirrored backup, a tiered-storage bucket filling), as Spark's Kafka source
+streams a topic.
+
+Offsets are Spark Kafka's JSON form, ``{"topic": {"0": 1234}}``: for each topic-partition the
+next offset to read. At each trigger the files are listed again, so new segments and new
+partitions are picked up (a new partition from its earliest offset, as Spark's source does);
+``latestOffset`` is the end of what a consumer could fetch (the log end offset, or the last
+stable offset under ``read_committed``). ``maxOffsetsPerTrigger`` shares a trigger's budget
+among partitions by their backlog, ``minOffsetsPerTrigger`` waits for a backlog (at most
+``maxTriggerDelay``), and ``Trigger.AvailableNow`` reads what was there when the query
+started, in as many micro-batches as the limits make. Spark's checkpoint holds the offsets,
+so a restarted query goes on exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
+
+from kafkalog.errors import InvalidArgumentError
+from kafkalog.spark.decoding import quiet_executor, read_work_items
+from kafkalog.spark.options import EARLIEST, LATEST, SourceOptions
+from kafkalog.spark.planning import Partition, _lost, discover, items, list_offsets
+from kafkalog.spark.schema import arrow_schema
+from kafkalog.spark.source import spark_partitions
+
+__all__ = ["StreamReader"]
+
+Offsets = dict[tuple[str, int], int]
+
+
+def to_json(offsets: Offsets) -> dict[str, dict[str, int]]:
+    """Offsets in Spark Kafka's form (topics and partitions in order)."""
+    out: dict[str, dict[str, int]] = {}
+    for (topic, partition), offset in sorted(offsets.items()):
+        out.setdefault(topic, {})[str(partition)] = int(offset)
+    return out
+
+
+def from_json(offsets: Mapping) -> Offsets:
+    try:
+        return {(str(t), int(p)): int(o) for t, per in offsets.items() for p, o in per.items()}
+    except (AttributeError, TypeError, ValueError):
+        raise InvalidArgumentError(
+            f'not an offset in Spark Kafka\'s form {{"topic": {{"0": 23}}}}: {offsets!r}'
+        ) from None
+
+
+def rate_limit(start: Offsets, latest: Offsets, limit: int) -> Offsets:
+    """Spark Kafka's ``maxOffsetsPerTrigger``: each partition's share of ``limit`` by its
+    backlog (rounded down, up where below one), and never more than ``limit`` in all."""
+    backlog = {tp: latest[tp] - start[tp] for tp in latest if latest[tp] > start[tp]}
+    total = sum(backlog.values())
+    if total <= limit:
+        return dict(latest)
+    share = {}
+    for tp, size in backlog.items():
+        prorate = limit * size / total
+        share[tp] = int(prorate) if prorate >= 1 else 1
+    # Rounding up the small shares may overshoot: take it back from the largest.
+    over = sum(share.values()) - limit
+    for tp in sorted(share, key=lambda k: -share[k]):
+        if over <= 0:
+            break
+        take = min(over, share[tp])
+        share[tp] -= take
+        over -= take
+    return {tp: start[tp] + share.get(tp, 0) if tp in backlog else latest[tp] for tp in latest}
+
+
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """The data source's stream reader (see the module's docstring)."""
+
+    def __init__(self, options: SourceOptions, columns: list[str]) -> None:
+        self.options = options
+        self.columns = columns
+        self.read_committed = options.isolation_level == "read_committed"
+        self.target: Offsets | None = None  # Trigger.AvailableNow's end
+        self.last_batch = time.monotonic()
+
+    # What is there ---------------------------------------------------------------------------
+
+    def _partitions(self) -> list[Partition]:
+        o = self.options
+        parts = discover(o.paths, subscription=o.subscription, storage_options=o.storage_options)
+        for p in parts:
+            if p.topic is None or p.partition is None:
+                raise InvalidArgumentError(
+                    f"{p.name}: a stream reads topic-partitions, and this segment is not in "
+                    "a <topic>-<partition> directory"
+                )
+        list_offsets(
+            parts,
+            read_committed=self.read_committed,
+            max_decompressed_size=o.read["max_decompressed_size"],
+        )
+        return [p for p in parts if p.latest is not None]
+
+    @staticmethod
+    def _latest(parts: Sequence[Partition]) -> Offsets:
+        return {p.key: p.latest for p in parts}  # type: ignore[misc]
+
+    # Spark's calls ---------------------------------------------------------------------------
+
+    def initialOffset(self) -> dict:
+        """Where a new query starts: ``startingOffsets`` (default ``latest``) or the
+        timestamps, per partition."""
+        o = self.options
+        parts = self._partitions()
+        o.bounds.check_partitions({p.key for p in parts})
+        stamps = {p.key: o.bounds.start_of(p.key)[1] for p in parts}
+        stamps = {k: v for k, v in stamps.items() if v is not None}
+        found = list_offsets(parts, read_committed=self.read_committed, timestamps=stamps)
+        start: Offsets = {}
+        for p in parts:
+            offset, ts = o.bounds.start_of(p.key)
+            if ts is not None:
+                at = found.get(p.key)
+                if at is None and o.bounds.strategy == "error":
+                    raise InvalidArgumentError(
+                        f"no record of {p.name} has a timestamp at or after {ts} (the starting "
+                        "timestamp); set startingOffsetsByTimestampStrategy=latest to start at "
+                        "the latest offset instead"
+                    )
+                start[p.key] = p.latest if at is None else at
+            elif offset is None or offset == LATEST:
+                start[p.key] = p.latest
+            elif offset == EARLIEST:
+                start[p.key] = p.earliest
+            else:
+                start[p.key] = offset
+        return to_json(start)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        o = self.options
+        if o.max_offsets_per_trigger:
+            return ReadMaxRows(o.max_offsets_per_trigger)
+        if o.min_offsets_per_trigger:
+            return ReadMinRows(o.min_offsets_per_trigger)
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.target = self._latest(self._partitions())
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        parts = self._partitions()
+        begin = from_json(start)
+        latest = self._latest(parts)
+        for p in parts:  # new partitions are read from their earliest offset
+            begin.setdefault(p.key, p.earliest)
+        if self.target is not None:
+            latest = {
+                tp: min(end, self.target[tp]) if tp in self.target else begin[tp]
+                for tp, end in latest.items()
+            }
+        # A partition's end never goes back (after retention, start may be past the end).
+        latest = {tp: max(end, begin[tp]) for tp, end in latest.items()}
+        for tp in begin:
+            latest.setdefault(tp, begin[tp])  # gone: partitions() reports the loss
+        if not isinstance(limit, ReadAllAvailable):
+            backlog = sum(latest[tp] - begin[tp] for tp in latest)
+            least = self.options.min_offsets_per_trigger
+            if isinstance(limit, ReadMinRows):
+                least = limit.min_rows
+            waited = (time.monotonic() - self.last_batch) * 1000
+            if least and backlog < least and waited < self.options.max_trigger_delay_ms:
+                return to_json({tp: begin[tp] for tp in latest})
+            most = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+            if most is not None:
+                latest = rate_limit(begin, latest, most)
+        if latest != {tp: begin[tp] for tp in latest}:
+            self.last_batch = time.monotonic()
+        return to_json(latest)
+
+    def reportLatestOffset(self) -> dict:
+        return to_json(self._latest(self._partitions()))
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        o = self.options
+        parts = {p.key: p for p in self._partitions()}
+        begin, until = from_json(start), from_json(end)
+        ranges: dict[tuple[str, int], tuple[int, int]] = {}
+        for tp, stop in until.items():
+            p = parts.get(tp)
+            first = begin.get(tp)
+            if p is None:
+                if first is not None and stop > first:
+                    _lost(
+                        f"{tp[0]}-{tp[1]} is gone: offsets {first} to {stop - 1} cannot be read",
+                        o.fail_on_data_loss,
+                    )
+                continue
+            if first is None:
+                first = p.earliest
+            if first < p.earliest:  # deleted (retention) since the offsets were decided
+                _lost(
+                    f"offsets {first} to {min(stop, p.earliest) - 1} of {p.name} are gone (its "
+                    f"earliest offset is now {p.earliest})",
+                    o.fail_on_data_loss,
+                )
+                first = p.earliest
+            if first < stop:
+                ranges[tp] = (first, stop)
+        work = items(
+            parts.values(),
+            ranges,
+            read_committed=self.read_committed,
+            target_bytes=o.target_bytes,
+            max_decompressed_size=o.read["max_decompressed_size"],
+        )
+        return spark_partitions(
+            work,
+            target_bytes=o.target_bytes,
+            min_partitions=o.min_partitions,
+            max_records_per_partition=o.max_records_per_partition,
+        )
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        quiet_executor()
+        yield from read_work_items(
+            getattr(partition, "items", []),
+            self.columns,
+            self.options.read,
+            target=arrow_schema(self.columns),
+            storage_options=self.options.storage_options,
+        )
+
+    def commit(self, end: dict) -> None:
+        """Nothing to acknowledge: the files are read, never consumed."""

@@ -1,0 +1,373 @@
+"""Writing from Spark: DataFrames of records as Kafka partition directories, through the
+core's writer (``kafkalog.write``) and its atomic placement.
+
+:func:`write` groups a DataFrame's rows by topic-partition and saves them with the
+``kafkalog`` data source, whose tasks write into a staging directory that the driver
+publishes when every task succeeded; :func:`encode` is the same as a ``mapInArrow``
+function. Topic and partition names are checked by the core as Kafka checks them, so no name
+from data places a file outside the output directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterable, Iterator
+from urllib.parse import unquote, urlsplit
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+
+import kafkalog
+from kafkalog import _native
+from kafkalog.errors import InvalidArgumentError
+from kafkalog.spark.options import parse_bool
+
+__all__ = [
+    "ENCODE_SCHEMA",
+    "WRITE_OPTIONS",
+    "StreamWriter",
+    "Writer",
+    "encode",
+    "write",
+    "local_dir",
+]
+
+#: The rows :func:`encode` yields: one per segment written.
+ENCODE_SCHEMA = "topic string, partition int, path string, records long"
+_ENCODE_ARROW_SCHEMA = pa.schema(
+    [
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("path", pa.string()),
+        pa.field("records", pa.int64()),
+    ]
+)
+
+WRITE_OPTIONS = {
+    # data source option (lower case) -> kafkalog.write argument, parser
+    "magic": ("magic", int),
+    "compression": ("compression", str),
+    "compressionlevel": ("compression_level", int),
+    "timestamptype": ("timestamp_type", str),
+    "logappendtime": ("log_append_time", int),
+    "baseoffset": ("base_offset", int),
+    "batchrecords": ("batch_records", int),
+    "batchbytes": ("batch_bytes", int),
+    "preservebatches": ("preserve_batches", lambda v: parse_bool(v, "preserveBatches")),
+    "producerid": ("producer_id", int),
+    "producerepoch": ("producer_epoch", int),
+    "basesequence": ("base_sequence", int),
+    "transactional": ("transactional", lambda v: parse_bool(v, "transactional")),
+    "partitionleaderepoch": ("partition_leader_epoch", int),
+    "segmentbytes": ("segment_bytes", int),
+    "indexintervalbytes": ("index_interval_bytes", int),
+    "fsync": ("fsync", lambda v: parse_bool(v, "fsync")),
+}
+
+
+def _groups(
+    batches: Iterable[pa.RecordBatch], default_topic: str | None, default_partition: int | None
+) -> Iterator[tuple[str, int, pa.Table]]:
+    """The rows of ``batches`` per (topic, partition), each in offset order (input order when
+    there is no ``offset`` column), ready for kafkalog.write."""
+    batches = [b for b in batches if b.num_rows]
+    if not batches:
+        return
+    table = pa.Table.from_batches(batches)
+    n = table.num_rows
+    if "topic" not in table.column_names:
+        if default_topic is None:
+            raise InvalidArgumentError("the rows have no 'topic' column and no topic option")
+        table = table.append_column("topic", pa.array([default_topic] * n, pa.string()))
+    if "partition" not in table.column_names:
+        if default_partition is None:
+            raise InvalidArgumentError(
+                "the rows have no 'partition' column and no partition option"
+            )
+        table = table.append_column("partition", pa.array([default_partition] * n, pa.int64()))
+    for name in ("topic", "partition"):
+        if table.column(name).null_count:
+            raise InvalidArgumentError(f"a row to write has a null {name}")
+    # Every (topic, partition) checked by Kafka's rule before the first is written: a name
+    # from data decides where files go.
+    pairs = table.select(["topic", "partition"]).group_by(["topic", "partition"]).aggregate([])
+    for topic, partition in zip(
+        pairs.column("topic").to_pylist(), pairs.column("partition").to_pylist(), strict=True
+    ):
+        _native.partition_dir_name(topic, partition)
+    if "timestampType" in table.column_names and "baseOffset" not in table.column_names:
+        # Without the batch metadata, records are batched afresh: a LogAppendTime batch would
+        # get a new append time and lose the timestamps read. Keep them, as CreateTime (the
+        # timestamp_type option still asks for LogAppendTime).
+        table = table.drop_columns(["timestampType"])
+    # Spark's Kafka sink takes key and value as string or binary.
+    for name in ("key", "value"):
+        if name in table.column_names:
+            col = table.column(name)
+            if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+                table = table.set_column(
+                    table.column_names.index(name), name, col.cast(pa.binary())
+                )
+        elif name == "key":
+            table = table.append_column("key", pa.nulls(n, pa.binary()))
+    keys = [("topic", "ascending"), ("partition", "ascending")]
+    if "offset" in table.column_names:
+        keys.append(("offset", "ascending"))
+    table = table.take(pc.sort_indices(table, sort_keys=keys))  # stable
+    counts = (
+        table.group_by(["topic", "partition"])
+        .aggregate([("topic", "count")])
+        .sort_by([("topic", "ascending"), ("partition", "ascending")])
+    )
+    data = table.drop_columns(["topic", "partition"])
+    at = 0
+    for row in counts.to_pylist():
+        count = row["topic_count"]
+        yield row["topic"], int(row["partition"]), data.slice(at, count)
+        at += count
+
+
+def local_dir(path: str | os.PathLike) -> str:
+    """The local directory a write goes to (plain paths and ``file:`` URIs)."""
+    text = os.fspath(path)
+    if text.startswith("file:"):
+        text = unquote(urlsplit(text).path)
+    elif re.match(r"^[A-Za-z][A-Za-z0-9+.\-]+:", text):
+        raise InvalidArgumentError(
+            f"kafkalog writes local (or mounted) directories; {text!r} is not one"
+        )
+    return os.path.abspath(text)
+
+
+class _Encoder:
+    """The ``mapInArrow`` function :func:`encode` returns (picklable)."""
+
+    def __init__(self, out_dir: str, options: dict, topic: str | None, partition: int | None):
+        self.out_dir = local_dir(out_dir)
+        self.options = options
+        self.topic = topic
+        self.partition = partition
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for topic, partition, table in _groups(batches, self.topic, self.partition):
+            segments = kafkalog.write(
+                self.out_dir, table, topic=topic, partition=partition, **self.options
+            )
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array([topic] * len(segments), pa.string()),
+                    pa.array([partition] * len(segments), pa.int32()),
+                    pa.array([s["path"] for s in segments], pa.string()),
+                    pa.array([s["records"] for s in segments], pa.int64()),
+                ],
+                schema=_ENCODE_ARROW_SCHEMA,
+            )
+
+
+def encode(
+    out_dir: str | os.PathLike,
+    *,
+    topic: str | None = None,
+    partition: int | None = None,
+    **write_options,
+) -> _Encoder:
+    """A ``mapInArrow`` function that writes its input as Kafka partition directories::
+
+        df.mapInArrow(kafkalog.spark.encode("/out", compression="zstd"), ENCODE_SCHEMA)
+
+    Each task groups its rows by (``topic``, ``partition``) (columns, else the ``topic`` and
+    ``partition`` given here), orders each group by ``offset`` when there is one, and writes it
+    with :func:`kafkalog.write` (``write_options``) to ``<out_dir>/<topic>-<partition>``,
+    yielding one row per segment written (:data:`ENCODE_SCHEMA`). Topics and partitions are
+    checked as Kafka checks them (a name from the data cannot place files outside
+    ``out_dir``): a task with a bad one raises :class:`InvalidArgumentError` naming it before
+    writing anything. A topic-partition must be in
+    one task only (``df.repartition("topic", "partition")``): a second task writing it fails,
+    as the directory exists (unless ``overwrite=True``, when the last one wins). ``key`` and
+    ``value`` may be strings (written as UTF-8). Records keep their timestamps: without the
+    batch-metadata columns, batches are formed afresh as CreateTime (``timestamp_type`` asks
+    for LogAppendTime). A task holds its rows in memory.
+    """
+    inspect.signature(kafkalog.write).bind("x", None, **write_options)  # unknown options
+    return _Encoder(os.fspath(out_dir), write_options, topic, partition)
+
+
+@dataclasses.dataclass
+class _Staged(WriterCommitMessage):
+    """What one write task left in the staging directory: (topic, partition, dir, segments),
+    and the task's own staging directory where it made one."""
+
+    partitions: list[tuple[str, int, str, list[dict]]]
+    staging: str | None = None
+
+
+class Writer(DataSourceArrowWriter):
+    """The data source's batch writer: tasks stage, the driver publishes."""
+
+    def __init__(self, path: str, options: dict, overwrite: bool) -> None:
+        self.path = path
+        self.options = options
+        self.overwrite = overwrite
+        self.topic = options.pop("topic", None)
+        partition = options.pop("partition", None)
+        self.partition = None if partition is None else int(partition)
+        # The job's staging directory (never read as data; removed by commit or abort, or by a
+        # later write once old if the driver dies).
+        self.staging = _native.create_job_staging(path, "spark")
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> _Staged:
+        task_dir = os.path.join(self.staging, uuid.uuid4().hex)
+        staged = []
+        for topic, partition, table in _groups(iterator, self.topic, self.partition):
+            segments = kafkalog.write(
+                task_dir, table, topic=topic, partition=partition, **self.options
+            )
+            target = _native.partition_dir(task_dir, topic, partition)
+            staged.append((topic, partition, target, segments))
+        return _Staged(staged)
+
+    def commit(self, messages: list[_Staged | None]) -> None:
+        try:
+            owners: dict[tuple[str, int], str] = {}
+            for m in messages:
+                for topic, partition, staged, _ in m.partitions if m else ():
+                    if (topic, partition) in owners:
+                        raise InvalidArgumentError(
+                            f"topic-partition {topic}-{partition} was written by two Spark "
+                            "tasks; a partition directory is written in one piece, so the rows "
+                            "of a topic-partition must be in one task: use "
+                            "kafkalog.spark.write(df, path), or "
+                            'df.repartition("topic", "partition")'
+                            '.sortWithinPartitions("offset") first'
+                        )
+                    owners[(topic, partition)] = staged
+            targets = {tp: _native.partition_dir(self.path, tp[0], tp[1]) for tp in owners}
+            if not self.overwrite:
+                there = [t for t in targets.values() if os.path.exists(t)]
+                if there:
+                    raise InvalidArgumentError(
+                        f"{', '.join(sorted(there))} already exist: kafkalog cannot append to a "
+                        'partition directory; use mode("overwrite") to replace them'
+                    )
+            fsync = self.options.get("fsync", True)
+            for tp, staged in owners.items():
+                # Under the target's lock; an overwrite is one atomic swap.
+                _native.publish(staged, targets[tp], self.overwrite, fsync)
+        finally:
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+    def abort(self, messages: list[_Staged | None]) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+
+class StreamWriter(DataSourceStreamArrowWriter):
+    """``writeStream.format("kafkalog")``: each micro-batch appended to the partition
+    directories ``<path>/<topic>-<partition>`` as a broker appends a producer's batches (the
+    next offsets, the active segment filled to ``segmentBytes`` then rolled, indexes kept).
+
+    Tasks encode their rows into a staging directory; the driver appends each partition's
+    staged batches in one atomic step per partition, marking it with the query's
+    ``writerId`` (default ``spark``) and the micro-batch id, so a micro-batch Spark replays
+    after a failure is not written twice. As with Spark's file sink, one query writes one
+    output directory: a new query (a new checkpoint) there needs its own ``writerId``.
+    Records get new offsets (an ``offset`` column is ignored, as Spark's Kafka sink ignores
+    it), magic 2 batches, the record's ``timestamp`` when given.
+    """
+
+    def __init__(self, path: str, options: dict, writer_id: str) -> None:
+        self.path = path
+        self.options = dict(options)
+        self.topic = self.options.pop("topic", None)
+        partition = self.options.pop("partition", None)
+        self.partition = None if partition is None else int(partition)
+        self.writer_id = writer_id
+        self.segment_bytes = self.options.pop("segment_bytes", 1 << 30)
+        self.index_interval_bytes = self.options.pop("index_interval_bytes", 4096)
+        self.fsync = self.options.get("fsync", True)
+        for fixed in ("base_offset", "magic", "preserve_batches"):
+            self.options.pop(fixed, None)
+        os.makedirs(self.path, exist_ok=True)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> _Staged:
+        staging = _native.create_job_staging(self.path, "stream")
+        staged = []
+        for topic, partition, table in _groups(iterator, self.topic, self.partition):
+            drop = [c for c in ("offset", *kafkalog.METADATA_COLUMNS) if c in table.column_names]
+            segments = kafkalog.write(
+                staging,
+                table.drop_columns(drop),
+                topic=topic,
+                partition=partition,
+                magic=2,
+                segment_bytes=self.segment_bytes,
+                **self.options,
+            )
+            target = _native.partition_dir(staging, topic, partition)
+            staged.append((topic, partition, target, segments))
+        return _Staged(staged, staging)
+
+    def commit(self, messages: list[_Staged | None], batchId: int) -> None:  # noqa: N803
+        try:
+            by_partition: dict[tuple[str, int], list[str]] = {}
+            for m in messages:
+                for topic, partition, staged, _ in m.partitions if m else ():
+                    by_partition.setdefault((topic, partition), []).append(staged)
+            for (topic, partition), staged in sorted(by_partition.items()):
+                _native.append(
+                    _native.partition_dir(self.path, topic, partition),
+                    staged,
+                    writer_id=self.writer_id,
+                    sequence=int(batchId),
+                    segment_bytes=self.segment_bytes,
+                    index_interval_bytes=self.index_interval_bytes,
+                    fsync=self.fsync,
+                )
+        finally:
+            self.abort(messages, batchId)
+
+    def abort(self, messages: list[_Staged | None], batchId: int) -> None:  # noqa: N803
+        for m in messages:
+            if m is not None and m.staging:
+                shutil.rmtree(m.staging, ignore_errors=True)
+
+
+def write(
+    df,
+    path: str | os.PathLike,
+    *,
+    mode: str = "append",
+    **write_options,
+) -> None:
+    """Write a DataFrame of records as Kafka partition directories ``<path>/<topic>-<partition>``:
+    groups the rows of each topic-partition into one task in offset order, then saves with the
+    ``kafkalog`` data source. ``mode``: ``"append"`` (a topic-partition already there is an
+    error) or ``"overwrite"`` (the topic-partitions written replace those there; others are
+    left alone). ``write_options`` as :func:`kafkalog.write` takes them (``magic``,
+    ``compression``, ``segment_bytes``, ...), and ``topic``/``partition`` for rows without
+    those columns."""
+    by = [c for c in ("topic", "partition") if c in df.columns]
+    order = by + (["offset"] if "offset" in df.columns else [])
+    if by:
+        df = df.repartition(*by)
+    if order:
+        df = df.sortWithinPartitions(*order)
+    names = {arg: opt for opt, (arg, _) in WRITE_OPTIONS.items()}
+    options = {}
+    for key, value in write_options.items():
+        if key in ("topic", "partition"):
+            options[key] = str(value)
+        elif key in names:
+            options[names[key]] = str(value)
+        else:
+            raise InvalidArgumentError(f"unknown write option {key!r}")
+    df.write.format("kafkalog").mode(mode).options(**options).save(os.fspath(path))

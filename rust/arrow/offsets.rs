@@ -1,0 +1,184 @@
+//! A partition's offsets as a consumer's `ListOffsets` request sees them, from the files: the
+//! earliest offset (the log start), the latest (the log end offset, or under `read_committed`
+//! the last stable offset), and the offset for a timestamp. Spark's Kafka source resolves `earliest`/`latest` and a streaming
+//! query's progress through exactly these; here they come from segment names, offset indexes
+//! and the tail of the last segment, never from whole logs.
+
+use super::builder::Origin;
+use super::decoder::Issue;
+use super::reader::SegmentFile;
+use super::scan::{for_each_entry, Access};
+use super::seek::{by_partition, offset_for_timestamp, seek_position};
+use super::transactions::partition_transactions;
+use crate::error::Result;
+use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
+
+/// The offsets of one partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionOffsets {
+    pub origin: Origin,
+    /// The log start offset: the first segment's base offset (from its name, else its first
+    /// batch). `None` for a partition without a batch and without a segment name.
+    pub earliest: Option<i64>,
+    /// The offset the next record would get (the log end offset); under `read_committed`, no
+    /// more than the last stable offset. `None` as for `earliest`.
+    pub latest: Option<i64>,
+    /// For the timestamp asked about: the earliest offset whose record timestamp is at or
+    /// after it (as `ListOffsets` with a timestamp answers), `None` when no record is.
+    pub for_timestamp: Option<i64>,
+}
+
+/// The offsets of each partition among `files` (in reading order, as
+/// [`super::reader::discover`] lists them; whole partitions, so that the last segment is the
+/// partition's last). `timestamp_of` gives the timestamp to look up in a partition, if any.
+pub fn list_offsets(
+    storage: &dyn crate::storage::Storage,
+    files: Vec<SegmentFile>,
+    read_committed: bool,
+    timestamp_of: &dyn Fn(&Origin) -> Option<i64>,
+    options: &DecodeOptions,
+) -> Result<(Vec<PartitionOffsets>, Vec<Issue>)> {
+    let mut out = Vec::new();
+    let mut issues = Vec::new();
+    let mut decoder = BatchDecoder::new(DecodeOptions {
+        crc: CrcPolicy::Ignore,
+        ..options.clone()
+    });
+    for group in by_partition(files) {
+        let origin = group[0].origin.clone();
+        let first = &group[0];
+        let earliest = match first.base_offset {
+            Some(base) => Some(base),
+            None => first_offset(storage, first, &mut decoder)?,
+        };
+        // The log end offset: after the last batch of the last segment that has one; a segment
+        // rolled but still empty holds the next offset in its name.
+        let mut latest = None;
+        for file in group.iter().rev() {
+            if let Some(end) = end_offset(storage, file, &mut decoder, &mut issues)? {
+                latest = Some(end);
+                break;
+            }
+            if let Some(base) = file.base_offset {
+                latest = Some(base);
+                break;
+            }
+        }
+        if read_committed && latest.is_some() {
+            let txns = partition_transactions(storage, &group, options, &mut issues)?;
+            if let Some(lso) = txns.last_stable_offset {
+                latest = latest.map(|l| l.min(lso));
+            }
+        }
+        let for_timestamp = match timestamp_of(&origin) {
+            Some(ts) => {
+                let refs: Vec<&SegmentFile> = group.iter().collect();
+                offset_for_timestamp(storage, &refs, ts, i64::MIN, options, &mut issues)?
+            }
+            None => None,
+        };
+        out.push(PartitionOffsets {
+            origin,
+            earliest,
+            latest,
+            for_timestamp,
+        });
+    }
+    Ok((out, issues))
+}
+
+/// The first batch's base offset of a file (for files whose names do not say).
+fn first_offset(
+    storage: &dyn crate::storage::Storage,
+    file: &SegmentFile,
+    decoder: &mut BatchDecoder,
+) -> Result<Option<i64>> {
+    let mut found = None;
+    for_each_entry(
+        storage,
+        &file.path,
+        file.start,
+        Access::Probe,
+        |position, entry| {
+            found = Some(decoder.header(entry, position)?.base_offset);
+            Ok(false)
+        },
+    )?;
+    Ok(found)
+}
+
+/// One past the last offset of the file's last complete batch, scanning from its offset
+/// index's last entry; `None` when it holds no batch.
+fn end_offset(
+    storage: &dyn crate::storage::Storage,
+    file: &SegmentFile,
+    decoder: &mut BatchDecoder,
+    issues: &mut Vec<Issue>,
+) -> Result<Option<i64>> {
+    let start = match file.base_offset {
+        Some(base) if file.start == 0 => {
+            seek_position(storage, &file.path, base, i64::MAX, issues)?
+        }
+        _ => file.start,
+    };
+    let mut last = None;
+    for_each_entry(
+        storage,
+        &file.path,
+        start,
+        Access::Probe,
+        |position, entry| {
+            if file.end.is_some_and(|end| position >= end) {
+                return Ok(false);
+            }
+            last = Some(decoder.header(entry, position)?.last_offset);
+            Ok(true)
+        },
+    )?;
+    Ok(last.map(|l| l + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arrow::reader::discover;
+    use crate::storage::default_storage;
+    use std::path::Path;
+
+    fn offsets(path: &Path, read_committed: bool) -> Vec<(String, i32, i64, i64)> {
+        let storage = default_storage();
+        let files = discover(storage.as_ref(), path).unwrap();
+        let options = DecodeOptions {
+            crc: CrcPolicy::Ignore,
+            max_decompressed_size: 256 << 20,
+        };
+        let (parts, _) =
+            list_offsets(storage.as_ref(), files, read_committed, &|_| None, &options).unwrap();
+        parts
+            .into_iter()
+            .map(|p| {
+                (
+                    p.origin.topic.unwrap(),
+                    p.origin.partition.unwrap(),
+                    p.earliest.unwrap(),
+                    p.latest.unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_examples_offsets_are_their_segments_ends() {
+        let logs = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs");
+        let got = offsets(&logs, false);
+        let orders0 = got.iter().find(|p| p.0 == "orders" && p.1 == 0).unwrap();
+        assert_eq!((orders0.2, orders0.3), (0, 33));
+        let orders1 = got.iter().find(|p| p.0 == "orders" && p.1 == 1).unwrap();
+        // Its last entry is a transaction marker (offset 7): the end is after it.
+        assert_eq!((orders1.2, orders1.3), (0, 8));
+        let users = got.iter().find(|p| p.0 == "users" && p.1 == 0).unwrap();
+        assert_eq!((users.2, users.3), (0, 15)); // compacted: 8 records, offsets to 14
+                                                 // Every transaction there is closed: read_committed ends at the same place.
+        assert_eq!(offsets(&logs.join("orders-1"), true)[0].3, 8);
+    }
+}
