@@ -273,7 +273,8 @@ def issues(reader: pa.RecordBatchReader) -> list[Issue]:
     at segment ends, batches left out, partitions ended at a corrupt batch, indexes not used.
     The same as the :class:`KafkaLogWarning` it gave, as dicts (``kind``, ``message``,
     ``path``, ``position``, ``offset``, ``bytes``), for programs that would rather not catch
-    warnings. A ``compacted=True`` read has none (its reader is not the native one).
+    warnings. Any other reader (a ``compacted=True`` read's too) is an
+    :class:`InvalidArgumentError`.
     """
     native = _NATIVE_READERS.get(reader)
     if native is None:
