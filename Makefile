@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # Tests build with the `ci` profile: optimised, without fat LTO's minutes on two cores.
 PROFILE ?= ci
 
-.PHONY: demo develop test test-rust test-python lint fmt bench fuzz fuzz-smoke clean
+.PHONY: demo develop test test-rust test-python lint docs fmt bench fuzz fuzz-smoke clean
 
 $(BIN)/maturin:
 	python3 -m venv $(VENV)
@@ -22,10 +22,11 @@ develop: $(BIN)/maturin
 demo: develop
 	PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python examples/spark_job.py examples/logs
 
-test: develop test-rust test-python lint fuzz-smoke
+test: develop test-rust test-python lint docs fuzz-smoke
 
 test-rust:
 	cargo test --all-targets
+	cargo test --doc
 
 test-python:
 	$(BIN)/pytest
@@ -35,6 +36,13 @@ lint: $(BIN)/maturin
 	cargo clippy --all-targets --features python -- -D warnings
 	$(BIN)/ruff check python tests examples
 	$(BIN)/ruff format --check python tests examples
+	$(BIN)/mypy
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features python -q
+
+# The API reference from the docstrings (mkdocs.yml), into site/; --strict fails on a broken
+# reference. Needs the dev extra (make develop).
+docs: $(BIN)/maturin
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q
 
 fmt:
 	cargo fmt --all
@@ -66,4 +74,4 @@ fuzz-smoke:
 	fi
 
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target site

@@ -30,6 +30,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The kind's snake-case name, as the Python exceptions' `kind` attribute has it.
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::Corrupt => "corrupt",
@@ -44,9 +45,12 @@ impl ErrorKind {
     }
 }
 
+/// A kafkalog failure: its kind, a message, and where the bad bytes are.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
+    /// What went wrong.
     pub kind: ErrorKind,
+    /// What went wrong, for a person (without the location, which [`fmt::Display`] adds).
     pub message: String,
     /// The file the bytes came from, when they came from a file.
     pub path: Option<PathBuf>,
@@ -62,9 +66,11 @@ pub struct Error {
     pub errno: Option<i32>,
 }
 
+/// kafkalog's `Result`: [`Error`] unless said otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An error of `kind`, not yet located.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {
             kind,
@@ -77,14 +83,17 @@ impl Error {
         }
     }
 
+    /// Bytes that are not a valid batch or record.
     pub fn corrupt(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Corrupt, message)
     }
 
+    /// An option or input the caller should not have given.
     pub fn invalid_argument(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidArgument, message)
     }
 
+    /// An I/O error on `path`, keeping the operating system's kind and number.
     pub fn io(err: std::io::Error, path: &Path) -> Self {
         Error::io_error(err).with_path(path)
     }
@@ -109,11 +118,13 @@ impl Error {
         self
     }
 
+    /// Sets the batch's offset unless an inner layer already set it.
     pub fn with_offset(mut self, offset: i64) -> Self {
         self.offset.get_or_insert(offset);
         self
     }
 
+    /// Sets the file unless an inner layer already set it.
     pub fn with_path(mut self, path: &Path) -> Self {
         if self.path.is_none() {
             self.path = Some(path.to_path_buf());

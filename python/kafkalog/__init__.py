@@ -15,25 +15,39 @@ runs unchanged on files; ``batch_metadata=True`` adds what Kafka keeps per batch
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import os
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pyarrow as pa
 
-from kafkalog import errors
+from kafkalog import errors, types
+from kafkalog._native import (
+    DEFAULT_BATCH_BYTES,
+    DEFAULT_BATCH_RECORDS,
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_INDEX_INTERVAL_BYTES,
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    DEFAULT_SEGMENT_BYTES,
+    DEFAULT_TARGET_BYTES,
+    __version__,
+)
 from kafkalog._native import Reader as _Reader
 from kafkalog._native import Writer as _Writer
-from kafkalog._native import __version__
 from kafkalog._native import partition_dir as _partition_dir
 from kafkalog._native import plan as _plan
 from kafkalog._native import read_index as _read_index
 from kafkalog._native import rebuild_indexes as _rebuild_indexes
 from kafkalog._native import segments as _segments
 from kafkalog._native import verify as _verify
+from kafkalog._storage import PathLike as _PathLike
+from kafkalog._storage import Paths as _Paths
 from kafkalog._storage import paths as _paths
 from kafkalog._storage import storage_kwargs as _storage_kwargs
+from kafkalog._time import millis as _millis
 from kafkalog.cleanup import compact, retain
 from kafkalog.errors import (
     ConcurrentWriteError,
@@ -52,12 +66,34 @@ from kafkalog.errors import (
     StoppedAtCorruptionWarning,
     TruncatedSegmentWarning,
 )
+from kafkalog.types import (
+    CompactReport,
+    Compression,
+    IsolationLevel,
+    Issue,
+    OnCorrupt,
+    RebuiltIndexes,
+    RetainedPartition,
+    Segment,
+    TimestampTypeName,
+    VerifyReport,
+    WrittenSegment,
+)
+
+if TYPE_CHECKING:
+    from kafkalog._native import ReaderOptions as _ReaderOptions
+    from kafkalog._native import WriterOptions as _WriterOptions
+
+    # Reached through __getattr__ at run time, so that ``import kafkalog`` needs no pyspark.
+    from kafkalog.spark import SPARK_SCHEMA as SPARK_SCHEMA
+    from kafkalog.spark import decode as decode
 
 __all__ = [
     "__version__",
     "read",
     "read_bytes",
     "read_batches",
+    "issues",
     "read_index",
     "verify",
     "segments",
@@ -71,7 +107,26 @@ __all__ = [
     "schema",
     "COLUMNS",
     "METADATA_COLUMNS",
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_MAX_DECOMPRESSED_SIZE",
+    "DEFAULT_INDEX_INTERVAL_BYTES",
+    "DEFAULT_SEGMENT_BYTES",
+    "DEFAULT_BATCH_RECORDS",
+    "DEFAULT_BATCH_BYTES",
+    "DEFAULT_TARGET_BYTES",
     "errors",
+    "types",
+    "OnCorrupt",
+    "IsolationLevel",
+    "Compression",
+    "TimestampTypeName",
+    "Segment",
+    "Issue",
+    "VerifyReport",
+    "RebuiltIndexes",
+    "WrittenSegment",
+    "CompactReport",
+    "RetainedPartition",
     "KafkaLogError",
     "CorruptRecordError",
     "CrcMismatchError",
@@ -130,32 +185,30 @@ METADATA_COLUMNS: tuple[str, ...] = (
     "recordCrcValid",
 )
 
-_DEFAULT_MAX_DECOMPRESSED = 256 * 1024 * 1024
-
 
 def _options(
     *,
     columns: Sequence[str] | None = None,
     batch_metadata: bool = False,
-    batch_size: int = 65536,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     include_control: bool = False,
     check_crc: bool = True,
-    on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    on_corrupt: OnCorrupt = "error",
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     topic: str | None = None,
     partition: int | None = None,
     list_batches: bool = False,
     byte_range: tuple[int, int | None] | None = None,
     start_offset: int | None = None,
     end_offset: int | None = None,
-    start_timestamp=None,
-    end_timestamp=None,
-    isolation_level: str = "read_uncommitted",
+    start_timestamp: int | datetime.datetime | None = None,
+    end_timestamp: int | datetime.datetime | None = None,
+    isolation_level: IsolationLevel = "read_uncommitted",
     threads: int | None = None,
-    storage_options=None,
-    filesystem=None,
-    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
-) -> dict:
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
+) -> _ReaderOptions:
     """The options the native reader takes, checked."""
     if threads is not None and threads < 1:
         raise InvalidArgumentError(f"threads must be at least 1, not {threads}")
@@ -195,18 +248,6 @@ def _options(
     }
 
 
-def _millis(value) -> int | None:
-    """A timestamp as Kafka's milliseconds: an int is taken as milliseconds already; a
-    datetime without a time zone is taken as UTC."""
-    if value is None or isinstance(value, int):
-        return value
-    if isinstance(value, datetime.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=datetime.UTC)
-        return int(value.timestamp() * 1000)
-    raise InvalidArgumentError(f"a timestamp must be int milliseconds or a datetime, not {value!r}")
-
-
 def _to_reader(native: _Reader) -> pa.RecordBatchReader:
     # from_batches keeps the exceptions our iterator raises as they are (typed, with their
     # attributes), where a C stream would flatten them into ArrowInvalid.
@@ -216,19 +257,42 @@ def _to_reader(native: _Reader) -> pa.RecordBatchReader:
         for batch in native:
             yield pa.record_batch(batch)
 
-    return pa.RecordBatchReader.from_batches(schema, batches())
+    reader = pa.RecordBatchReader.from_batches(schema, batches())
+    _NATIVE_READERS[reader] = native
+    return reader
+
+
+#: The native reader behind each reader handed out, for :func:`issues`.
+_NATIVE_READERS: weakref.WeakKeyDictionary[pa.RecordBatchReader, _Reader] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def issues(reader: pa.RecordBatchReader) -> list[Issue]:
+    """What ``reader`` (returned by :func:`read`, :func:`read_bytes`, :func:`read_batches` or
+    :func:`read_items`) has passed over so far without failing: partial batches or zero bytes
+    at segment ends, batches left out, partitions ended at a corrupt batch, indexes not used.
+    The same as the :class:`KafkaLogWarning` it gave, as dicts (``kind``, ``message``,
+    ``path``, ``position``, ``offset``, ``bytes``), for programs that would rather not catch
+    warnings. Any other reader (a ``compacted=True`` read's too) is an
+    :class:`InvalidArgumentError`.
+    """
+    native = _NATIVE_READERS.get(reader)
+    if native is None:
+        raise InvalidArgumentError("not a reader returned by kafkalog.read or its siblings")
+    return native.issues
 
 
 def read(
-    path: str | os.PathLike | Sequence[str | os.PathLike],
+    path: _Paths,
     *,
     columns: Sequence[str] | None = None,
     batch_metadata: bool = False,
-    batch_size: int = 65536,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     include_control: bool = False,
     check_crc: bool = True,
-    on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    on_corrupt: OnCorrupt = "error",
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     topic: str | None = None,
     partition: int | None = None,
     byte_range: tuple[int, int | None] | None = None,
@@ -236,12 +300,12 @@ def read(
     end_offset: int | None = None,
     start_timestamp: int | datetime.datetime | None = None,
     end_timestamp: int | datetime.datetime | None = None,
-    isolation_level: str = "read_uncommitted",
+    isolation_level: IsolationLevel = "read_uncommitted",
     threads: int | None = None,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
-    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
-    compacted: bool | dict = False,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
+    compacted: bool | Mapping[str, Any] = False,
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -306,11 +370,13 @@ def read(
     if compacted is not False:
         from kafkalog.cleanup import read_compacted
 
-        options = {} if compacted is True else dict(compacted)
+        compact_options: dict[str, Any] = {} if compacted is True else dict(compacted)
         kwargs = dict(locals())
-        for name in ("path", "compacted", "options", "read_compacted"):
+        for name in ("path", "compacted", "compact_options", "read_compacted"):
             kwargs.pop(name)
-        return read_compacted(path, options, read, **kwargs)
+        if not isinstance(path, str | os.PathLike):
+            raise InvalidArgumentError("compacted=True reads one partition directory")
+        return read_compacted(path, compact_options, read, **kwargs)
     options = _options(
         columns=columns,
         batch_metadata=batch_metadata,
@@ -340,11 +406,11 @@ def read_bytes(
     *,
     columns: Sequence[str] | None = None,
     batch_metadata: bool = False,
-    batch_size: int = 65536,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     include_control: bool = False,
     check_crc: bool = True,
-    on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    on_corrupt: OnCorrupt = "error",
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     topic: str | None = None,
     partition: int | None = None,
 ) -> pa.RecordBatchReader:
@@ -368,17 +434,17 @@ def read_bytes(
 
 
 def read_batches(
-    source: str | os.PathLike | bytes | bytearray | memoryview,
+    source: _PathLike | bytes | bytearray | memoryview,
     *,
     check_crc: bool = True,
-    on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
-    batch_size: int = 65536,
+    on_corrupt: OnCorrupt = "error",
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     topic: str | None = None,
     partition: int | None = None,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
-    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
 ) -> pa.RecordBatchReader:
     """List batches instead of records: one row per Kafka batch, as ``kafka-dump-log`` prints
     them without ``--deep-iteration``.
@@ -410,12 +476,12 @@ def read_batches(
 
 
 def read_index(
-    path: str | os.PathLike,
+    path: _PathLike,
     *,
     base_offset: int | None = None,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
-    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
 ) -> pa.Table:
     """Read one of the files beside a segment into a table, by its name:
 
@@ -439,12 +505,12 @@ def read_index(
 
 
 def segments(
-    path: str | os.PathLike | Sequence[str | os.PathLike],
+    path: _Paths,
     *,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
-    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
-) -> list[dict]:
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
+) -> list[Segment]:
     """The segment files :func:`read` reads for ``path``, in its order: the file itself; a
     partition directory's ``<20-digit offset>.log`` files in offset order; or, for a log
     directory, those of each ``<topic>-<partition>`` directory in topic, partition order
@@ -482,20 +548,20 @@ _Bounds = tuple[int | None, int | None, int | None, int | None]
 
 
 def plan(
-    path: str | os.PathLike | Sequence[str | os.PathLike],
+    path: _Paths,
     *,
-    target_bytes: int | None = 64 << 20,
+    target_bytes: int | None = DEFAULT_TARGET_BYTES,
     start_offset: int | None = None,
     end_offset: int | None = None,
     start_timestamp: int | datetime.datetime | None = None,
     end_timestamp: int | datetime.datetime | None = None,
-    isolation_level: str = "read_uncommitted",
+    isolation_level: IsolationLevel = "read_uncommitted",
     partition_bounds: Mapping[tuple[str | None, int | None], Mapping[str, Any]] | None = None,
     keep: Callable[[str | None, int | None], bool] | None = None,
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
-    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
 ) -> list[WorkItem]:
     """Plan a read as work items of about ``target_bytes`` each, cut at batch boundaries
     (``None``: one item per file), for tasks to decode with :func:`read_items`.
@@ -535,7 +601,7 @@ def plan(
             "end_timestamp": end_timestamp,
         }
     )
-    per = {tuple(k): four(v) for k, v in (partition_bounds or {}).items()}
+    per = {(k[0], k[1]): four(v) for k, v in (partition_bounds or {}).items()}
     items, issues = _plan(
         segs,
         default_bounds=default,
@@ -560,19 +626,19 @@ def plan(
 
 
 def read_items(
-    items: Sequence[WorkItem | tuple],
+    items: Sequence[WorkItem | tuple[Any, ...]],
     *,
     columns: Sequence[str] | None = None,
     batch_metadata: bool = False,
-    batch_size: int = 65536,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     include_control: bool = False,
     check_crc: bool = True,
-    on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
+    on_corrupt: OnCorrupt = "error",
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     threads: int | None = None,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
-    encryption_keys: Mapping[str, str | bytes | os.PathLike] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+    encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
 ) -> pa.RecordBatchReader:
     """Decode work items made by :func:`plan` (in their order), without planning again.
     Options as :func:`read`; ``threads`` defaults to one (a task's share)."""
@@ -594,12 +660,12 @@ def read_items(
 
 
 def verify(
-    path: str | os.PathLike,
+    path: _PathLike,
     *,
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
-    storage_options: dict[str, str] | None = None,
-    filesystem=None,
-) -> dict:
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    storage_options: Mapping[str, Any] | None = None,
+    filesystem: Any | None = None,
+) -> VerifyReport:
     """Check a log directory, partition directory or segment, as ``kafka-dump-log
     --verify-index-only --index-sanity-check`` does and more.
 
@@ -621,11 +687,11 @@ def verify(
 
 
 def rebuild_indexes(
-    path: str | os.PathLike,
+    path: _PathLike,
     *,
-    index_interval_bytes: int = 4096,
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
-) -> list[dict]:
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> list[RebuiltIndexes]:
     """Regenerate the ``.index``, ``.timeindex`` and ``.txnindex`` of every segment under
     ``path`` from the logs, as Kafka's log recovery does: an entry whenever more than
     ``index_interval_bytes`` passed since the last one, a final time entry, and the aborted
@@ -645,7 +711,7 @@ def schema(columns: Sequence[str] | None = None, *, batch_metadata: bool = False
     return pa.schema(_Reader.from_bytes(b"", options).schema)
 
 
-def _batches(data) -> Iterator[pa.RecordBatch]:
+def _batches(data: Any) -> Iterator[pa.RecordBatch]:
     """The record batches of anything Arrow-shaped, lazily."""
     if isinstance(data, pa.RecordBatch):
         return iter([data])
@@ -664,30 +730,30 @@ def _batches(data) -> Iterator[pa.RecordBatch]:
 
 
 def write(
-    path: str | os.PathLike,
-    data,
+    path: _PathLike,
+    data: Any,
     *,
     magic: int | None = None,
-    compression: str | None = None,
+    compression: Compression | None = None,
     compression_level: int | None = None,
-    timestamp_type: str | None = None,
+    timestamp_type: TimestampTypeName | None = None,
     log_append_time: int | None = None,
     base_offset: int = 0,
-    batch_records: int = 10_000,
-    batch_bytes: int = 16_384,
+    batch_records: int = DEFAULT_BATCH_RECORDS,
+    batch_bytes: int = DEFAULT_BATCH_BYTES,
     preserve_batches: bool = True,
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
     transactional: bool = False,
     partition_leader_epoch: int = 0,
-    segment_bytes: int = 1 << 30,
-    index_interval_bytes: int = 4096,
+    segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
     overwrite: bool = False,
     topic: str | None = None,
     partition: int | None = None,
     fsync: bool = True,
-) -> list[dict]:
+) -> list[WrittenSegment]:
     """Write records as a Kafka partition directory that a broker and any Kafka client read.
 
     ``path`` is the partition directory to create (``.../<topic>-<partition>``): segments
@@ -733,7 +799,7 @@ def write(
     Returns one dict per segment written (path, base_offset, last_offset, batches, records,
     bytes).
     """
-    options = {
+    options: _WriterOptions = {
         "magic": magic,
         "compression": compression,
         "compression_level": compression_level,
@@ -791,13 +857,21 @@ __all__ += [
 
 
 # The Spark integration (kafkalog.spark) needs pyspark, so it is imported on first use:
-# ``df.mapInArrow(kafkalog.decode, kafkalog.SPARK_SCHEMA)``.
+# ``df.mapInArrow(kafkalog.decode, kafkalog.SPARK_SCHEMA)``. Type checkers see the two names
+# through the TYPE_CHECKING import above, dir() through __dir__; they are in __all__ where
+# pyspark is installed (``from kafkalog import *`` would otherwise fail on them).
 _SPARK_NAMES = ("decode", "SPARK_SCHEMA")
+if importlib.util.find_spec("pyspark") is not None:
+    __all__ += list(_SPARK_NAMES)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _SPARK_NAMES:
         from kafkalog import spark
 
         return getattr(spark, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SPARK_NAMES))

@@ -18,17 +18,29 @@ import functools
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import unquote, urlsplit
 
 from kafkalog.errors import InvalidArgumentError
+
+#: One local path or object-store URI.
+PathLike = str | os.PathLike[str]
+#: One path, or several read in the order given.
+Paths = PathLike | Sequence[PathLike]
+
+
+class StorageKwargs(TypedDict):
+    """The storage arguments of the native functions."""
+
+    storage_options: dict[str, str] | None
+    filesystem: Any | None
 
 
 def storage_kwargs(
     storage_options: Mapping[str, Any] | None,
     filesystem: Any | None,
     encryption_keys: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> StorageKwargs:
     """The ``storage_options`` and ``filesystem`` arguments of the native functions.
 
     ``encryption_keys`` (``{key_id: private key}``, for encrypted tiered-storage segments)
@@ -101,11 +113,11 @@ def _pyarrow_filesystem(filesystem: Any | None) -> Any | None:
     )
 
 
-def paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
+def paths(path: Paths) -> list[str]:
     """One path or several, as strings."""
     if isinstance(path, (str, os.PathLike)):
         return [os.fspath(path)]
-    if isinstance(path, Sequence) and not isinstance(path, (bytes, bytearray)):
+    if isinstance(path, Sequence) and not isinstance(path, (bytes, bytearray)):  # type: ignore[unreachable]
         out = [os.fspath(p) for p in path]
         if not out:
             raise InvalidArgumentError("no path given")
@@ -131,20 +143,20 @@ class Route:
     filesystem: Any | None = None
     prefix: str = ""
 
-    def kwargs(self) -> dict[str, Any]:
+    def kwargs(self) -> StorageKwargs:
         return storage_kwargs(self.storage_options, self.filesystem)
 
     def uri(self, core_path: str) -> str:
         return self.prefix + core_path if self.prefix else core_path
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         """Paths with equal keys can be read in one native call."""
         options = tuple(sorted((self.storage_options or {}).items()))
         return (id(self.filesystem), options, self.prefix)
 
 
 def route(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
 ) -> Route:

@@ -9,37 +9,43 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 
+from kafkalog._native import DEFAULT_DELETE_RETENTION_MS as _DAY_MS
+from kafkalog._native import (
+    DEFAULT_INDEX_INTERVAL_BYTES,
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    DEFAULT_SEGMENT_BYTES,
+)
 from kafkalog._native import compact as _compact
 from kafkalog._native import retain as _retain
+from kafkalog.types import CompactReport, OnCorrupt, RetainedPartition
 
 __all__ = ["compact", "plan", "compact_with_offset_map", "retain", "read_compacted"]
 
-_DAY_MS = 86_400_000
-
 
 def compact(
-    src: str | os.PathLike,
-    dst: str | os.PathLike,
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
     *,
     delete_retention_ms: int = _DAY_MS,
     min_compaction_lag_ms: int = 0,
     max_compaction_lag_ms: int = 2**63 - 1,
     min_cleanable_ratio: float | None = None,
-    segment_bytes: int = 1 << 30,
+    segment_bytes: int = DEFAULT_SEGMENT_BYTES,
     max_index_size: int = 10 * 1024 * 1024,
-    index_interval_bytes: int = 4096,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
     log_start_offset: int | None = None,
     first_dirty_offset: int | None = None,
     producer_id_expiration_ms: int | None = _DAY_MS,
     now: int | None = None,
-    max_decompressed_size: int = 256 * 1024 * 1024,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     overwrite: bool = False,
-    on_corrupt: str = "error",
-) -> dict:
+    on_corrupt: OnCorrupt = "error",
+) -> CompactReport:
     """Compact the partition directory ``src`` into a new partition directory ``dst`` as one
     round of Kafka's log cleaner would, with the topic's settings given as arguments (named
     after the topic configs: ``delete.retention.ms``, ``min.compaction.lag.ms``,
@@ -90,11 +96,17 @@ def compact(
     )
 
 
-def _native_compact(src, dst, *, now: int | None = None, **options) -> dict:
+def _native_compact(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    *,
+    now: int | None = None,
+    **options: Any,
+) -> CompactReport:
     return _compact(os.fspath(src), os.fspath(dst), now_ms=now, **options)
 
 
-def plan(src: str | os.PathLike, **options) -> dict:
+def plan(src: str | os.PathLike[str], **options: Any) -> CompactReport:
     """What :func:`compact` (with the same options) would clean, without writing anything:
     its report's offsets, ``cleaned`` saying whether a round would run. The offset map is
     built from the records from ``first_dirty_offset`` up to ``first_uncleanable_offset``
@@ -103,8 +115,12 @@ def plan(src: str | os.PathLike, **options) -> dict:
 
 
 def compact_with_offset_map(
-    src: str | os.PathLike, dst: str | os.PathLike, keys, offsets, **options
-) -> dict:
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    keys: Sequence[bytes],
+    offsets: Sequence[int],
+    **options: Any,
+) -> CompactReport:
     """:func:`compact` with the offset map computed elsewhere (by the Spark job in
     :mod:`kafkalog.spark.cleanup`): ``keys[i]``'s last offset in the dirty range is
     ``offsets[i]``. With the map :func:`plan` describes, the output is :func:`compact`'s."""
@@ -114,7 +130,7 @@ def compact_with_offset_map(
 
 
 def retain(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     retention_ms: int | None = None,
     retention_bytes: int | None = None,
@@ -124,7 +140,7 @@ def retain(
     now: int | None = None,
     dry_run: bool = True,
     write_checkpoint: bool = False,
-) -> list[dict]:
+) -> list[RetainedPartition]:
     """Apply Kafka's retention to every partition under ``path`` (a partition directory or a
     log directory), as the broker's ``deleteOldSegments`` does: first segments wholly below
     the log start offset, then oldest segments while the partition stays at or above
@@ -160,10 +176,10 @@ def retain(
 
 
 def read_compacted(
-    path: str | os.PathLike,
-    compact_options: dict,
+    path: str | os.PathLike[str],
+    compact_options: dict[str, Any],
     read: Callable[..., pa.RecordBatchReader],
-    **read_options,
+    **read_options: Any,
 ) -> pa.RecordBatchReader:
     """The compacted view of the partition directory ``path``: it is compacted into a
     temporary directory (removed when the returned reader is exhausted or closed) and read

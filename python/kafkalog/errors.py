@@ -15,6 +15,7 @@ batch left out with ``on_corrupt="skip"``) is reported as a :class:`KafkaLogWarn
 from __future__ import annotations
 
 import errno
+from typing import Any
 
 __all__ = [
     "KafkaLogError",
@@ -55,14 +56,21 @@ class KafkaLogError(Exception):
         self.offset = offset
         self.kind = kind
 
-    def __reduce__(self):  # survive pickling (Spark ships exceptions between processes)
+    def __reduce__(self) -> tuple[Any, ...]:  # survive pickling (Spark ships exceptions)
         return (
             _rebuild,
             (type(self), self.message, self.path, self.position, self.offset, self.kind),
         )
 
 
-def _rebuild(cls, message, path, position, offset, kind):
+def _rebuild(
+    cls: type[KafkaLogError],
+    message: str,
+    path: str | None,
+    position: int | None,
+    offset: int | None,
+    kind: str | None,
+) -> KafkaLogError:
     return cls(message, path=path, position=position, offset=offset, kind=kind)
 
 
@@ -94,7 +102,7 @@ class KafkaLogIOError(KafkaLogError, OSError):
 
     _errno: int | None = None
 
-    def __init__(self, message: str, **kwargs) -> None:
+    def __init__(self, message: str, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.errno = self._errno
         self.strerror = message
@@ -119,8 +127,9 @@ class ConcurrentWriteError(KafkaLogIOError):
 
 
 class KafkaLogWarning(UserWarning):
-    """Base class of kafkalog's warnings; carries ``path``, ``position``, ``offset`` and
-    ``bytes`` (how many bytes were passed over)."""
+    """Base class of kafkalog's warnings; carries ``path``, ``position``, ``offset``,
+    ``bytes`` (how many bytes were passed over) and ``kind`` (a
+    :data:`kafkalog.types.IssueKind`: ``"torn_tail"``, ``"skipped_batch"``, ...)."""
 
     def __init__(
         self,
@@ -130,12 +139,14 @@ class KafkaLogWarning(UserWarning):
         position: int | None = None,
         offset: int | None = None,
         bytes: int | None = None,
+        kind: str | None = None,
     ) -> None:
         super().__init__(message)
         self.path = path
         self.position = position
         self.offset = offset
         self.bytes = bytes
+        self.kind = kind
 
 
 class TruncatedSegmentWarning(KafkaLogWarning):
@@ -169,7 +180,7 @@ class UndecodedRecordWarning(KafkaLogWarning):
         key: bytes | None = None,
         value: bytes | None = None,
         corrupt: bool = False,
-        **kwargs,
+        **kwargs: Any,
     ) -> None:
         super().__init__(message, **kwargs)
         self.key = key

@@ -18,6 +18,7 @@ import datetime
 import os
 import warnings
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,7 +26,11 @@ import pyarrow.compute as pc
 from kafkalog._native import ClusterStateFold as _ClusterStateFold
 from kafkalog._native import InternalFold as _InternalFold
 from kafkalog._native import log_end_offset as _log_end_offset
+from kafkalog._time import millis as _millis
 from kafkalog.errors import UndecodedRecordWarning
+
+if TYPE_CHECKING:
+    from kafkalog._native import InternalIssue
 
 __all__ = [
     "consumer_offsets",
@@ -69,7 +74,7 @@ def _partitions(path: str, topic: str) -> list[tuple[str, list[tuple[int, str]]]
     return out
 
 
-def _warn(issues: Iterable[dict]) -> None:
+def _warn(issues: Iterable[InternalIssue]) -> None:
     for issue in issues:
         warnings.warn(
             UndecodedRecordWarning(
@@ -85,16 +90,10 @@ def _warn(issues: Iterable[dict]) -> None:
         )
 
 
-def _millis(value: int | datetime.datetime | None) -> int | None:
-    if isinstance(value, datetime.datetime):
-        return int(value.timestamp() * 1000)
-    return value
-
-
 def _fold(
     kind: str,
     topic: str,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     history: bool = False,
     on_corrupt: str = "error",
@@ -131,7 +130,7 @@ def _fold(
     return table
 
 
-def _last_segments(path: str | os.PathLike) -> dict[tuple[str, int], tuple[int, str]]:
+def _last_segments(path: str | os.PathLike[str]) -> dict[tuple[str, int], tuple[int, str]]:
     """Each data partition's last segment (base offset, path) under ``path``."""
     import kafkalog
 
@@ -148,7 +147,7 @@ def _last_segments(path: str | os.PathLike) -> dict[tuple[str, int], tuple[int, 
 
 
 def consumer_offsets(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     history: bool = False,
     group: str | None = None,
@@ -185,7 +184,7 @@ def consumer_offsets(
     return table
 
 
-def consumer_groups(path: str | os.PathLike, *, on_corrupt: str = "error") -> pa.Table:
+def consumer_groups(path: str | os.PathLike[str], *, on_corrupt: str = "error") -> pa.Table:
     """The groups in the ``__consumer_offsets`` partitions under ``path``, one row each:
     ``group``, ``type`` (classic, consumer, share), ``protocolType``, ``state`` (``Stable``
     with members, ``Empty`` without, as a coordinator loads a group), ``generation`` (the
@@ -196,7 +195,7 @@ def consumer_groups(path: str | os.PathLike, *, on_corrupt: str = "error") -> pa
     return _fold("consumer_groups", "__consumer_offsets", path, on_corrupt=on_corrupt)
 
 
-def transactions(path: str | os.PathLike, *, on_corrupt: str = "error") -> pa.Table:
+def transactions(path: str | os.PathLike[str], *, on_corrupt: str = "error") -> pa.Table:
     """The transactional ids in the ``__transaction_state`` partitions under ``path``, as the
     transaction coordinator loads them: ``transactionalId``, ``producerId``,
     ``producerEpoch``, ``previousProducerId``, ``nextProducerId``, ``state`` (``Ongoing``,
@@ -206,7 +205,7 @@ def transactions(path: str | os.PathLike, *, on_corrupt: str = "error") -> pa.Ta
     return _fold("transactions", "__transaction_state", path, on_corrupt=on_corrupt)
 
 
-def cluster_metadata(path: str | os.PathLike, *, on_corrupt: str = "error") -> pa.Table:
+def cluster_metadata(path: str | os.PathLike[str], *, on_corrupt: str = "error") -> pa.Table:
     """One row per KRaft metadata record in ``__cluster_metadata-0`` (or a snapshot
     ``.checkpoint`` file): ``partition``, ``offset``, ``timestamp``, ``type`` (the record
     type's name, ``TopicRecord``, ``PartitionRecord``, ...), ``typeId``, ``version``, ``data``
@@ -215,7 +214,7 @@ def cluster_metadata(path: str | os.PathLike, *, on_corrupt: str = "error") -> p
     return _fold("cluster_metadata", "__cluster_metadata", path, on_corrupt=on_corrupt)
 
 
-def cluster_state(path: str | os.PathLike) -> dict[str, pa.Table]:
+def cluster_state(path: str | os.PathLike[str]) -> dict[str, pa.Table]:
     """The cluster's state from KRaft metadata, as a controller rebuilds it: the latest
     snapshot (``<end offset>-<epoch>.checkpoint``) in ``path`` when there is one, then the
     log's records from the snapshot's end offset on. Tables: ``topics`` (name, topicId,
@@ -242,7 +241,7 @@ def cluster_state(path: str | os.PathLike) -> dict[str, pa.Table]:
 
 
 def remote_log_metadata(
-    path: str | os.PathLike, *, history: bool = False, on_corrupt: str = "error"
+    path: str | os.PathLike[str], *, history: bool = False, on_corrupt: str = "error"
 ) -> pa.Table:
     """Tiered storage's remote log segments from the ``__remote_log_metadata`` partitions
     under ``path``, one row per segment in its latest state (``COPY_SEGMENT_STARTED``,

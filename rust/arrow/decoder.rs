@@ -59,6 +59,19 @@ pub enum IssueKind {
     IndexIgnored,
 }
 
+impl IssueKind {
+    /// The issue's name in snake case, as errors' kinds and `verify`'s findings are spelled.
+    pub fn name(self) -> &'static str {
+        match self {
+            IssueKind::TornTail => "torn_tail",
+            IssueKind::ZeroTail => "zero_tail",
+            IssueKind::SkippedBatch => "skipped_batch",
+            IssueKind::Stopped => "stopped",
+            IssueKind::IndexIgnored => "index_not_used",
+        }
+    }
+}
+
 /// Something the reader passed over without failing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Issue {
@@ -93,13 +106,16 @@ pub struct DecoderOptions {
     pub on_corrupt: OnCorrupt,
 }
 
+/// The default target rows per output batch.
+pub const DEFAULT_BATCH_SIZE: usize = 64 * 1024;
+
 impl Default for DecoderOptions {
     fn default() -> Self {
         DecoderOptions {
             decode: DecodeOptions::default(),
             projection: Projection::default(),
             filter: RecordFilter::default(),
-            batch_size: 64 * 1024,
+            batch_size: DEFAULT_BATCH_SIZE,
             batch_bytes: 64 << 20,
             on_corrupt: OnCorrupt::Error,
         }
@@ -218,9 +234,11 @@ impl<O: Output> Decoder<O> {
                     break;
                 }
                 self.zeros_from = None;
-                let err =
-                    Error::corrupt("found record size 0 smaller than minimum record overhead (14)")
-                        .at(start);
+                let err = Error::corrupt(format!(
+                    "found record size 0 smaller than minimum record overhead ({})",
+                    crate::format::segment::MIN_ENTRY_SIZE
+                ))
+                .at(start);
                 self.corrupt(err, None)?;
                 break;
             }

@@ -54,6 +54,11 @@ pub struct EncodeOptions {
     pub partition_leader_epoch: i32,
 }
 
+/// The default most records in one fresh batch.
+pub const DEFAULT_BATCH_RECORDS: usize = 10_000;
+/// The default most uncompressed bytes in one fresh batch (the producer's `batch.size`).
+pub const DEFAULT_BATCH_BYTES: usize = 16_384;
+
 impl Default for EncodeOptions {
     fn default() -> Self {
         EncodeOptions {
@@ -63,8 +68,8 @@ impl Default for EncodeOptions {
             timestamp_type: None,
             log_append_time: None,
             base_offset: 0,
-            batch_records: 10_000,
-            batch_bytes: 16_384,
+            batch_records: DEFAULT_BATCH_RECORDS,
+            batch_bytes: DEFAULT_BATCH_BYTES,
             preserve_batches: true,
             producer_id: -1,
             producer_epoch: -1,
@@ -736,7 +741,12 @@ impl Encoder {
 
 /// Bytes of a v0/v1 log entry (Kafka's `LOG_OVERHEAD + LegacyRecord.recordSize`).
 fn legacy_entry_size(magic: i8, key: Option<&[u8]>, value: Option<&[u8]>) -> usize {
-    let overhead = if magic == 0 { 14 } else { 22 };
+    use crate::format::legacy::{MIN_MESSAGE_SIZE, MIN_MESSAGE_SIZE_V1};
+    let overhead = if magic == 0 {
+        MIN_MESSAGE_SIZE
+    } else {
+        MIN_MESSAGE_SIZE_V1
+    };
     crate::format::legacy::LOG_OVERHEAD
         + overhead
         + key.map_or(0, <[u8]>::len)

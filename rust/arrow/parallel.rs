@@ -253,13 +253,13 @@ impl ParallelReader {
                             })
                         }
                         Next::Rest(planned, position) => {
-                            let mut rest = planned.0.clone();
-                            rest.start = position;
+                            let mut rest = planned.as_ref().clone();
+                            rest.file.start = position;
                             let reader = self
                                 .shared
                                 .builder
                                 .clone()
-                                .build_planned(vec![(rest, planned.1.clone())], Vec::new());
+                                .build_planned(vec![rest], Vec::new());
                             self.current = Some(Current::Rest {
                                 file,
                                 origin,
@@ -412,7 +412,7 @@ type Work = Option<(Piece, Arc<Planned>, Sender<Msg>)>;
 fn slot(index: usize, file: &Planned, next: Next) -> Slot {
     Slot {
         file: index,
-        origin: file.0.origin.clone(),
+        origin: file.file.origin.clone(),
         next,
     }
 }
@@ -445,7 +445,7 @@ fn cut_next(shared: &Shared, cutting: &mut Cutting) -> (Slot, Work) {
                     cutting.done = true;
                     return (end_slot(), None);
                 };
-                if unwanted(index, &file.0.origin) {
+                if unwanted(index, &file.file.origin) {
                     continue;
                 }
                 match Open::new(shared.builder.storage().as_ref(), index, Arc::clone(&file)) {
@@ -458,7 +458,7 @@ fn cut_next(shared: &Shared, cutting: &mut Cutting) -> (Slot, Work) {
             }
         };
         let mut open = open;
-        if unwanted(open.index, &open.file.0.origin) {
+        if unwanted(open.index, &open.file.file.origin) {
             continue; // its later pieces are dropped unread
         }
         match next_piece(shared, &mut open) {
@@ -485,7 +485,7 @@ fn cut_next(shared: &Shared, cutting: &mut Cutting) -> (Slot, Work) {
 
 impl Open {
     fn new(storage: &dyn Storage, index: usize, file: Arc<Planned>) -> Result<Open> {
-        let segment: &SegmentFile = &file.0;
+        let segment: &SegmentFile = &file.file;
         let mut handle = storage.open(&segment.path)?;
         let len = handle.len();
         let end = segment.end.map_or(len, |e| e.min(len));
@@ -638,10 +638,10 @@ thread_local! {
 /// Decodes a whole piece and sends its batches (never waiting: the channel is unbounded, and
 /// a piece holds about one batch).
 fn decode_piece(shared: &Shared, file: &Planned, piece: Piece, out: &Sender<Msg>) {
-    let segment = &file.0;
+    let segment = &file.file;
     DECODER.with_borrow_mut(|cached| {
         let origin = segment.origin.clone();
-        let bounds = file.1.clone();
+        let bounds = file.bounds.clone();
         let decoder = match cached {
             Some(c) if c.0 == shared.read => {
                 shared

@@ -1,7 +1,7 @@
 //! Planning a read as work items: which byte ranges of which segments a read needs, within its
 //! bounds, cut into pieces of about a target size at batch boundaries. The Spark data source
 //! plans on the driver and hands the items to tasks; a task decodes its item without planning
-//! again ([`super::reader::ReaderBuilder::build_items`]).
+//! again ([`super::reader::ReaderBuilder::build_planned`]).
 //!
 //! Planning reads indexes, producer snapshots and the few log bytes that confirm them (see
 //! [`super::seek`] and [`super::transactions`]), never whole logs.
@@ -9,7 +9,7 @@
 use super::builder::Origin;
 use super::decoder::Issue;
 use super::reader::SegmentFile;
-use super::seek::{by_partition, plan, split_points, Bounds, FileBounds};
+use super::seek::{by_partition, plan, split_points, Bounds, FileBounds, Planned};
 use super::transactions::Transactions;
 use crate::error::Result;
 use crate::format::batch::DecodeOptions;
@@ -41,7 +41,7 @@ pub struct WorkItem {
 
 impl WorkItem {
     /// The file and bounds a reader decodes this item with.
-    pub fn to_planned(&self) -> (SegmentFile, FileBounds) {
+    pub fn to_planned(&self) -> Planned {
         let file = SegmentFile {
             path: self.path.clone(),
             base_offset: crate::format::segment::base_offset_from_name(&self.path),
@@ -58,7 +58,7 @@ impl WorkItem {
                 .as_ref()
                 .map(|a| Arc::new(Transactions::from_aborted(a.iter().copied()))),
         };
-        (file, bounds)
+        Planned { file, bounds }
     }
 }
 
@@ -84,7 +84,11 @@ pub fn plan_items(
             .collect();
         let (planned, noted) = plan(storage, group, &bounds, options)?;
         issues.extend(noted);
-        for (file, file_bounds) in planned {
+        for Planned {
+            file,
+            bounds: file_bounds,
+        } in planned
+        {
             let next_base = next_base.get(&file.path).copied().flatten();
             items.extend(cut(storage, file, &file_bounds, next_base, target_bytes)?);
         }

@@ -458,7 +458,7 @@ pub struct LogReader<O = RecordColumns> {
     builder: ReaderBuilder,
     make: MakeOutput<O>,
     schema: SchemaRef,
-    files: VecDeque<(SegmentFile, FileBounds)>,
+    files: VecDeque<Planned>,
     current: Option<OpenFile<O>>,
     /// Partitions where reading stopped at a corrupt batch: their later segments are not read,
     /// as Kafka's recovery drops what follows a corruption.
@@ -493,7 +493,11 @@ impl<O: Output> LogReader<O> {
     fn step(&mut self) -> Result<Option<RecordBatch>> {
         loop {
             if self.current.is_none() {
-                let Some((segment, bounds)) = self.files.pop_front() else {
+                let Some(Planned {
+                    file: segment,
+                    bounds,
+                }) = self.files.pop_front()
+                else {
                     return Ok(None);
                 };
                 if segment.origin.topic.is_some()

@@ -9,35 +9,64 @@ use crate::error::{Error, Result};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use std::sync::{Arc, OnceLock};
 
+/// One output column: Spark's Kafka source's eight, then Kafka's per-batch values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Column {
+    /// The record's key (binary, null when absent).
     Key,
+    /// The record's value (binary, null for a tombstone).
     Value,
+    /// The topic, from the directory name or the `topic` option.
     Topic,
+    /// The partition, from the directory name or the `partition` option.
     Partition,
+    /// The record's offset.
     Offset,
+    /// The record's timestamp (microseconds, Spark's timestamp type; null for magic 0); the
+    /// batch's append time for a LogAppendTime batch.
     Timestamp,
+    /// 0 CreateTime, 1 LogAppendTime (-1, none, for magic 0), as Spark's Kafka source has it.
     TimestampType,
+    /// The record's headers, `list<struct<key: string, value: binary>>`.
     Headers,
     // Batch metadata.
+    /// The batch's first offset.
     BaseOffset,
+    /// The batch's last offset.
     LastOffset,
+    /// Byte position of the batch (log entry) in its file or buffer.
     BatchPosition,
+    /// Bytes of the log entry, with its 12 bytes of offset and size.
     BatchSize,
+    /// The message format: 0, 1 or 2.
     Magic,
+    /// The batch's codec name: none, gzip, snappy, lz4, zstd.
     Compression,
+    /// Whether the batch's stored CRC matches (null when not checked).
     CrcValid,
+    /// v2: the producer id (-1 for none).
     ProducerId,
+    /// v2: the producer epoch.
     ProducerEpoch,
+    /// v2: the record's sequence number (base sequence + offset delta; -1 for none).
     Sequence,
+    /// v2: the partition leader epoch stamped on the batch.
     PartitionLeaderEpoch,
+    /// v2: whether the batch belongs to a transaction.
     IsTransactional,
+    /// v2: whether the batch holds a control record.
     IsControl,
+    /// v2: the header's base timestamp (the delete horizon when one is set).
     BaseTimestamp,
+    /// The batch's max timestamp.
     MaxTimestamp,
+    /// v2: the delete horizon in ms, null when unset.
     DeleteHorizonMs,
+    /// The control record's type id (null for data records).
     ControlType,
+    /// v0/v1: the message's own stored CRC (null for v2).
     RecordCrc,
+    /// v0/v1: whether the message's CRC matches (null for v2).
     RecordCrcValid,
 }
 
@@ -77,10 +106,12 @@ impl Column {
         Column::RecordCrcValid,
     ];
 
+    /// Every column, default ones first.
     pub fn all() -> impl Iterator<Item = Column> {
         Column::DEFAULT.into_iter().chain(Column::METADATA)
     }
 
+    /// The column's name in the Arrow schema (Spark's spelling).
     pub fn name(self) -> &'static str {
         match self {
             Column::Key => "key",
@@ -113,6 +144,7 @@ impl Column {
         }
     }
 
+    /// The column with this name (`InvalidArgument` listing the names otherwise).
     pub fn from_name(name: &str) -> Result<Column> {
         Column::all().find(|c| c.name() == name).ok_or_else(|| {
             let known: Vec<_> = Column::all().map(Column::name).collect();
@@ -123,6 +155,7 @@ impl Column {
         })
     }
 
+    /// The column's Arrow field: name, type and nullability.
     pub fn field(self) -> Field {
         let (ty, nullable) = match self {
             Column::Key | Column::Value => (DataType::Binary, true),
@@ -167,6 +200,7 @@ pub fn headers_type() -> DataType {
     )))
 }
 
+/// The fields of one header: `key` (string) and `value` (binary).
 pub fn header_fields() -> Fields {
     static FIELDS: OnceLock<Fields> = OnceLock::new();
     FIELDS
@@ -186,6 +220,7 @@ pub struct Projection {
 }
 
 impl Projection {
+    /// These columns, in this order (`InvalidArgument` for one asked twice).
     pub fn new(columns: Vec<Column>) -> Result<Self> {
         let mut seen = std::collections::HashSet::new();
         for c in &columns {
@@ -208,6 +243,7 @@ impl Projection {
         Projection { columns }
     }
 
+    /// The columns with these names, in this order.
     pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Self> {
         Projection::new(
             names
@@ -217,14 +253,17 @@ impl Projection {
         )
     }
 
+    /// The columns, in output order.
     pub fn columns(&self) -> &[Column] {
         &self.columns
     }
 
+    /// Whether the column is produced.
     pub fn contains(&self, column: Column) -> bool {
         self.columns.contains(&column)
     }
 
+    /// The Arrow schema of these columns.
     pub fn schema(&self) -> SchemaRef {
         Arc::new(Schema::new(
             self.columns.iter().map(|c| c.field()).collect::<Vec<_>>(),

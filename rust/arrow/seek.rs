@@ -182,13 +182,18 @@ fn batch_at(
     entry: OffsetEntry,
 ) -> Result<Option<(i64, i8)>> {
     let mut header_at = |position: u64| -> Result<Option<(i64, u64, i8)>> {
-        let h = read_at(position, 17)?;
-        if h.len() < 17 || h[16] > 2 {
+        use crate::format::segment::{HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_ENTRY_SIZE};
+        let h = read_at(position, HEADER_SIZE_UP_TO_MAGIC)?;
+        if h.len() < HEADER_SIZE_UP_TO_MAGIC || h[16] > 2 {
             return Ok(None);
         }
         let size = i32::from_be_bytes(h[8..12].try_into().unwrap());
         let offset = i64::from_be_bytes(h[0..8].try_into().unwrap());
-        Ok((size >= 14).then_some((offset, 12 + size as u64, h[16] as i8)))
+        Ok((size >= MIN_ENTRY_SIZE).then_some((
+            offset,
+            LOG_OVERHEAD as u64 + size as u64,
+            h[16] as i8,
+        )))
     };
     let Some((base, size, magic)) = header_at(entry.position as u64)? else {
         return Ok(None);
@@ -402,8 +407,13 @@ pub fn by_partition(files: Vec<SegmentFile>) -> Vec<Vec<SegmentFile>> {
     groups
 }
 
-/// A file to read, with the bounds of its records.
-pub type Planned = (SegmentFile, FileBounds);
+/// A segment file to read (its byte range and origin), with the bounds its records are kept
+/// within: what planning produces and the readers consume.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    pub file: SegmentFile,
+    pub bounds: FileBounds,
+}
 
 /// Plans the reading of `files` (in reading order) within `bounds`: drops segments outside the
 /// bounds, sets each file's start position and record bounds. Returns the files to read with
@@ -417,7 +427,13 @@ pub fn plan(
     let mut issues = Vec::new();
     if bounds.is_unbounded() {
         return Ok((
-            files.into_iter().map(|f| (f, FileBounds::all())).collect(),
+            files
+                .into_iter()
+                .map(|file| Planned {
+                    file,
+                    bounds: FileBounds::all(),
+                })
+                .collect(),
             issues,
         ));
     }
@@ -474,14 +490,14 @@ pub fn plan(
                 }
             }
             first = false;
-            planned.push((
+            planned.push(Planned {
                 file,
-                FileBounds {
+                bounds: FileBounds {
                     start,
                     end,
                     transactions: transactions.clone(),
                 },
-            ));
+            });
         }
     }
     Ok((planned, issues))

@@ -20,41 +20,67 @@ use crate::storage::{Stat, Storage};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// A problem (what Kafka would reject or repair) or a note (worth knowing, not wrong).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// A snake-case name: `torn_tail`, `crc_mismatch`, `index_mismatch`, ...
     pub kind: &'static str,
+    /// What is wrong, for a person.
     pub message: String,
+    /// The file it is in.
     pub path: PathBuf,
+    /// Byte position in that file, where it applies.
     pub position: Option<u64>,
+    /// The offset concerned, where known.
     pub offset: Option<i64>,
 }
 
+/// What one segment holds, as checked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SegmentReport {
+    /// The segment's `.log` file.
     pub path: PathBuf,
+    /// Topic from the directory name.
     pub topic: Option<String>,
+    /// Partition from the directory name.
     pub partition: Option<i32>,
+    /// Base offset from the file name.
     pub base_offset: Option<i64>,
+    /// Size of the `.log` file.
     pub bytes: u64,
+    /// Batches decoded.
     pub batches: u64,
+    /// Records decoded.
     pub records: u64,
+    /// The first offset in the segment.
     pub first_offset: Option<i64>,
+    /// The last offset in the segment.
     pub last_offset: Option<i64>,
+    /// The largest timestamp of its records (-1 for none).
     pub max_timestamp: i64,
+    /// Bytes after the last complete batch (a torn tail).
     pub trailing_bytes: u64,
+    /// Entries in the `.index` (`None` when there is none).
     pub index_entries: Option<u64>,
+    /// Entries in the `.timeindex` (`None` when there is none).
     pub time_index_entries: Option<u64>,
+    /// Entries in the `.txnindex` (`None` when there is none).
     pub aborted_transactions: Option<u64>,
 }
 
+/// What [`verify`] found under a path.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
+    /// Each segment, in reading order.
     pub segments: Vec<SegmentReport>,
+    /// What Kafka would reject or repair.
     pub problems: Vec<Finding>,
+    /// What is worth knowing but not wrong (a missing index, ...).
     pub notes: Vec<Finding>,
 }
 
 impl Report {
+    /// Whether no problem was found (notes do not count).
     pub fn ok(&self) -> bool {
         self.problems.is_empty()
     }

@@ -44,11 +44,14 @@ pub struct WriteOptions {
     pub producer_snapshots: bool,
 }
 
+/// Kafka's default `log.segment.bytes` (1 GiB): a segment is rolled before it.
+pub const DEFAULT_SEGMENT_BYTES: u64 = 1 << 30;
+
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
             encode: EncodeOptions::default(),
-            segment_bytes: 1 << 30,
+            segment_bytes: DEFAULT_SEGMENT_BYTES,
             index_interval_bytes: DEFAULT_INDEX_INTERVAL_BYTES,
             overwrite: false,
             fsync: true,

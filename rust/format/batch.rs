@@ -334,6 +334,9 @@ pub enum CrcPolicy {
     Ignore,
 }
 
+/// The default cap on one batch's decompressed bytes (256 MiB).
+pub const DEFAULT_MAX_DECOMPRESSED_SIZE: usize = 256 << 20;
+
 /// Options for decoding batches.
 #[derive(Clone, Debug)]
 pub struct DecodeOptions {
@@ -346,7 +349,7 @@ impl Default for DecodeOptions {
     fn default() -> Self {
         DecodeOptions {
             crc: CrcPolicy::Verify,
-            max_decompressed_size: 256 << 20,
+            max_decompressed_size: DEFAULT_MAX_DECOMPRESSED_SIZE,
         }
     }
 }

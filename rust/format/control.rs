@@ -5,20 +5,29 @@
 
 use crate::error::{Error, Result};
 
+/// Kafka's `ControlRecordType`: what a control record is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ControlType {
+    /// An aborted transaction's marker.
     Abort,
+    /// A committed transaction's marker.
     Commit,
+    /// KRaft: a new leader (`LeaderChangeMessage`).
     LeaderChange,
+    /// KRaft: the start of a snapshot.
     SnapshotHeader,
+    /// KRaft: the end of a snapshot.
     SnapshotFooter,
+    /// KRaft: the `kraft.version` in use.
     KRaftVersion,
+    /// KRaft: the voter set.
     KRaftVoters,
     /// A type this version of Kafka does not know; the raw id is kept.
     Unknown(i16),
 }
 
 impl ControlType {
+    /// The type with this id (`Unknown` for ids this version of Kafka does not know).
     pub fn from_id(id: i16) -> Self {
         match id {
             0 => ControlType::Abort,
@@ -32,6 +41,7 @@ impl ControlType {
         }
     }
 
+    /// The id stored in the key.
     pub fn id(self) -> i16 {
         match self {
             ControlType::Abort => 0,
@@ -59,6 +69,7 @@ impl ControlType {
         }
     }
 
+    /// Whether it is an end-transaction marker (ABORT or COMMIT), whose value Kafka parses.
     pub fn is_transaction_marker(self) -> bool {
         matches!(self, ControlType::Abort | ControlType::Commit)
     }

@@ -16,10 +16,12 @@ use super::compression::{self, Compression};
 use super::crc;
 use crate::error::{Error, Result};
 
-/// offset + size.
-pub const LOG_OVERHEAD: usize = 12;
-/// The smallest message body Kafka accepts (`RECORD_OVERHEAD_V0`).
-pub const MIN_MESSAGE_SIZE: usize = 14;
+pub use super::segment::LOG_OVERHEAD;
+/// The smallest message body Kafka accepts (`RECORD_OVERHEAD_V0`): the segment framing's
+/// minimum entry size.
+pub const MIN_MESSAGE_SIZE: usize = super::segment::MIN_ENTRY_SIZE as usize;
+/// A v1 message's overhead (`RECORD_OVERHEAD_V1`): v0's and an 8-byte timestamp.
+pub const MIN_MESSAGE_SIZE_V1: usize = MIN_MESSAGE_SIZE + 8;
 /// Where a message's attributes byte is, counting the 12 bytes of offset and size.
 pub const ATTRIBUTES_OFFSET: usize = 17;
 pub const ATTR_COMPRESSION_MASK: u8 = 0x07;

@@ -12,7 +12,8 @@ use std::path::Path;
 pub const LOG_OVERHEAD: usize = 12;
 /// Kafka reads offset, size, leader epoch and magic before deciding anything.
 pub const HEADER_SIZE_UP_TO_MAGIC: usize = 17;
-/// The smallest size field Kafka accepts.
+/// The smallest size field Kafka accepts: a v0 message's overhead (`RECORD_OVERHEAD_V0`), the
+/// smallest entry of any magic.
 pub const MIN_ENTRY_SIZE: i32 = 14;
 
 /// What the bytes at the front of a buffer hold.
@@ -22,7 +23,10 @@ pub enum Frame {
     Entry(usize),
     /// Too few bytes to tell, or an entry longer than the bytes given: `need` bytes in all
     /// would complete it. At the end of a file this is a torn tail.
-    Incomplete { need: usize },
+    Incomplete {
+        /// Bytes needed in all, from the start of the entry.
+        need: usize,
+    },
 }
 
 /// Frames the entry at the start of `buf`.

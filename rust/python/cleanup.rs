@@ -19,10 +19,10 @@ fn path_str(p: &std::path::Path) -> String {
 #[pyo3(signature = (
     src, dst, *, now_ms=None, delete_retention_ms=cleaner::DEFAULT_DELETE_RETENTION_MS,
     min_compaction_lag_ms=0, max_compaction_lag_ms=i64::MAX, min_cleanable_ratio=None,
-    segment_bytes=1 << 30, max_index_size=cleaner::DEFAULT_MAX_INDEX_SIZE,
-    index_interval_bytes=4096, log_start_offset=None, first_dirty_offset=None,
+    segment_bytes=crate::arrow::writer::DEFAULT_SEGMENT_BYTES, max_index_size=cleaner::DEFAULT_MAX_INDEX_SIZE,
+    index_interval_bytes=crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES, log_start_offset=None, first_dirty_offset=None,
     producer_id_expiration_ms=Some(cleaner::DEFAULT_PRODUCER_ID_EXPIRATION_MS),
-    max_decompressed_size=256 << 20, overwrite=false, on_corrupt="error",
+    max_decompressed_size=crate::format::batch::DEFAULT_MAX_DECOMPRESSED_SIZE, overwrite=false, on_corrupt="error",
     offset_map_keys=None, offset_map_offsets=None, plan_only=false
 ))]
 #[allow(clippy::too_many_arguments)]

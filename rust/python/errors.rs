@@ -6,43 +6,54 @@ use crate::arrow::decoder::{Issue, IssueKind};
 use crate::error::{Error, ErrorKind};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyType};
 
-fn class_name(err: &Error) -> &'static str {
+/// A class of `kafkalog.errors`, imported on first use and kept: a cell and the class's name.
+type Class = (&'static PyOnceLock<Py<PyType>>, &'static str);
+
+macro_rules! class {
+    ($name:literal) => {{
+        static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+        (&CELL, $name)
+    }};
+}
+
+fn error_class(err: &Error) -> Class {
     match err.io_kind {
-        Some(std::io::ErrorKind::NotFound) => return "KafkaLogFileNotFoundError",
-        Some(std::io::ErrorKind::PermissionDenied) => return "KafkaLogPermissionError",
+        Some(std::io::ErrorKind::NotFound) => return class!("KafkaLogFileNotFoundError"),
+        Some(std::io::ErrorKind::PermissionDenied) => return class!("KafkaLogPermissionError"),
         _ => {}
     }
     match err.kind {
-        ErrorKind::Corrupt => "CorruptRecordError",
-        ErrorKind::CrcMismatch => "CrcMismatchError",
-        ErrorKind::Decompression => "DecompressionError",
-        ErrorKind::LimitExceeded => "LimitExceededError",
-        ErrorKind::InvalidArgument => "InvalidArgumentError",
-        ErrorKind::Io => "KafkaLogIOError",
-        ErrorKind::Conflict => "ConcurrentWriteError",
-        ErrorKind::Internal => "KafkaLogError",
+        ErrorKind::Corrupt => class!("CorruptRecordError"),
+        ErrorKind::CrcMismatch => class!("CrcMismatchError"),
+        ErrorKind::Decompression => class!("DecompressionError"),
+        ErrorKind::LimitExceeded => class!("LimitExceededError"),
+        ErrorKind::InvalidArgument => class!("InvalidArgumentError"),
+        ErrorKind::Io => class!("KafkaLogIOError"),
+        ErrorKind::Conflict => class!("ConcurrentWriteError"),
+        ErrorKind::Internal => class!("KafkaLogError"),
     }
 }
 
-fn issue_class_name(kind: IssueKind) -> &'static str {
+fn issue_class(kind: IssueKind) -> Class {
     match kind {
-        IssueKind::TornTail | IssueKind::ZeroTail => "TruncatedSegmentWarning",
-        IssueKind::SkippedBatch => "SkippedBatchWarning",
-        IssueKind::Stopped => "StoppedAtCorruptionWarning",
-        IssueKind::IndexIgnored => "IndexNotUsedWarning",
+        IssueKind::TornTail | IssueKind::ZeroTail => class!("TruncatedSegmentWarning"),
+        IssueKind::SkippedBatch => class!("SkippedBatchWarning"),
+        IssueKind::Stopped => class!("StoppedAtCorruptionWarning"),
+        IssueKind::IndexIgnored => class!("IndexNotUsedWarning"),
     }
 }
 
-fn errors_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
-    py.import("kafkalog.errors")
+fn get<'py>(py: Python<'py>, (cell, name): Class) -> PyResult<&'py Bound<'py, PyType>> {
+    cell.import(py, "kafkalog.errors", name)
 }
 
 /// The Python exception for `err`, with `path`, `position`, `offset` and `kind` attributes.
 pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
     let build = || -> PyResult<PyErr> {
-        let class = errors_module(py)?.getattr(class_name(&err))?;
+        let class = get(py, error_class(&err))?;
         let kwargs = PyDict::new(py);
         kwargs.set_item(
             "path",
@@ -62,6 +73,13 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
     build().unwrap_or_else(|import_err| PyValueError::new_err(format!("{err} ({import_err})")))
 }
 
+/// So that `?` turns a kafkalog error into its Python exception.
+impl From<Error> for PyErr {
+    fn from(err: Error) -> PyErr {
+        Python::attach(|py| to_py(py, err))
+    }
+}
+
 /// Converts a result, acquiring the GIL only on the error path.
 pub trait IntoPyResult<T> {
     fn py_err(self) -> PyResult<T>;
@@ -69,14 +87,15 @@ pub trait IntoPyResult<T> {
 
 impl<T> IntoPyResult<T> for Result<T, Error> {
     fn py_err(self) -> PyResult<T> {
-        self.map_err(|e| Python::attach(|py| to_py(py, e)))
+        self.map_err(PyErr::from)
     }
 }
 
 /// Emits an issue as a Python warning of its class.
 pub fn warn(py: Python<'_>, issue: &Issue) -> PyResult<()> {
-    let class = errors_module(py)?.getattr(issue_class_name(issue.kind))?;
+    let class = get(py, issue_class(issue.kind))?;
     let kwargs = PyDict::new(py);
+    kwargs.set_item("kind", issue.kind.name())?;
     kwargs.set_item(
         "path",
         issue
@@ -95,7 +114,7 @@ pub fn warn(py: Python<'_>, issue: &Issue) -> PyResult<()> {
 /// The issues as dicts, for programs that want them without the warnings machinery.
 pub fn issue_dict<'py>(py: Python<'py>, issue: &Issue) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("kind", format!("{:?}", issue.kind))?;
+    d.set_item("kind", issue.kind.name())?;
     d.set_item("message", issue.to_string())?;
     d.set_item(
         "path",

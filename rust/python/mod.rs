@@ -4,8 +4,10 @@
 mod cleanup;
 mod errors;
 mod internal;
+mod options;
 mod reader;
 mod storage;
+mod vocabulary;
 mod writer;
 
 use pyo3::prelude::*;
@@ -34,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(internal::log_end_offset, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::compact, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::retain, m)?)?;
+    vocabulary::add(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

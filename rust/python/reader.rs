@@ -3,9 +3,10 @@
 //! Decoding runs with the GIL released.
 
 use super::errors::{detach, issue_dict, to_py, warn, IntoPyResult};
+use super::options::options_from_dict;
 use super::storage::storage;
 use crate::arrow::builder::Origin;
-use crate::arrow::decoder::{Issue, OnCorrupt};
+use crate::arrow::decoder::{Issue, OnCorrupt, DEFAULT_BATCH_SIZE};
 use crate::arrow::output::Output;
 use crate::arrow::parallel::{ParallelReader, PIECE_BYTES};
 use crate::arrow::plan::{plan_items, WorkItem};
@@ -13,7 +14,8 @@ use crate::arrow::reader::{decode_bytes, list_batches_in_bytes, LogReader, Reade
 use crate::arrow::schema::Projection;
 use crate::arrow::seek::Bounds;
 use crate::error::Error;
-use crate::format::batch::CrcPolicy;
+use crate::format::batch::{CrcPolicy, DEFAULT_MAX_DECOMPRESSED_SIZE};
+use crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES;
 use crate::storage::{Stat, Storage};
 use arrow_array::RecordBatch;
 use pyo3::prelude::*;
@@ -24,9 +26,8 @@ use std::collections::BTreeMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// Reader options as Python passes them.
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
+/// Reader options as Python passes them: a dict whose keys are these fields' names. Every key
+/// may be left out; its default is in `Default` below (and `kafkalog.read`'s).
 pub struct Options {
     columns: Option<Vec<String>>,
     batch_metadata: bool,
@@ -54,6 +55,56 @@ pub struct Options {
     /// A `pyarrow.fs.FileSystem` to read through instead.
     filesystem: Option<Py<PyAny>>,
 }
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            columns: None,
+            batch_metadata: false,
+            batch_size: DEFAULT_BATCH_SIZE,
+            include_control: false,
+            check_crc: true,
+            on_corrupt: "error".to_owned(),
+            max_decompressed_size: DEFAULT_MAX_DECOMPRESSED_SIZE,
+            topic: None,
+            partition: None,
+            list_batches: false,
+            start_position: None,
+            end_position: None,
+            start_offset: None,
+            end_offset: None,
+            start_timestamp: None,
+            end_timestamp: None,
+            read_committed: false,
+            threads: None,
+            storage_options: None,
+            filesystem: None,
+        }
+    }
+}
+
+options_from_dict!(Options {
+    columns,
+    batch_metadata,
+    batch_size,
+    include_control,
+    check_crc,
+    on_corrupt,
+    max_decompressed_size,
+    topic,
+    partition,
+    list_batches,
+    start_position,
+    end_position,
+    start_offset,
+    end_offset,
+    start_timestamp,
+    end_timestamp,
+    read_committed,
+    threads,
+    storage_options,
+    filesystem,
+});
 
 impl Options {
     fn crc(&self) -> CrcPolicy {
@@ -156,7 +207,13 @@ impl Reader {
 impl Reader {
     /// Opens every segment under `path` (a `.log` file, a partition directory or a log directory).
     #[staticmethod]
-    fn open(py: Python<'_>, paths: Vec<std::path::PathBuf>, options: Options) -> PyResult<Self> {
+    #[pyo3(signature = (paths, options=None))]
+    fn open(
+        py: Python<'_>,
+        paths: Vec<std::path::PathBuf>,
+        options: Option<Options>,
+    ) -> PyResult<Self> {
+        let options = options.unwrap_or_default();
         let builder = options.builder().py_err()?;
         let storage = builder.storage().clone();
         let mut files = detach(py, || discover_all(storage.as_ref(), &paths))?;
@@ -198,7 +255,9 @@ impl Reader {
 
     /// Reads work items made by `plan` (in order), without planning again.
     #[staticmethod]
-    fn open_items(py: Python<'_>, items: Vec<Item>, options: Options) -> PyResult<Self> {
+    #[pyo3(signature = (items, options=None))]
+    fn open_items(py: Python<'_>, items: Vec<Item>, options: Option<Options>) -> PyResult<Self> {
+        let options = options.unwrap_or_default();
         let builder = options.builder().py_err()?;
         let planned: Vec<_> = items.into_iter().map(|i| i.0.to_planned()).collect();
         let threads = options.threads.unwrap_or(1);
@@ -221,7 +280,9 @@ impl Reader {
 
     /// Decodes log entries already in memory.
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: PyBackedBytes, options: Options) -> PyResult<Self> {
+    #[pyo3(signature = (data, options=None))]
+    fn from_bytes(py: Python<'_>, data: PyBackedBytes, options: Option<Options>) -> PyResult<Self> {
+        let options = options.unwrap_or_default();
         let builder = options.builder().py_err()?;
         let origin = Origin {
             topic: options.topic.clone(),
@@ -306,7 +367,8 @@ fn path_str(p: &std::path::Path) -> String {
 
 /// Verifies everything under `path`: returns a dict with `ok`, `segments`, `problems`, `notes`.
 #[pyfunction]
-#[pyo3(signature = (path, max_decompressed_size=256 << 20, storage_options=None, filesystem=None))]
+#[pyo3(signature = (path, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED_SIZE, storage_options=None,
+    filesystem=None))]
 pub fn verify<'py>(
     py: Python<'py>,
     path: std::path::PathBuf,
@@ -366,7 +428,8 @@ pub fn verify<'py>(
 
 /// Regenerates the index files of every segment under `path`; one dict per segment.
 #[pyfunction]
-#[pyo3(signature = (path, index_interval_bytes=4096, max_decompressed_size=256 << 20))]
+#[pyo3(signature = (path, index_interval_bytes=DEFAULT_INDEX_INTERVAL_BYTES,
+    max_decompressed_size=DEFAULT_MAX_DECOMPRESSED_SIZE))]
 pub fn rebuild_indexes<'py>(
     py: Python<'py>,
     path: std::path::PathBuf,
@@ -426,7 +489,7 @@ pub fn segments<'py>(
 fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]) -> bool {
     match planned {
         [] => false,
-        [(file, _)] => {
+        [crate::arrow::seek::Planned { file, .. }] => {
             let len = file.size.unwrap_or_else(|| match storage.stat(&file.path) {
                 Ok(Stat::File { size }) => size,
                 _ => 0,
@@ -562,7 +625,7 @@ type BoundsTuple = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
 /// the items as tuples (see [`Item`]) and what was noted (indexes not used) as issue dicts.
 #[pyfunction]
 #[pyo3(signature = (segments, *, default_bounds=(None, None, None, None), bounds=None,
-    read_committed=false, target_bytes=None, max_decompressed_size=256 << 20,
+    read_committed=false, target_bytes=None, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED_SIZE,
     storage_options=None, filesystem=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn plan<'py>(
@@ -644,7 +707,7 @@ pub fn plan<'py>(
 /// offset for `timestamps[(topic, partition)]` (else `timestamp`), and what was noted.
 #[pyfunction]
 #[pyo3(signature = (segments, *, read_committed=false, timestamp=None, timestamps=None,
-    max_decompressed_size=256 << 20, storage_options=None, filesystem=None))]
+    max_decompressed_size=DEFAULT_MAX_DECOMPRESSED_SIZE, storage_options=None, filesystem=None))]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn list_offsets<'py>(
     py: Python<'py>,

@@ -4,6 +4,7 @@
 //! `<root>/<topic>-<partition>`, publishing a staged directory), so that Python holds none.
 
 use super::errors::{detach, IntoPyResult};
+use super::options::options_from_dict;
 use crate::arrow::encoder::EncodeOptions;
 use crate::arrow::placement;
 use crate::arrow::writer::{PartitionWriter, WriteOptions};
@@ -14,8 +15,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatch;
 
-#[derive(FromPyObject)]
-#[pyo3(from_item_all)]
+/// Writer options as Python passes them: a dict whose keys are these fields' names. Every key
+/// may be left out; its default is the core's (`EncodeOptions`, `WriteOptions`), in `Default`.
 pub struct Options {
     magic: Option<i8>,
     compression: Option<String>,
@@ -36,6 +37,62 @@ pub struct Options {
     overwrite: bool,
     fsync: bool,
 }
+
+/// The core's defaults (`WriteOptions::default()`), as the dict's keys leave them out. The
+/// names of compression and timestamp type stay unset: the core picks them from the data.
+impl Default for Options {
+    fn default() -> Self {
+        let WriteOptions {
+            encode: e,
+            segment_bytes,
+            index_interval_bytes,
+            overwrite,
+            fsync,
+            producer_snapshots: _,
+        } = WriteOptions::default();
+        Options {
+            magic: e.magic,
+            compression: None,
+            compression_level: e.compression_level,
+            timestamp_type: None,
+            log_append_time: e.log_append_time,
+            base_offset: e.base_offset,
+            batch_records: e.batch_records,
+            batch_bytes: e.batch_bytes,
+            preserve_batches: e.preserve_batches,
+            producer_id: e.producer_id,
+            producer_epoch: e.producer_epoch,
+            base_sequence: e.base_sequence,
+            transactional: e.transactional,
+            partition_leader_epoch: e.partition_leader_epoch,
+            segment_bytes,
+            index_interval_bytes,
+            overwrite,
+            fsync,
+        }
+    }
+}
+
+options_from_dict!(Options {
+    magic,
+    compression,
+    compression_level,
+    timestamp_type,
+    log_append_time,
+    base_offset,
+    batch_records,
+    batch_bytes,
+    preserve_batches,
+    producer_id,
+    producer_epoch,
+    base_sequence,
+    transactional,
+    partition_leader_epoch,
+    segment_bytes,
+    index_interval_bytes,
+    overwrite,
+    fsync,
+});
 
 impl Options {
     fn resolve(&self) -> crate::Result<WriteOptions> {
@@ -202,8 +259,9 @@ pub fn partition_dir_name(topic: &str, partition: i64) -> PyResult<String> {
 /// `writer_id` and `sequence`, an append already marked by that writer is skipped. Returns a
 /// dict: skipped, start_offset, next_offset, records, batches, truncated_bytes.
 #[pyfunction]
-#[pyo3(signature = (target, staged, *, writer_id=None, sequence=None, segment_bytes=1 << 30,
-    index_interval_bytes=4096, fsync=true))]
+#[pyo3(signature = (target, staged, *, writer_id=None, sequence=None,
+    segment_bytes=crate::arrow::writer::DEFAULT_SEGMENT_BYTES,
+    index_interval_bytes=crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES, fsync=true))]
 #[allow(clippy::too_many_arguments)]
 pub fn append<'py>(
     py: Python<'py>,

@@ -1,0 +1,305 @@
+"""The Rust core's Python bindings (``rust/python/``): what ``kafkalog._native`` exports.
+
+Private: the public API is :mod:`kafkalog`. Record batches and schemas cross as objects of the
+Arrow PyCapsule interface (``pyarrow.record_batch(...)``/``pyarrow.schema(...)`` take them).
+Options dicts may leave out any key; the defaults are the constants below.
+"""
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol, TypedDict, final, type_check_only
+
+from kafkalog.types import (
+    CompactReport,
+    Issue,
+    OnCorrupt,
+    RebuiltIndexes,
+    RetainedPartition,
+    Segment,
+    VerifyReport,
+    WrittenSegment,
+)
+
+__version__: str
+
+#: Kafka's ``ControlRecordType`` names by id.
+CONTROL_TYPES: dict[int, str]
+#: Kafka's timestamp type names by id (-1: none, magic 0).
+TIMESTAMP_TYPES: dict[int, str]
+DEFAULT_BATCH_SIZE: int
+DEFAULT_MAX_DECOMPRESSED_SIZE: int
+DEFAULT_INDEX_INTERVAL_BYTES: int
+DEFAULT_SEGMENT_BYTES: int
+DEFAULT_BATCH_RECORDS: int
+DEFAULT_BATCH_BYTES: int
+DEFAULT_TARGET_BYTES: int
+DEFAULT_DELETE_RETENTION_MS: int
+
+@type_check_only
+class ArrowArray(Protocol):
+    """A record batch exported through the Arrow PyCapsule interface."""
+
+    def __arrow_c_array__(
+        self, requested_schema: object | None = None
+    ) -> tuple[object, object]: ...
+
+@type_check_only
+class ArrowSchema(Protocol):
+    """A schema exported through the Arrow PyCapsule interface."""
+
+    def __arrow_c_schema__(self) -> object: ...
+
+@type_check_only
+class ArrowStream(Protocol):
+    """Record batches exported through the Arrow PyCapsule interface."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+@type_check_only
+class ReaderOptions(TypedDict, total=False):
+    columns: list[str] | None
+    batch_metadata: bool
+    batch_size: int
+    include_control: bool
+    check_crc: bool
+    on_corrupt: OnCorrupt
+    max_decompressed_size: int
+    topic: str | None
+    partition: int | None
+    list_batches: bool
+    start_position: int | None
+    end_position: int | None
+    start_offset: int | None
+    end_offset: int | None
+    start_timestamp: int | None
+    end_timestamp: int | None
+    read_committed: bool
+    threads: int | None
+    storage_options: dict[str, str] | None
+    filesystem: Any | None
+
+@type_check_only
+class WriterOptions(TypedDict, total=False):
+    magic: int | None
+    compression: str | None
+    compression_level: int | None
+    timestamp_type: str | None
+    log_append_time: int | None
+    base_offset: int
+    batch_records: int
+    batch_bytes: int
+    preserve_batches: bool
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    transactional: bool
+    partition_leader_epoch: int
+    segment_bytes: int
+    index_interval_bytes: int
+    overwrite: bool
+    fsync: bool
+
+#: A work item as it crosses: (path, start, end, topic, partition, base_offset, size,
+#: start_offset, end_offset, aborted).
+ItemTuple = tuple[
+    str,
+    int,
+    int | None,
+    str | None,
+    int | None,
+    int | None,
+    int,
+    int | None,
+    int | None,
+    list[tuple[int, int, int]] | None,
+]
+#: (start_offset, end_offset, start_timestamp, end_timestamp) of one partition.
+BoundsTuple = tuple[int | None, int | None, int | None, int | None]
+
+@final
+class Reader:
+    """An iterator of record batches; issues become warnings and stay in :attr:`issues`."""
+
+    @staticmethod
+    def open(paths: Sequence[str], options: ReaderOptions | None = None) -> Reader: ...
+    @staticmethod
+    def open_items(
+        items: Sequence[ItemTuple | Sequence[Any]], options: ReaderOptions | None = None
+    ) -> Reader: ...
+    @staticmethod
+    def from_bytes(data: bytes, options: ReaderOptions | None = None) -> Reader: ...
+    @property
+    def schema(self) -> ArrowSchema: ...
+    @property
+    def issues(self) -> list[Issue]: ...
+    def __iter__(self) -> Iterator[ArrowArray]: ...
+    def __next__(self) -> ArrowArray: ...
+
+@final
+class Writer:
+    """Writes a partition directory batch by batch; ``abort`` leaves nothing behind."""
+
+    def __new__(cls, path: str, options: WriterOptions) -> Writer: ...
+    def write(self, batch: ArrowArray) -> None: ...
+    def finish(self) -> list[WrittenSegment]: ...
+    def abort(self) -> None: ...
+
+@final
+class ControlRecord:
+    """A control record as Kafka parses it."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def type_id(self) -> int: ...
+    @property
+    def coordinator_epoch(self) -> int | None: ...
+
+def control_record(key: bytes | None, value: bytes | None) -> ControlRecord: ...
+def read_index(
+    path: str,
+    base_offset: int | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    filesystem: Any | None = None,
+) -> ArrowArray: ...
+def verify(
+    path: str,
+    max_decompressed_size: int = ...,
+    storage_options: Mapping[str, str] | None = None,
+    filesystem: Any | None = None,
+) -> VerifyReport: ...
+def rebuild_indexes(
+    path: str, index_interval_bytes: int = ..., max_decompressed_size: int = ...
+) -> list[RebuiltIndexes]: ...
+def segments(
+    paths: Sequence[str],
+    storage_options: Mapping[str, str] | None = None,
+    filesystem: Any | None = None,
+) -> list[Segment]: ...
+def plan(
+    segments: Sequence[tuple[str, str | None, int | None, int | None]],
+    *,
+    default_bounds: BoundsTuple = ...,
+    bounds: Mapping[tuple[str | None, int | None], BoundsTuple] | None = None,
+    read_committed: bool = False,
+    target_bytes: int | None = None,
+    max_decompressed_size: int = ...,
+    storage_options: Mapping[str, str] | None = None,
+    filesystem: Any | None = None,
+) -> tuple[list[ItemTuple], list[Issue]]: ...
+def list_offsets(
+    segments: Sequence[tuple[str, str | None, int | None, int | None]],
+    *,
+    read_committed: bool = False,
+    timestamp: int | None = None,
+    timestamps: Mapping[tuple[str | None, int | None], int] | None = None,
+    max_decompressed_size: int = ...,
+    storage_options: Mapping[str, str] | None = None,
+    filesystem: Any | None = None,
+) -> tuple[
+    list[tuple[str | None, int | None, int | None, int | None, int | None]], list[Issue]
+]: ...
+def segment_origin(path: str) -> tuple[str | None, int | None, int | None]: ...
+def partition_dir(root: str, topic: str, partition: int) -> str: ...
+def partition_dir_name(topic: str, partition: int) -> str: ...
+def is_staging_dir_name(name: str) -> bool: ...
+def publish(staged: str, target: str, overwrite: bool, fsync: bool = True) -> None: ...
+def create_job_staging(parent: str, tag: str) -> str: ...
+
+class AppendResult(TypedDict):
+    skipped: bool
+    start_offset: int
+    next_offset: int
+    records: int
+    batches: int
+    truncated_bytes: int
+
+def append(
+    target: str,
+    staged: Sequence[str],
+    *,
+    writer_id: str | None = None,
+    sequence: int | None = None,
+    segment_bytes: int = ...,
+    index_interval_bytes: int = ...,
+    fsync: bool = True,
+) -> AppendResult: ...
+def compact(
+    src: str,
+    dst: str,
+    *,
+    now_ms: int | None = None,
+    delete_retention_ms: int = ...,
+    min_compaction_lag_ms: int = 0,
+    max_compaction_lag_ms: int = ...,
+    min_cleanable_ratio: float | None = None,
+    segment_bytes: int = ...,
+    max_index_size: int = ...,
+    index_interval_bytes: int = ...,
+    log_start_offset: int | None = None,
+    first_dirty_offset: int | None = None,
+    producer_id_expiration_ms: int | None = ...,
+    max_decompressed_size: int = ...,
+    overwrite: bool = False,
+    on_corrupt: str = "error",
+    offset_map_keys: Sequence[bytes] | None = None,
+    offset_map_offsets: Sequence[int] | None = None,
+    plan_only: bool = False,
+) -> CompactReport: ...
+def retain(
+    path: str,
+    *,
+    now_ms: int | None = None,
+    retention_ms: int | None = None,
+    retention_bytes: int | None = None,
+    log_start_offset: int | None = None,
+    high_watermark: int | None = None,
+    delete_policy: bool = True,
+    dry_run: bool = True,
+    write_checkpoint: bool = False,
+) -> list[RetainedPartition]: ...
+
+class InternalIssue(TypedDict):
+    message: str
+    path: str | None
+    position: int | None
+    offset: int | None
+    key: bytes | None
+    value: bytes | None
+    corrupt: bool
+
+@final
+class InternalFold:
+    """Folds an internal topic's records (``rust/arrow/internal_tables.rs``)."""
+
+    def __new__(
+        cls,
+        kind: str,
+        *,
+        history: bool = False,
+        on_corrupt: str = "error",
+        as_of: int | None = None,
+        retention_ms: int | None = None,
+    ) -> InternalFold: ...
+    def feed(
+        self,
+        data: ArrowArray | ArrowStream,
+        path: str | None = None,
+        files: Sequence[tuple[int, str]] | None = None,
+    ) -> None: ...
+    def set_log_end(self, topic: str, partition: int, log_end: int) -> None: ...
+    def finish(self) -> ArrowArray: ...
+    def take_issues(self) -> list[InternalIssue]: ...
+
+@final
+class ClusterStateFold:
+    """Replays KRaft metadata records into the cluster's state."""
+
+    def __new__(cls) -> ClusterStateFold: ...
+    def feed(self, data: ArrowArray | ArrowStream) -> None: ...
+    def tables(self) -> list[tuple[str, ArrowArray]]: ...
+
+def log_end_offset(listing: ArrowArray | ArrowStream, base_offset: int) -> int: ...
+def dump_internal_record(
+    topic_name: str, key: bytes | None, value: bytes | None, offset: int
+) -> tuple[str | None, str | None]: ...
+def decode_internal_record(topic_name: str, key: bytes | None, value: bytes | None) -> str: ...

@@ -1,0 +1,132 @@
+"""The ``kafkalog`` program: its parser (each subcommand registered by its module), warnings
+shown as one line, and every error mapped to its exit code in one place."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from typing import TextIO
+
+import kafkalog
+from kafkalog.cli import cleanup, convert, dump, info, offsets, verify
+from kafkalog.cli.arguments import _Parser
+from kafkalog.cli.exits import (
+    EXIT_CODES_HELP,
+    EXIT_DATA,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_IO,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    CliError,
+    _error_text,
+)
+from kafkalog.cli.text import _err
+from kafkalog.errors import (
+    InvalidArgumentError,
+    KafkaLogError,
+    KafkaLogIOError,
+    KafkaLogWarning,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Read Apache Kafka's on-disk log: dump it as kafka-dump-log.sh does, "
+        "convert it to Parquet/Arrow/JSON lines, summarise it.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {kafkalog.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    dump.register(sub)
+    offsets.register(sub)
+    convert.register(sub)
+    info.register(sub)
+    verify.register(sub)
+    cleanup.register(sub)
+    return parser
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    text = " ".join(str(message).split("\n"))
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    print(f"warning: {text}", file=sys.stderr, flush=True)
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the interpreter's final flush does
+    not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``kafkalog`` with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", KafkaLogWarning)
+        warnings.showwarning = _show_warning
+        try:
+            code: int = args.func(args)
+            return code
+        except CliError as e:
+            _err(f"{PROG}: {e}")
+            return e.code
+        except BrokenPipeError:
+            _silence_stdout()
+            return EXIT_OK
+        except KafkaLogIOError as e:
+            _err(f"{PROG}: {_error_text(e)}")
+            return EXIT_IO
+        except InvalidArgumentError as e:
+            _err(f"{PROG}: {_error_text(e)}")
+            return EXIT_USAGE
+        except KafkaLogError as e:
+            _err(f"{PROG}: {_error_text(e)}")
+            return EXIT_DATA
+        except OSError as e:
+            _err(f"{PROG}: {_error_text(e)}")
+            return EXIT_IO
+        except KeyboardInterrupt:
+            _err(f"{PROG}: interrupted")
+            return EXIT_INTERRUPTED
+        except Exception as e:
+            if os.environ.get("KAFKALOG_DEBUG"):
+                raise
+            _err(
+                f"{PROG}: internal error: {type(e).__name__}: {_error_text(e)} "
+                "(set KAFKALOG_DEBUG=1 for the traceback)"
+            )
+            return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

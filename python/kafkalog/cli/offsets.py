@@ -1,0 +1,97 @@
+"""``kafkalog offsets``: consumer groups' committed offsets, log end offsets and lag, as
+``kafka-consumer-groups --describe`` shows them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import kafkalog
+from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK, PROG
+from kafkalog.cli.text import _err
+
+OFFSETS_HELP = """\
+Print the committed offsets of consumer groups as kafka-consumer-groups --describe shows
+them: GROUP, TOPIC, PARTITION, CURRENT-OFFSET, LOG-END-OFFSET, LAG, CONSUMER-ID, HOST,
+CLIENT-ID, one block per group, rows in topic, partition order. The offsets and the groups'
+members come from the __consumer_offsets partitions under LOGDIR; the log end offsets from the
+same directory's data partitions ("-" where the partition is not there).
+"""
+
+
+def register(sub: Any) -> None:
+    o = sub.add_parser(
+        "offsets",
+        help="consumer groups' committed offsets and lag, as kafka-consumer-groups --describe",
+        description=OFFSETS_HELP,
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    o.add_argument("logdir", metavar="LOGDIR", help="log directory of a backup")
+    o.add_argument("--group", help="only this group")
+    o.add_argument("--json", action="store_true", help="one JSON object a line")
+    o.set_defaults(func=cmd_offsets)
+
+
+def cmd_offsets(args: argparse.Namespace) -> int:
+    offsets = kafkalog.consumer_offsets(args.logdir, group=args.group).to_pylist()
+    groups = {g["group"]: g for g in kafkalog.consumer_groups(args.logdir).to_pylist()}
+    names = sorted(
+        {r["group"] for r in offsets} | ({args.group} & set(groups) if args.group else set(groups))
+    )
+    if args.group is not None and not names:
+        _err(f"{PROG}: Error: The consumer group '{args.group}' does not exist.")
+        return EXIT_DATA
+    for name in names:
+        group = groups.get(name)
+        # Which member holds each partition (classic groups' assignments).
+        owner: dict[tuple[str, int], dict[str, Any]] = {}
+        for member in (group or {}).get("members") or []:
+            for tp in member["assignment"] or []:
+                topic, _, partition = tp.rpartition("-")
+                owner[(topic, int(partition))] = member
+        rows = {(r["topic"], r["partition"]): r for r in offsets if r["group"] == name}
+        cells = []
+        for topic, partition in sorted(set(rows) | set(owner)):
+            r, m = rows.get((topic, partition)), owner.get((topic, partition))
+            cells.append(
+                [
+                    name,
+                    topic,
+                    str(partition),
+                    _or_dash(r and r["offset"]),
+                    _or_dash(r and r["logEndOffset"]),
+                    _or_dash(r and r["lag"]),
+                    _or_dash(m and m["memberId"]),
+                    _or_dash(m and m["clientHost"]),
+                    _or_dash(m and m["clientId"]),
+                ]
+            )
+        if args.json:
+            keys = ["group", "topic", "partition", "currentOffset", "logEndOffset", "lag"]
+            keys += ["consumerId", "host", "clientId"]
+            for row in cells:
+                print(json.dumps(dict(zip(keys, row, strict=True))))
+            continue
+        state = group["state"] if group else "Empty"
+        if state == "Empty":
+            print(f"\nConsumer group '{name}' has no active members.", file=sys.stderr)
+        # kafka-consumer-groups --describe's layout: a blank line, then left-aligned columns
+        # at least 15 wide (PARTITION 10), the last one unpadded.
+        widths = [15, 15, 10, 15, 15, 15, 15, 15]
+        for i in (0, 1, 6, 7):
+            widths[i] = max([widths[i]] + [len(c[i]) for c in cells])
+        header = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"]
+        header += ["CONSUMER-ID", "HOST", "CLIENT-ID"]
+        print()
+        for line in [header, *cells]:
+            padded = [c.ljust(w) for c, w in zip(line[:-1], widths, strict=True)]
+            print(" ".join([*padded, line[-1]]))
+        print()
+    return EXIT_OK
+
+
+def _or_dash(value: object) -> str:
+    return "-" if value is None else str(value)

@@ -1,0 +1,198 @@
+"""The types of kafkalog's API: the values its string options accept (``Literal`` types) and
+the shape of each dict it returns (``TypedDict`` types).
+
+The names are the core's (``rust/``): one spelling for each kind, in snake case, whether it is
+an error's :attr:`~kafkalog.KafkaLogError.kind`, a warning's ``kind``, an issue's or a
+finding of :func:`kafkalog.verify`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+__all__ = [
+    "OnCorrupt",
+    "IsolationLevel",
+    "Compression",
+    "TimestampTypeName",
+    "ErrorKind",
+    "IssueKind",
+    "Segment",
+    "Issue",
+    "Finding",
+    "VerifiedSegment",
+    "VerifyReport",
+    "RebuiltIndexes",
+    "WrittenSegment",
+    "CompactReport",
+    "RemovedSegment",
+    "RetainedPartition",
+]
+
+#: What a read does at a corrupt batch: raise, leave it out (and warn), or end the partition
+#: there (and warn), as Kafka's log recovery does.
+OnCorrupt = Literal["error", "skip", "stop"]
+
+#: A consumer's ``isolation.level``.
+IsolationLevel = Literal["read_uncommitted", "read_committed"]
+
+#: Kafka's compression codecs (``zstd`` from magic 2 on).
+Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"]
+
+#: The timestamp types a writer may give a batch.
+TimestampTypeName = Literal["CreateTime", "LogAppendTime"]
+
+#: :attr:`kafkalog.KafkaLogError.kind`.
+ErrorKind = Literal[
+    "corrupt",
+    "crc_mismatch",
+    "decompression",
+    "limit_exceeded",
+    "invalid_argument",
+    "io",
+    "conflict",
+    "internal",
+]
+
+#: What a read passed over without failing (each also a :class:`kafkalog.KafkaLogWarning`):
+#: a partial batch or zero bytes at the end of a segment, a batch left out, a partition ended
+#: at a corrupt batch, an index not used for a seek.
+IssueKind = Literal["torn_tail", "zero_tail", "skipped_batch", "stopped", "index_not_used"]
+
+
+class Segment(TypedDict):
+    """A segment file :func:`kafkalog.segments` lists."""
+
+    path: str
+    topic: str | None
+    partition: int | None
+    base_offset: int | None
+    #: Bytes, where the listing says (``None`` where it does not).
+    size: int | None
+
+
+class Issue(TypedDict):
+    """Something a read passed over, as :func:`kafkalog.plan` reports it."""
+
+    kind: IssueKind
+    message: str
+    path: str | None
+    position: int | None
+    offset: int | None
+    #: Bytes passed over.
+    bytes: int | None
+
+
+class Finding(TypedDict):
+    """A problem or note of :func:`kafkalog.verify`, or a batch :func:`kafkalog.compact`
+    skipped. ``kind`` is ``torn_tail``, ``crc_mismatch``, ``corrupt_batch``,
+    ``index_mismatch``, ``index_missing``, ... (see ``rust/arrow/verify.rs``)."""
+
+    kind: str
+    message: str
+    path: str | None
+    position: int | None
+    offset: int | None
+
+
+class VerifiedSegment(TypedDict):
+    """One segment in :func:`kafkalog.verify`'s report."""
+
+    path: str
+    topic: str | None
+    partition: int | None
+    base_offset: int | None
+    bytes: int
+    batches: int
+    records: int
+    first_offset: int | None
+    last_offset: int | None
+    max_timestamp: int | None
+    trailing_bytes: int
+    index_entries: int | None
+    time_index_entries: int | None
+    aborted_transactions: int | None
+
+
+class VerifyReport(TypedDict):
+    """:func:`kafkalog.verify`'s result."""
+
+    ok: bool
+    segments: list[VerifiedSegment]
+    problems: list[Finding]
+    notes: list[Finding]
+
+
+class RebuiltIndexes(TypedDict):
+    """One segment whose indexes :func:`kafkalog.rebuild_indexes` wrote."""
+
+    path: str
+    index_entries: int
+    time_index_entries: int
+    aborted_transactions: int
+    valid_bytes: int
+    log_bytes: int
+    #: Why indexing stopped early, or ``None``.
+    stopped: str | None
+
+
+class WrittenSegment(TypedDict):
+    """One segment :func:`kafkalog.write` (or :func:`kafkalog.compact`) wrote."""
+
+    path: str
+    base_offset: int
+    last_offset: int
+    batches: int
+    records: int
+    bytes: int
+
+
+class CompactReport(TypedDict):
+    """:func:`kafkalog.compact`'s report."""
+
+    cleaned: bool
+    now_ms: int
+    log_start_offset: int
+    log_end_offset: int
+    first_dirty_offset: int
+    first_uncleanable_offset: int
+    next_dirty_offset: int
+    cleanable_ratio: float
+    delete_horizon_ms: int | None
+    segments_cleaned: int
+    records_read: int
+    records_written: int
+    batches_read: int
+    batches_written: int
+    bytes_read: int
+    bytes_written: int
+    invalid_records: int
+    skipped: list[Finding]
+    segments: list[WrittenSegment]
+
+
+class RemovedSegment(TypedDict):
+    """A segment :func:`kafkalog.retain` removed (or would remove)."""
+
+    path: str
+    base_offset: int
+    bytes: int
+    largest_timestamp: int
+    #: The retention rule: ``log_start_offset``, ``retention_bytes`` or ``retention_ms``.
+    reason: str
+
+
+class RetainedPartition(TypedDict):
+    """One partition in :func:`kafkalog.retain`'s result."""
+
+    dir: str
+    topic: str | None
+    partition: int | None
+    removed: list[RemovedSegment]
+    log_start_offset_before: int
+    log_start_offset: int
+    log_end_offset: int
+    segments_left: int
+    bytes_left: int
+    rolled: bool
+    dry_run: bool

@@ -1,0 +1,151 @@
+"""The package's shape: public names, the typed boundary to the core, one vocabulary.
+
+What a newcomer and a type checker rely on: every name in ``__all__`` resolves, ``decode`` and
+``SPARK_SCHEMA`` are listed without importing pyspark, the defaults of the public functions
+are the core's, the native options dicts take any subset of their keys, control records are
+parsed by the core, issues are spelled as errors are, and no module of the package parses
+Kafka's bytes itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import hostile as h
+import pyarrow as pa
+import pytest
+
+import kafkalog
+from kafkalog import _native, types
+from kafkalog.errors import CorruptRecordError, InvalidArgumentError, TruncatedSegmentWarning
+
+PACKAGE = Path(kafkalog.__file__).parent
+
+
+def test_all_names_resolve():
+    for name in kafkalog.__all__:
+        assert getattr(kafkalog, name) is not None, name
+    assert len(set(kafkalog.__all__)) == len(kafkalog.__all__)
+
+
+def test_spark_names_are_listed_without_importing_pyspark():
+    code = (
+        "import sys, kafkalog\n"
+        "assert 'decode' in dir(kafkalog) and 'SPARK_SCHEMA' in dir(kafkalog)\n"
+        "assert 'pyspark' not in sys.modules, 'import kafkalog imported pyspark'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_defaults_are_the_cores():
+    read = inspect.signature(kafkalog.read).parameters
+    assert read["batch_size"].default == _native.DEFAULT_BATCH_SIZE == 65536
+    assert read["max_decompressed_size"].default == _native.DEFAULT_MAX_DECOMPRESSED_SIZE
+    assert _native.DEFAULT_MAX_DECOMPRESSED_SIZE == 256 << 20
+    write = inspect.signature(kafkalog.write).parameters
+    assert write["segment_bytes"].default == _native.DEFAULT_SEGMENT_BYTES == 1 << 30
+    assert write["index_interval_bytes"].default == _native.DEFAULT_INDEX_INTERVAL_BYTES == 4096
+    assert write["batch_records"].default == _native.DEFAULT_BATCH_RECORDS
+    assert write["batch_bytes"].default == _native.DEFAULT_BATCH_BYTES
+    plan = inspect.signature(kafkalog.plan).parameters
+    assert plan["target_bytes"].default == _native.DEFAULT_TARGET_BYTES == 64 << 20
+    compact = inspect.signature(kafkalog.compact).parameters
+    assert compact["delete_retention_ms"].default == _native.DEFAULT_DELETE_RETENTION_MS
+
+
+def test_literal_types_match_what_the_core_accepts():
+    assert set(types.OnCorrupt.__args__) == {"error", "skip", "stop"}
+    data = h.v2_batch(0, [(b"k", b"v")])
+    for value in types.OnCorrupt.__args__:
+        assert kafkalog.read_bytes(data, on_corrupt=value).read_all().num_rows == 1
+    with pytest.raises(InvalidArgumentError):
+        kafkalog.read_bytes(data, on_corrupt="ignore").read_all()  # type: ignore[arg-type]
+
+
+def test_native_options_take_any_subset_of_keys():
+    data = h.v2_batch(0, [(b"k", b"v")]) + h.v2_batch(1, [(b"k2", b"v2")])
+    batches = list(_native.Reader.from_bytes(data, {"batch_size": 1, "columns": ["offset"]}))
+    assert len(batches) == 2  # batch_size taken, every other key defaulted
+    table = pa.Table.from_batches([pa.record_batch(b) for b in batches])
+    assert table.column_names == ["offset"] and table.column("offset").to_pylist() == [0, 1]
+    assert pa.schema(_native.Reader.from_bytes(b"", {}).schema).names == list(kafkalog.COLUMNS)
+
+
+def test_a_wrongly_typed_option_names_its_key():
+    with pytest.raises(InvalidArgumentError, match="batch_size"):
+        _native.Reader.from_bytes(b"", {"batch_size": "many"})
+
+
+def test_control_records_are_parsed_by_the_core():
+    assert _native.CONTROL_TYPES[0] == "ABORT" and _native.CONTROL_TYPES[6] == "KRAFT_VOTERS"
+    assert _native.TIMESTAMP_TYPES == {-1: "NoTimestampType", 0: "CreateTime", 1: "LogAppendTime"}
+    commit = _native.control_record(b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x07")
+    assert (commit.type, commit.type_id, commit.coordinator_epoch) == ("COMMIT", 1, 7)
+    leader = _native.control_record(b"\x00\x00\x00\x02", b"anything")
+    assert (leader.type, leader.coordinator_epoch) == ("LEADER_CHANGE", None)
+    unknown = _native.control_record(b"\x00\x00\x00\x63", None)
+    assert (unknown.type, unknown.type_id) == ("UNKNOWN", 99)
+    for key, value in [
+        (b"\x00", None),  # key shorter than 4 bytes
+        (b"\xff\xff\x00\x01", b"\x00\x00\x00\x00\x00\x00"),  # negative key version
+        (b"\x00\x00\x00\x00", b"\x00\x00"),  # marker value shorter than 6 bytes
+        (b"\x00\x00\x00\x01", b"\xff\xff\x00\x00\x00\x00"),  # negative marker version
+    ]:
+        with pytest.raises(CorruptRecordError):
+            _native.control_record(key, value)
+
+
+def test_issue_kinds_are_spelled_as_errors_are():
+    data = h.v2_batch(0, [(b"k", b"v")])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reader = _native.Reader.from_bytes(data + data[:20])
+        list(reader)
+        issues = reader.issues
+    assert [i["kind"] for i in issues] == ["torn_tail"]
+    assert issues[0]["kind"] in types.IssueKind.__args__
+    torn = [w.message for w in caught if isinstance(w.message, TruncatedSegmentWarning)]
+    assert [w.kind for w in torn] == ["torn_tail"]
+
+
+def test_no_module_parses_kafka_bytes():
+    """The package formats and passes what the core returns; it never unpacks Kafka's binary
+    layouts itself (no struct, no int.from_bytes)."""
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                if "struct" in names:
+                    offenders.append(f"{path.name}: imports struct")
+            if isinstance(node, ast.Attribute) and node.attr == "from_bytes":
+                if isinstance(node.value, ast.Name) and node.value.id == "int":
+                    offenders.append(f"{path.name}: int.from_bytes")
+    assert offenders == []
+
+
+def test_cli_modules_say_what_they_own():
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text()))
+        assert doc, f"{path.name} has no module docstring"
+
+
+def test_issues_of_a_reader_are_reachable():
+    data = h.v2_batch(0, [(b"k", b"v")])
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        reader = kafkalog.read_bytes(data + data[:20])
+        assert reader.read_all().num_rows == 1
+    (issue,) = kafkalog.issues(reader)
+    assert issue["kind"] == "torn_tail" and issue["bytes"] == 20 and issue["position"] == len(data)
+    clean = kafkalog.read_bytes(data)
+    clean.read_all()
+    assert kafkalog.issues(clean) == []
+    with pytest.raises(InvalidArgumentError):
+        kafkalog.issues(pa.RecordBatchReader.from_batches(pa.schema([]), iter([])))
