@@ -154,6 +154,7 @@ def _options(
     threads: int | None = None,
     storage_options=None,
     filesystem=None,
+    visibility: str = "consumer",
 ) -> dict:
     """The options the native reader takes, checked."""
     if threads is not None and threads < 1:
@@ -189,6 +190,7 @@ def _options(
         "start_timestamp": _millis(start_timestamp),
         "end_timestamp": _millis(end_timestamp),
         "read_committed": isolation_level == "read_committed",
+        "visibility": visibility,
         "threads": threads,
         **_storage_kwargs(storage_options, filesystem),
     }
@@ -240,6 +242,7 @@ def read(
     storage_options: dict[str, str] | None = None,
     filesystem=None,
     compacted: bool | dict = False,
+    visibility: str = "consumer",
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -287,6 +290,13 @@ def read(
     - ``byte_range``: ``(start, end)`` byte positions of a single ``.log`` file to read, both
       batch boundaries (``end`` may be ``None`` for the end of the file): how a large segment
       is split across tasks.
+    - ``visibility``: ``"consumer"`` (the default) returns what a consumer could fetch: where
+      the log directory holding the partition directories has the broker's
+      ``replication-offset-checkpoint`` and ``log-start-offset-checkpoint``, records at or
+      above the high watermark (never acknowledged) and below the log start offset (deleted
+      by retention or DeleteRecords, still on disk) are left out, and ``read_committed``'s
+      last stable offset never passes the high watermark. ``"all"`` returns every record on
+      disk, for forensics.
 
     A partial batch at the end of a segment is not an error: the complete batches are returned
     and a :class:`TruncatedSegmentWarning` says how many bytes were left. An index that cannot
@@ -322,6 +332,7 @@ def read(
         threads=threads,
         storage_options=storage_options,
         filesystem=filesystem,
+        visibility=visibility,
     )
     return _to_reader(_Reader.open(_paths(path), options))
 
@@ -369,6 +380,7 @@ def read_batches(
     partition: int | None = None,
     storage_options: dict[str, str] | None = None,
     filesystem=None,
+    visibility: str = "consumer",
 ) -> pa.RecordBatchReader:
     """List batches instead of records: one row per Kafka batch, as ``kafka-dump-log`` prints
     them without ``--deep-iteration``.
@@ -381,6 +393,8 @@ def read_batches(
     Records are not decoded. Each CRC is computed and reported in ``crcValid`` without failing
     (``check_crc=False`` skips it and leaves ``crcValid`` null). For magic v0/v1, a compressed
     wrapper is one batch and each uncompressed message is its own batch, as in Kafka.
+    ``visibility`` as :func:`read`: by default a batch is listed when a consumer could fetch
+    one of its offsets; ``"all"`` lists every batch on disk, as ``kafka-dump-log`` does.
     """
     options = _options(
         batch_size=batch_size,
@@ -392,6 +406,7 @@ def read_batches(
         list_batches=True,
         storage_options=storage_options,
         filesystem=filesystem,
+        visibility=visibility,
     )
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _to_reader(_Reader.from_bytes(bytes(source), options))
@@ -480,6 +495,7 @@ def plan(
     max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
     storage_options: dict[str, str] | None = None,
     filesystem=None,
+    visibility: str = "consumer",
 ) -> list[WorkItem]:
     """Plan a read as work items of about ``target_bytes`` each, cut at batch boundaries
     (``None``: one item per file), for tasks to decode with :func:`read_items`.
@@ -491,6 +507,7 @@ def plan(
     ``.timeindex``, ``read_committed`` takes aborted transactions from the ``.txnindex``
     files and the last stable offset from the latest producer snapshot and the log after it.
     Each item carries the offsets and aborted transactions its records are filtered by.
+    ``visibility`` as :func:`read`.
     """
     if isolation_level not in ("read_uncommitted", "read_committed"):
         raise InvalidArgumentError(f"isolation_level: not {isolation_level!r}")
@@ -527,6 +544,7 @@ def plan(
         read_committed=isolation_level == "read_committed",
         target_bytes=target_bytes,
         max_decompressed_size=max_decompressed_size,
+        visibility=visibility,
         **storage,
     )
     for issue in issues:

@@ -310,7 +310,9 @@ class _LogBatches:
         last_offsets: list[int] = []
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
-            reader = kafkalog.read_batches(log_path, check_crc=False, on_corrupt="stop")
+            reader = kafkalog.read_batches(
+                log_path, check_crc=False, on_corrupt="stop", visibility="all"
+            )
             for chunk in reader:
                 positions += chunk.column("batchPosition").to_pylist()
                 sizes += chunk.column("batchSize").to_pylist()
@@ -360,6 +362,7 @@ class Dumper:
         self.sanity_only = args.index_sanity_check
         self.max_message_size = args.max_message_size
         self.max_bytes = args.max_bytes
+        self.visibility = getattr(args, "visibility", "all")
         self.exit_code = EXIT_OK
         # reports printed to stderr after all files, as Kafka does
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
@@ -452,9 +455,10 @@ class Dumper:
                         check_crc=False,
                         on_corrupt="stop",
                         byte_range=byte_range,
+                        visibility=self.visibility,
                     )
                     records = _Records(reader, self.print_data)
-            batches = kafkalog.read_batches(path, on_corrupt="stop")
+            batches = kafkalog.read_batches(path, on_corrupt="stop", visibility=self.visibility)
             done = False
             for chunk in batches:
                 cols = chunk.to_pydict()
@@ -495,7 +499,9 @@ class Dumper:
         end = 0
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
-            for chunk in kafkalog.read_batches(path, check_crc=False, on_corrupt="stop"):
+            for chunk in kafkalog.read_batches(
+                path, check_crc=False, on_corrupt="stop", visibility="all"
+            ):
                 ends = pc.add(chunk.column("batchPosition"), chunk.column("batchSize"))
                 inside = pc.filter(ends, pc.less_equal(ends, limit))
                 if len(inside):
@@ -830,6 +836,7 @@ class Dumper:
             include_control=True,
             check_crc=False,
             byte_range=(position, position + log.sizes[i]),
+            visibility="all",
         ).read_all()
         ms = pc.fill_null(_ms_column(table.column("timestamp")), -1)
         best = pc.max(ms).as_py() if len(ms) else None
@@ -1123,6 +1130,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         include_control=args.include_control,
         check_crc=not args.no_check_crc,
         on_corrupt=args.on_corrupt,
+        visibility=getattr(args, "visibility", "consumer"),
         **bounds,
     )
     progress = _Progress(total, show_progress)
@@ -1216,7 +1224,7 @@ def _segment_summary(path: str, size: int) -> dict:
     last_ts: list[int] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for chunk in kafkalog.read_batches(path, on_corrupt="stop"):
+        for chunk in kafkalog.read_batches(path, on_corrupt="stop", visibility="all"):
             if chunk.num_rows == 0:
                 continue
             s["batches"] += chunk.num_rows
@@ -1759,6 +1767,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         help="text: kafka-dump-log's lines (default); json: one JSON object a line",
     )
+    d.add_argument(
+        "--visibility",
+        choices=("all", "consumer"),
+        default="all",
+        help="all: every batch on disk, as kafka-dump-log prints (default); consumer: only "
+        "what a consumer could fetch, within the log directory's high watermark and log start "
+        "offset checkpoints",
+    )
     _add_decoder_options(d)
     d.set_defaults(func=cmd_dump)
     _add_offsets_command(sub)
@@ -1838,6 +1854,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="read_committed leaves out the records of aborted transactions, as a "
         "consumer with isolation.level=read_committed does (default read_uncommitted)",
+    )
+    c.add_argument(
+        "--visibility",
+        choices=("consumer", "all"),
+        default="consumer",
+        help="consumer: what a consumer could fetch, within the log directory's high "
+        "watermark and log start offset checkpoints (default); all: every record on disk",
     )
     c.set_defaults(func=cmd_convert)
 

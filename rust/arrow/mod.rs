@@ -16,6 +16,7 @@
 //! | `cluster_state.rs` | KRaft metadata replayed into topics, partitions, configs, brokers, features |
 //! | `seek.rs` | offset/timestamp bounds: segment choice, index seeks, timestamps to offsets |
 //! | `transactions.rs` | what `read_committed` drops: aborted transactions, the last stable offset |
+//! | `visibility.rs` | what a consumer could fetch: the high watermark and log start offset checkpoints |
 //! | `scan.rs` | walking a segment's entries without decoding them (for the passes above) |
 //! | `verify.rs` | checking batches, offsets and every index against the log |
 //! | `compact.rs` | log compaction as Kafka's cleaner does it: last value per key, offsets kept |
@@ -44,4 +45,5 @@ pub mod schema;
 pub mod seek;
 pub mod transactions;
 pub mod verify;
+pub mod visibility;
 pub mod writer;

@@ -355,8 +355,8 @@ fn record_columns(options: &DecoderOptions, origin: Origin, bounds: FileBounds) 
     )
 }
 
-fn batch_columns(_: &DecoderOptions, origin: Origin, _: FileBounds) -> BatchColumns {
-    BatchColumns::new(origin)
+fn batch_columns(_: &DecoderOptions, origin: Origin, bounds: FileBounds) -> BatchColumns {
+    BatchColumns::new(origin).within(bounds.start, bounds.end)
 }
 
 struct OpenFile<O> {

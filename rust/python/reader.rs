@@ -14,6 +14,7 @@ use crate::arrow::reader::{
 };
 use crate::arrow::schema::Projection;
 use crate::arrow::seek::Bounds;
+use crate::arrow::visibility::Visibility;
 use crate::error::Error;
 use crate::format::batch::CrcPolicy;
 use crate::storage::{Stat, Storage};
@@ -49,6 +50,9 @@ pub struct Options {
     start_timestamp: Option<i64>,
     end_timestamp: Option<i64>,
     read_committed: bool,
+    /// `"consumer"` (within the broker's checkpoints) or `"all"`.
+    #[pyo3(default)]
+    visibility: Option<String>,
     /// Worker threads for reading several files (None: one per core).
     threads: Option<usize>,
     /// Object-store configuration (keys of `object_store`'s builders).
@@ -94,6 +98,7 @@ impl Options {
             start_timestamp: self.start_timestamp,
             end_timestamp: self.end_timestamp,
             read_committed: self.read_committed,
+            visibility: Visibility::from_name(self.visibility.as_deref().unwrap_or("consumer"))?,
         });
         if self.topic.is_some() || self.partition.is_some() {
             builder = builder.with_origin(Origin {
@@ -594,7 +599,7 @@ type BoundsTuple = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
 #[pyfunction]
 #[pyo3(signature = (segments, *, default_bounds=(None, None, None, None), bounds=None,
     read_committed=false, target_bytes=None, max_decompressed_size=256 << 20,
-    storage_options=None, filesystem=None))]
+    storage_options=None, filesystem=None, visibility="consumer"))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn plan<'py>(
     py: Python<'py>,
@@ -606,7 +611,9 @@ pub fn plan<'py>(
     max_decompressed_size: usize,
     storage_options: Option<BTreeMap<String, String>>,
     filesystem: Option<Py<PyAny>>,
+    visibility: &str,
 ) -> PyResult<(Vec<ItemTuple>, Bound<'py, PyList>)> {
+    let visibility = Visibility::from_name(visibility).map_err(|e| to_py(py, e))?;
     if target_bytes == Some(0) {
         return Err(to_py(
             py,
@@ -635,6 +642,7 @@ pub fn plan<'py>(
             start_timestamp: st,
             end_timestamp: et,
             read_committed,
+            visibility,
         }
     };
     let options = crate::format::batch::DecodeOptions {
