@@ -687,6 +687,7 @@ def write(
     topic: str | None = None,
     partition: int | None = None,
     fsync: bool = True,
+    storage_options: dict[str, str] | None = None,
 ) -> list[dict]:
     """Write records as a Kafka partition directory that a broker and any Kafka client read.
 
@@ -727,6 +728,15 @@ def write(
     ``producer_epoch``, ``base_sequence`` and ``transactional`` set the producer fields of
     fresh batches.
 
+    ``path`` may be an object-store prefix (``s3://bucket/kafka-logs/orders-0``; credentials
+    from the environment and ``storage_options``, as :func:`read` takes them). There is no
+    rename there: the write claims the prefix with a conditional put of a
+    ``.kafkalog-writing`` marker (a second writer fails with :class:`ConcurrentWriteError`),
+    uploads each segment as it is complete, and publishes with a conditional put of a
+    ``.kafkalog-manifest`` listing every file; readers read only what a manifest lists and
+    nothing under a prefix still being written, so a failed or killed write is never read.
+    A killed writer leaves its marker: delete it to write that partition again.
+
     Bad input (headers or control records for magic 0/1, zstd below magic 2, decreasing
     offsets, a null header key, a non-binary key) raises before anything is written.
     Returns one dict per segment written (path, base_offset, last_offset, batches, records,
@@ -751,6 +761,7 @@ def write(
         "index_interval_bytes": index_interval_bytes,
         "overwrite": overwrite,
         "fsync": fsync,
+        "storage_options": _storage_kwargs(storage_options, None)["storage_options"],
     }
     if topic is not None:
         path = _partition_dir(os.fspath(path), topic, 0 if partition is None else partition)

@@ -32,6 +32,7 @@ import os
 import re
 import struct
 import sys
+import tempfile
 import time
 import warnings
 from bisect import bisect_right
@@ -1142,7 +1143,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     tmp = None
     target = args.out
-    if target != "-":
+    # An object-store output is written locally, then uploaded as one atomic object.
+    remote = "://" in target and not target.startswith("file://")
+    if remote:
+        tmp = os.path.join(tempfile.gettempdir(), f".kafkalog-convert-{os.getpid()}.tmp")
+    elif target != "-":
         directory = os.path.dirname(os.path.abspath(target))
         tmp = os.path.join(directory, f".{os.path.basename(target)}.kafkalog-{os.getpid()}.tmp")
     ok = False
@@ -1174,7 +1179,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
             finally:
                 if tmp is not None:
                     stream.close()
-        if tmp is not None:
+        if remote:
+            from kafkalog._native import upload_file
+
+            upload_file(tmp, target)
+            os.unlink(tmp)
+        elif tmp is not None:
             os.replace(tmp, target)
         ok = True
     finally:

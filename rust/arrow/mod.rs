@@ -10,6 +10,7 @@
 //! | `encoder.rs` | Arrow rows into Kafka batches (faithful to batch metadata, or fresh) |
 //! | `writer.rs` | a partition directory: segments, indexes |
 //! | `placement.rs` | where writes go and how they appear: safe names, locks, staging, fsync |
+//! | `publish.rs` | writes to object stores: a marker claims, a manifest publishes; what readers may read |
 //! | `index_tables.rs` | `.index`, `.timeindex`, `.txnindex`, `.snapshot`, leader epochs as tables |
 //! | `plan.rs` | a read as work items (byte ranges of segments, with their bounds) for tasks |
 //! | `internal_tables.rs` | internal topics (consumer offsets, groups, transactions, KRaft metadata) folded into tables |
@@ -37,6 +38,7 @@ pub mod output;
 pub mod parallel;
 pub mod placement;
 pub mod plan;
+pub mod publish;
 pub mod reader;
 pub mod rebuild;
 pub mod retention;

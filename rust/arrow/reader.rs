@@ -71,7 +71,8 @@ fn partition_segments(
     dir: &Path,
     origin: &Origin,
 ) -> Result<Vec<SegmentFile>> {
-    let mut segments: Vec<SegmentFile> = list_sorted(storage, dir)?
+    let listed = super::publish::published(storage, dir, list_sorted(storage, dir)?)?;
+    let mut segments: Vec<SegmentFile> = listed
         .into_iter()
         .filter(|e| !e.is_dir && is_segment(&e.path))
         .map(|e| SegmentFile::new(e.path, origin.clone()).sized(e.size))
@@ -113,7 +114,9 @@ pub fn discover(storage: &dyn Storage, path: &Path) -> Result<Vec<SegmentFile>> 
         Stat::Dir => {}
     }
     let listed = list_sorted(storage, path)?;
-    let mut segments: Vec<SegmentFile> = listed
+    // Only what a write to an object store published (a plain directory: all of it).
+    let files = super::publish::published(storage, path, listed.clone())?;
+    let mut segments: Vec<SegmentFile> = files
         .iter()
         .filter(|e| !e.is_dir && is_segment(&e.path))
         .map(|e| SegmentFile::new(e.path.clone(), dir_origin(Some(path))).sized(e.size))

@@ -8,11 +8,14 @@
 //! - Every request has a timeout (30 s, 5 s to connect, unless options say otherwise) and is
 //!   retried with backoff where that is safe (`max_retries`, `retry_timeout` in seconds), so a
 //!   dropped connection neither hangs a read nor fails it at once.
+//! - Writes are whole-object puts (conditional with `If-None-Match: *` where asked, the
+//!   store's atomic create), deletes, and uploads of large files in 16 MiB parts, four in
+//!   flight, aborted on failure so that no half object is ever visible.
 //! - A sequential read ([`Object::will_read`]) fetches blocks ahead on a small runtime while
 //!   the caller decodes; a random read (an index entry, a batch header) fetches exactly the
 //!   range it asks for.
 
-use super::{not_found, Entry, Object, Stat, Storage};
+use super::{already_exists, not_found, Entry, Object, PutMode, Stat, Storage};
 use crate::error::{Error, ErrorKind, Result};
 use bytes::Bytes;
 use object_store::path::Path as Key;
@@ -28,6 +31,11 @@ use url::Url;
 /// Options for object stores: `object_store` configuration keys and values, plus
 /// `max_retries` and `retry_timeout` (seconds).
 pub type StorageOptions = Vec<(String, String)>;
+
+/// Files up to this size are uploaded in one request; larger ones in parts of this size.
+const PART: usize = 16 << 20;
+/// Parts of one upload in flight.
+const PARTS_IN_FLIGHT: usize = 4;
 
 /// Bytes one read-ahead request fetches.
 const BLOCK: u64 = 8 << 20;
@@ -318,6 +326,69 @@ impl Storage for ObjectStores {
             next_fetch: 0,
             limit: 0,
         }))
+    }
+
+    fn put(&self, path: &Path, bytes: Vec<u8>, mode: PutMode) -> Result<()> {
+        let (store, loc) = self.store(path)?;
+        let options = object_store::PutOptions {
+            mode: match mode {
+                PutMode::Overwrite => object_store::PutMode::Overwrite,
+                PutMode::Create => object_store::PutMode::Create,
+            },
+            ..Default::default()
+        };
+        match block_on(store.put_opts(&loc.key, bytes.into(), options))? {
+            Ok(_) => Ok(()),
+            Err(
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. },
+            ) => Err(already_exists(path)),
+            Err(e) => Err(store_error(e, Some((path, None)))),
+        }
+    }
+
+    fn delete(&self, path: &Path) -> Result<()> {
+        let (store, loc) = self.store(path)?;
+        match block_on(store.delete(&loc.key))? {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(store_error(e, Some((path, None)))),
+        }
+    }
+
+    fn upload(&self, path: &Path, from: &Path) -> Result<()> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(from).map_err(|e| Error::io(e, from))?;
+        let size = file.metadata().map_err(|e| Error::io(e, from))?.len();
+        if size <= PART as u64 {
+            let mut bytes = Vec::with_capacity(size as usize);
+            file.read_to_end(&mut bytes)
+                .map_err(|e| Error::io(e, from))?;
+            return self.put(path, bytes, PutMode::Overwrite);
+        }
+        let (store, loc) = self.store(path)?;
+        let failed = |e: object_store::Error| store_error(e, Some((path, None)));
+        block_on(async {
+            let upload = store.put_multipart(&loc.key).await.map_err(failed)?;
+            let mut parts = object_store::WriteMultipart::new_with_chunk_size(upload, PART);
+            let mut buf = vec![0u8; PART];
+            loop {
+                if let Err(e) = parts.wait_for_capacity(PARTS_IN_FLIGHT).await {
+                    let _ = parts.abort().await;
+                    return Err(failed(e));
+                }
+                let n = match file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) => {
+                        let _ = parts.abort().await;
+                        return Err(Error::io(e, from));
+                    }
+                };
+                parts.write(&buf[..n]);
+            }
+            // Completing the upload is what makes the object appear, whole.
+            parts.finish().await.map(|_| ()).map_err(failed)
+        })?
     }
 }
 
