@@ -209,3 +209,78 @@ def test_cli_convert_to_an_object_store(s3, monkeypatch):
     body = s3.client.get_object(Bucket=BUCKET, Key="converted/logs.parquet")["Body"].read()
     got = pq.read_table(io.BytesIO(body))
     assert got.num_rows == kafkalog.read(LOGS).read_all().num_rows
+
+
+class CuttingProxy:
+    """A TCP proxy in front of the S3 server that drops the first ``cuts`` connections whose
+    responses pass ``after`` bytes: a connection dropped in the middle of a large GET."""
+
+    def __init__(self, port: int, after: int, cuts: int) -> None:
+        import socket
+        import threading
+
+        self.target, self.after, self.cuts = port, after, cuts
+        self.cut = 0
+        self.lock = threading.Lock()
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(16)
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            threading.Thread(target=self.pump, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self.pump, args=(upstream, client, True), daemon=True).start()
+
+    def pump(self, src, dst, responses: bool) -> None:
+        sent = 0
+        try:
+            while data := src.recv(1 << 16):
+                sent += len(data)
+                if responses and sent > self.after:
+                    with self.lock:
+                        drop = self.cut < self.cuts
+                        self.cut += drop
+                    if drop:
+                        break
+                dst.sendall(data)
+        except OSError:
+            pass
+        import socket
+
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)  # a FIN now, even with the other pump blocked
+                s.close()
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def test_a_stream_dropped_midway_is_resumed(s3):
+    """A dropped connection in the middle of a streaming GET: the read starts again from the
+    next byte it has not received, and returns every record once."""
+    n = 70_000
+    data = pa.table({"value": pa.array([os.urandom(512) for _ in range(n)], pa.binary())})
+    uri = f"s3://{BUCKET}/dropped/orders-0"
+    kafkalog.write(uri, data, storage_options=s3.options)
+    port = int(s3.endpoint.rsplit(":", 1)[1])
+    proxy = CuttingProxy(port, after=12 << 20, cuts=2)
+    try:
+        options = {**s3.options, "aws_endpoint": f"http://127.0.0.1:{proxy.port}"}
+        got = kafkalog.read(uri, storage_options=options, columns=["value"]).read_all()
+    finally:
+        proxy.close()
+    assert proxy.cut == 2, "the connection was dropped twice"
+    assert got.column("value") == data.column("value")
