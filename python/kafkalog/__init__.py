@@ -77,6 +77,7 @@ from kafkalog.types import (
     Segment,
     TimestampTypeName,
     VerifyReport,
+    Visibility,
     WrittenSegment,
 )
 
@@ -208,6 +209,7 @@ def _options(
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
+    visibility: Visibility = "consumer",
 ) -> _ReaderOptions:
     """The options the native reader takes, checked."""
     if threads is not None and threads < 1:
@@ -243,6 +245,7 @@ def _options(
         "start_timestamp": _millis(start_timestamp),
         "end_timestamp": _millis(end_timestamp),
         "read_committed": isolation_level == "read_committed",
+        "visibility": visibility,
         "threads": threads,
         **_storage_kwargs(storage_options, filesystem, encryption_keys),
     }
@@ -306,6 +309,7 @@ def read(
     filesystem: Any | None = None,
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
     compacted: bool | Mapping[str, Any] = False,
+    visibility: Visibility = "consumer",
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -359,6 +363,13 @@ def read(
     - ``byte_range``: ``(start, end)`` byte positions of a single ``.log`` file to read, both
       batch boundaries (``end`` may be ``None`` for the end of the file): how a large segment
       is split across tasks.
+    - ``visibility``: ``"consumer"`` (the default) returns what a consumer could fetch: where
+      the log directory holding the partition directories has the broker's
+      ``replication-offset-checkpoint`` and ``log-start-offset-checkpoint``, records at or
+      above the high watermark (never acknowledged) and below the log start offset (deleted
+      by retention or DeleteRecords, still on disk) are left out, and ``read_committed``'s
+      last stable offset never passes the high watermark. ``"all"`` returns every record on
+      disk, for forensics.
 
     A partial batch at the end of a segment is not an error: the complete batches are returned
     and a :class:`TruncatedSegmentWarning` says how many bytes were left. An index that cannot
@@ -397,6 +408,7 @@ def read(
         storage_options=storage_options,
         filesystem=filesystem,
         encryption_keys=encryption_keys,
+        visibility=visibility,
     )
     return _to_reader(_Reader.open(_paths(path), options))
 
@@ -445,6 +457,7 @@ def read_batches(
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
+    visibility: Visibility = "consumer",
 ) -> pa.RecordBatchReader:
     """List batches instead of records: one row per Kafka batch, as ``kafka-dump-log`` prints
     them without ``--deep-iteration``.
@@ -457,6 +470,8 @@ def read_batches(
     Records are not decoded. Each CRC is computed and reported in ``crcValid`` without failing
     (``check_crc=False`` skips it and leaves ``crcValid`` null). For magic v0/v1, a compressed
     wrapper is one batch and each uncompressed message is its own batch, as in Kafka.
+    ``visibility`` as :func:`read`: by default a batch is listed when a consumer could fetch
+    one of its offsets; ``"all"`` lists every batch on disk, as ``kafka-dump-log`` does.
     """
     options = _options(
         batch_size=batch_size,
@@ -469,6 +484,7 @@ def read_batches(
         storage_options=storage_options,
         filesystem=filesystem,
         encryption_keys=encryption_keys,
+        visibility=visibility,
     )
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _to_reader(_Reader.from_bytes(bytes(source), options))
@@ -562,6 +578,7 @@ def plan(
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
+    visibility: Visibility = "consumer",
 ) -> list[WorkItem]:
     """Plan a read as work items of about ``target_bytes`` each, cut at batch boundaries
     (``None``: one item per file), for tasks to decode with :func:`read_items`.
@@ -573,6 +590,7 @@ def plan(
     ``.timeindex``, ``read_committed`` takes aborted transactions from the ``.txnindex``
     files and the last stable offset from the latest producer snapshot and the log after it.
     Each item carries the offsets and aborted transactions its records are filtered by.
+    ``visibility`` as :func:`read`.
     """
     if isolation_level not in ("read_uncommitted", "read_committed"):
         raise InvalidArgumentError(f"isolation_level: not {isolation_level!r}")
@@ -609,6 +627,7 @@ def plan(
         read_committed=isolation_level == "read_committed",
         target_bytes=target_bytes,
         max_decompressed_size=max_decompressed_size,
+        visibility=visibility,
         **storage,
     )
     for issue in issues:
@@ -753,6 +772,7 @@ def write(
     topic: str | None = None,
     partition: int | None = None,
     fsync: bool = True,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> list[WrittenSegment]:
     """Write records as a Kafka partition directory that a broker and any Kafka client read.
 
@@ -794,6 +814,15 @@ def write(
     ``producer_epoch``, ``base_sequence`` and ``transactional`` set the producer fields of
     fresh batches.
 
+    ``path`` may be an object-store prefix (``s3://bucket/kafka-logs/orders-0``; credentials
+    from the environment and ``storage_options``, as :func:`read` takes them). There is no
+    rename there: the write claims the prefix with a conditional put of a
+    ``.kafkalog-writing`` marker (a second writer fails with :class:`ConcurrentWriteError`),
+    uploads each segment as it is complete, and publishes with a conditional put of a
+    ``.kafkalog-manifest`` listing every file; readers read only what a manifest lists and
+    nothing under a prefix still being written, so a failed or killed write is never read.
+    A killed writer leaves its marker: delete it to write that partition again.
+
     Bad input (headers or control records for magic 0/1, zstd below magic 2, decreasing
     offsets, a null header key, a non-binary key) raises before anything is written.
     Returns one dict per segment written (path, base_offset, last_offset, batches, records,
@@ -818,6 +847,7 @@ def write(
         "index_interval_bytes": index_interval_bytes,
         "overwrite": overwrite,
         "fsync": fsync,
+        "storage_options": _storage_kwargs(storage_options, None)["storage_options"],
     }
     if topic is not None:
         path = _partition_dir(os.fspath(path), topic, 0 if partition is None else partition)

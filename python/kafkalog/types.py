@@ -36,6 +36,10 @@ OnCorrupt = Literal["error", "skip", "stop"]
 #: A consumer's ``isolation.level``.
 IsolationLevel = Literal["read_uncommitted", "read_committed"]
 
+#: What a read returns: what a consumer could fetch (within the broker's checkpoints), or
+#: every byte on disk.
+Visibility = Literal["consumer", "all"]
+
 #: Kafka's compression codecs (``zstd`` from magic 2 on).
 Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 

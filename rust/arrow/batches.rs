@@ -49,6 +49,8 @@ pub fn batch_schema() -> SchemaRef {
 pub struct BatchColumns {
     origin: Origin,
     rows: Vec<BatchInfo>,
+    /// Batches with no offset in `[start, end)` are not listed (`end` `None`: no end).
+    within: (i64, Option<i64>),
 }
 
 impl BatchColumns {
@@ -56,13 +58,23 @@ impl BatchColumns {
         BatchColumns {
             origin,
             rows: Vec::new(),
+            within: (i64::MIN, None),
         }
+    }
+
+    /// Lists only batches holding an offset in `[start, end)`.
+    pub fn within(mut self, start: i64, end: Option<i64>) -> Self {
+        self.within = (start, end);
+        self
     }
 }
 
 impl RecordSink for BatchColumns {
     fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
-        self.rows.push(batch.clone());
+        let (start, end) = self.within;
+        if batch.last_offset >= start && end.is_none_or(|e| batch.base_offset < e) {
+            self.rows.push(batch.clone());
+        }
         false
     }
 

@@ -10,12 +10,14 @@
 //! | `encoder.rs` | Arrow rows into Kafka batches (faithful to batch metadata, or fresh) |
 //! | `writer.rs` | a partition directory: segments, indexes |
 //! | `placement.rs` | where writes go and how they appear: safe names, locks, staging, fsync |
+//! | `publish.rs` | writes to object stores: a marker claims, a manifest publishes; what readers may read |
 //! | `index_tables.rs` | `.index`, `.timeindex`, `.txnindex`, `.snapshot`, leader epochs as tables |
 //! | `plan.rs` | a read as work items (byte ranges of segments, with their bounds) for tasks |
 //! | `internal_tables.rs` | internal topics (consumer offsets, groups, transactions, KRaft metadata) folded into tables |
 //! | `cluster_state.rs` | KRaft metadata replayed into topics, partitions, configs, brokers, features |
 //! | `seek.rs` | offset/timestamp bounds: segment choice, index seeks, timestamps to offsets |
 //! | `transactions.rs` | what `read_committed` drops: aborted transactions, the last stable offset |
+//! | `visibility.rs` | what a consumer could fetch: the high watermark and log start offset checkpoints |
 //! | `scan.rs` | walking a segment's entries without decoding them (for the passes above) |
 //! | `verify.rs` | checking batches, offsets and every index against the log |
 //! | `compact.rs` | log compaction as Kafka's cleaner does it: last value per key, offsets kept |
@@ -39,6 +41,7 @@ pub mod output;
 pub mod parallel;
 pub mod placement;
 pub mod plan;
+pub mod publish;
 pub mod reader;
 pub mod rebuild;
 pub mod retention;
@@ -48,4 +51,5 @@ pub mod seek;
 pub mod tiered;
 pub mod transactions;
 pub mod verify;
+pub mod visibility;
 pub mod writer;

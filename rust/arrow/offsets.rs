@@ -10,6 +10,7 @@ use super::reader::SegmentFile;
 use super::scan::{for_each_entry, Access};
 use super::seek::{by_partition, offset_for_timestamp, seek_position};
 use super::transactions::partition_transactions;
+use super::visibility::{Checkpoints, Visibility, Visible};
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
 
@@ -31,13 +32,18 @@ pub struct PartitionOffsets {
 /// The offsets of each partition among `files` (in reading order, as
 /// [`super::reader::discover`] lists them; whole partitions, so that the last segment is the
 /// partition's last). `timestamp_of` gives the timestamp to look up in a partition, if any.
+/// With [`Visibility::Consumer`], the broker's checkpoints beside the partition directories
+/// bound both ends as they bound a consumer's fetch: earliest no lower than the log start
+/// offset, latest no higher than the high watermark.
 pub fn list_offsets(
     storage: &dyn crate::storage::Storage,
     files: Vec<SegmentFile>,
     read_committed: bool,
+    visibility: Visibility,
     timestamp_of: &dyn Fn(&Origin) -> Option<i64>,
     options: &DecodeOptions,
 ) -> Result<(Vec<PartitionOffsets>, Vec<Issue>)> {
+    let mut checkpoints = Checkpoints::new();
     let mut out = Vec::new();
     let mut issues = Vec::new();
     let mut decoder = BatchDecoder::new(DecodeOptions {
@@ -46,8 +52,12 @@ pub fn list_offsets(
     });
     for group in by_partition(files) {
         let origin = group[0].origin.clone();
+        let visible = match (visibility, group[0].path.parent()) {
+            (Visibility::Consumer, Some(dir)) => checkpoints.visible(storage, dir)?,
+            _ => Visible::default(),
+        };
         let first = &group[0];
-        let earliest = match first.base_offset {
+        let mut earliest = match first.base_offset {
             Some(base) => Some(base),
             None => first_offset(storage, first, &mut decoder)?,
         };
@@ -64,8 +74,21 @@ pub fn list_offsets(
                 break;
             }
         }
+        if let Some(hw) = visible.high_watermark {
+            latest = latest.map(|l| l.min(hw));
+        }
+        if let Some(log_start) = visible.log_start {
+            earliest = earliest.map(|e| e.max(log_start));
+            latest = latest.map(|l| l.max(log_start));
+        }
         if read_committed && latest.is_some() {
-            let txns = partition_transactions(storage, &group, options, &mut issues)?;
+            let txns = partition_transactions(
+                storage,
+                &group,
+                visible.high_watermark,
+                options,
+                &mut issues,
+            )?;
             if let Some(lso) = txns.last_stable_offset {
                 latest = latest.map(|l| l.min(lso));
             }
@@ -152,8 +175,15 @@ mod tests {
             crc: CrcPolicy::Ignore,
             max_decompressed_size: 256 << 20,
         };
-        let (parts, _) =
-            list_offsets(storage.as_ref(), files, read_committed, &|_| None, &options).unwrap();
+        let (parts, _) = list_offsets(
+            storage.as_ref(),
+            files,
+            read_committed,
+            Visibility::Consumer,
+            &|_| None,
+            &options,
+        )
+        .unwrap();
         parts
             .into_iter()
             .map(|p| {

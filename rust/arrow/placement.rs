@@ -296,7 +296,7 @@ fn remove_tree(path: &Path) -> std::io::Result<()> {
     }
 }
 
-fn unique() -> String {
+pub(crate) fn unique() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

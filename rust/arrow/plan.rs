@@ -9,8 +9,9 @@
 use super::builder::Origin;
 use super::decoder::Issue;
 use super::reader::SegmentFile;
-use super::seek::{by_partition, plan, split_points, Bounds, FileBounds, Planned};
+use super::seek::{by_partition, plan_with, split_points, Bounds, FileBounds, Planned};
 use super::transactions::Transactions;
+use super::visibility::Checkpoints;
 use crate::error::Result;
 use crate::format::batch::DecodeOptions;
 use crate::storage::{Stat, Storage};
@@ -74,6 +75,7 @@ pub fn plan_items(
 ) -> Result<(Vec<WorkItem>, Vec<Issue>)> {
     let mut items = Vec::new();
     let mut issues = Vec::new();
+    let mut checkpoints = Checkpoints::new();
     for group in by_partition(files) {
         let bounds = bounds_of(&group[0].origin);
         // A segment holds offsets below the next segment's base offset.
@@ -82,7 +84,7 @@ pub fn plan_items(
             .zip(group.iter().skip(1).map(|f| f.base_offset).chain([None]))
             .map(|(f, next)| (f.path.clone(), next))
             .collect();
-        let (planned, noted) = plan(storage, group, &bounds, options)?;
+        let (planned, noted) = plan_with(storage, group, &bounds, options, &mut checkpoints)?;
         issues.extend(noted);
         for Planned {
             file,
@@ -388,6 +390,75 @@ mod tests {
                     "the last stable offset bounds it"
                 );
             }
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_high_watermark_below_the_snapshot_is_planned_as_a_scan_would() {
+        use crate::format::checkpoint::{write_offset_checkpoint, OffsetEntry};
+        let root = std::env::temp_dir().join(format!("kafkalog-plan-hw-{}", std::process::id()));
+        let (indexed, bare) = (root.join("t-0"), root.join("bare").join("t-0"));
+        partition(&indexed, 2, 1 << 20, true);
+        partition(&bare, 2, 1 << 20, false);
+        let committed = Bounds {
+            read_committed: true,
+            ..Bounds::default()
+        };
+        let full = plan_of(default_storage().as_ref(), &bare, committed);
+        let lso = full.last().unwrap().end_offset.unwrap();
+        let aborted = full[0].aborted.clone().unwrap();
+        assert!(aborted.len() >= 2);
+        // High watermarks inside aborted transactions (their markers not yet acknowledged:
+        // still open), between transactions, and below the last one.
+        let inside = |t: &(i64, i64, i64)| t.1 + (t.2 - t.1) / 2;
+        for hw in [
+            inside(&aborted[0]),
+            inside(&aborted[1]),
+            aborted[1].2 + 1,
+            lso - 1,
+            100,
+        ] {
+            let checkpoint = write_offset_checkpoint(&[OffsetEntry {
+                topic: "t".into(),
+                partition: 0,
+                offset: hw,
+            }]);
+            std::fs::write(root.join("replication-offset-checkpoint"), &checkpoint).unwrap();
+            std::fs::write(
+                root.join("bare").join("replication-offset-checkpoint"),
+                &checkpoint,
+            )
+            .unwrap();
+            let summary = |items: Vec<WorkItem>| -> (Option<i64>, Vec<(i64, i64, i64)>) {
+                let end = items.iter().filter_map(|i| i.end_offset).min();
+                let mut aborted: Vec<_> = items
+                    .into_iter()
+                    .flat_map(|i| i.aborted.unwrap_or_default())
+                    .collect();
+                aborted.sort();
+                aborted.dedup();
+                (end, aborted)
+            };
+            let (a, b) = (
+                summary(plan_of(default_storage().as_ref(), &indexed, committed)),
+                summary(plan_of(default_storage().as_ref(), &bare, committed)),
+            );
+            // The last stable offset: never past the high watermark, and the same whether it
+            // came from the snapshot (taken above the high watermark: not used) or a scan.
+            assert!(a.0.is_some_and(|e| e <= hw), "{hw}: {a:?}");
+            if aborted.iter().any(|t| t.1 < hw && hw <= t.2) {
+                assert!(
+                    a.0 < Some(hw),
+                    "{hw}: a transaction open at the high watermark"
+                );
+            }
+            assert_eq!(a.0, b.0, "{hw}");
+            let below = |v: &[(i64, i64, i64)]| -> Vec<(i64, i64, i64)> {
+                let end = a.0.unwrap();
+                v.iter().copied().filter(|t| t.1 < end).collect()
+            };
+            assert_eq!(below(&a.1), below(&b.1), "{hw}");
         }
         std::fs::remove_dir_all(&root).unwrap();
     }

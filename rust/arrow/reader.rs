@@ -71,7 +71,8 @@ fn partition_segments(
     dir: &Path,
     origin: &Origin,
 ) -> Result<Vec<SegmentFile>> {
-    let mut segments: Vec<SegmentFile> = list_sorted(storage, dir)?
+    let listed = super::publish::published(storage, dir, list_sorted(storage, dir)?)?;
+    let mut segments: Vec<SegmentFile> = listed
         .into_iter()
         .filter(|e| !e.is_dir && is_segment(&e.path))
         .map(|e| SegmentFile::new(e.path, origin.clone()).sized(e.size))
@@ -143,7 +144,9 @@ pub fn discover_noting(
             })
             .collect());
     }
-    let mut segments: Vec<SegmentFile> = listed
+    // Only what a write to an object store published (a plain directory: all of it).
+    let files = super::publish::published(storage, path, listed.clone())?;
+    let mut segments: Vec<SegmentFile> = files
         .iter()
         .filter(|e| !e.is_dir && is_segment(&e.path))
         .map(|e| SegmentFile::new(e.path.clone(), dir_origin(Some(path))).sized(e.size))
@@ -385,8 +388,8 @@ fn record_columns(options: &DecoderOptions, origin: Origin, bounds: FileBounds) 
     )
 }
 
-fn batch_columns(_: &DecoderOptions, origin: Origin, _: FileBounds) -> BatchColumns {
-    BatchColumns::new(origin)
+fn batch_columns(_: &DecoderOptions, origin: Origin, bounds: FileBounds) -> BatchColumns {
+    BatchColumns::new(origin).within(bounds.start, bounds.end)
 }
 
 struct OpenFile<O> {

@@ -12,6 +12,7 @@ use super::decoder::{Issue, IssueKind};
 use super::reader::SegmentFile;
 use super::scan::{for_each_entry, Access};
 use super::transactions::{partition_transactions, Transactions};
+use super::visibility::{Checkpoints, Visibility, Visible};
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
 use crate::format::index::{
@@ -31,11 +32,19 @@ pub struct Bounds {
     pub start_timestamp: Option<i64>,
     pub end_timestamp: Option<i64>,
     pub read_committed: bool,
+    /// What a consumer could fetch (the default), or every record on disk (see
+    /// [`super::visibility`]).
+    pub visibility: Visibility,
 }
 
 impl Bounds {
+    /// Whether the read asks for no offset, timestamp or isolation bound of its own (the
+    /// broker's checkpoints may still bound it, see [`super::visibility`]).
     pub fn is_unbounded(&self) -> bool {
-        *self == Bounds::default()
+        Bounds {
+            visibility: Visibility::default(),
+            ..*self
+        } == Bounds::default()
     }
 }
 
@@ -424,24 +433,54 @@ pub fn plan(
     bounds: &Bounds,
     options: &DecodeOptions,
 ) -> Result<(Vec<Planned>, Vec<Issue>)> {
-    let mut issues = Vec::new();
-    if bounds.is_unbounded() {
-        return Ok((
-            files
-                .into_iter()
-                .map(|file| Planned {
-                    file,
-                    bounds: FileBounds::all(),
-                })
-                .collect(),
-            issues,
-        ));
+    plan_with(storage, files, bounds, options, &mut Checkpoints::new())
+}
+
+/// What a consumer could fetch from the partition a group of files is in.
+fn visible_of(
+    storage: &dyn Storage,
+    group: &[SegmentFile],
+    bounds: &Bounds,
+    checkpoints: &mut Checkpoints,
+) -> Result<Visible> {
+    match (bounds.visibility, group[0].path.parent()) {
+        (Visibility::Consumer, Some(dir)) => checkpoints.visible(storage, dir),
+        _ => Ok(Visible::default()),
     }
+}
+
+/// [`plan`], reading each log directory's checkpoint files once into `checkpoints`.
+pub fn plan_with(
+    storage: &dyn Storage,
+    files: Vec<SegmentFile>,
+    bounds: &Bounds,
+    options: &DecodeOptions,
+    checkpoints: &mut Checkpoints,
+) -> Result<(Vec<Planned>, Vec<Issue>)> {
+    let mut issues = Vec::new();
     let mut planned = Vec::with_capacity(files.len());
     for group in by_partition(files) {
+        let visible = visible_of(storage, &group, bounds, checkpoints)?;
+        if bounds.is_unbounded() && visible.is_unbounded() {
+            planned.extend(group.into_iter().map(|file| Planned {
+                file,
+                bounds: FileBounds::all(),
+            }));
+            continue;
+        }
         let refs: Vec<&SegmentFile> = group.iter().collect();
+        // The user's bounds, intersected with what a consumer could fetch.
         let mut start = bounds.start_offset.unwrap_or(i64::MIN);
+        if let Some(log_start) = visible.log_start {
+            start = start.max(log_start);
+        }
         let mut end = bounds.end_offset;
+        if let Some(hw) = visible.high_watermark {
+            end = Some(end.map_or(hw, |e| e.min(hw)));
+        }
+        if end.is_some_and(|e| start >= e) {
+            continue;
+        }
         if let Some(ts) = bounds.start_timestamp {
             match offset_for_timestamp(storage, &refs, ts, start, options, &mut issues)? {
                 Some(offset) => start = start.max(offset),
@@ -459,7 +498,14 @@ pub fn plan(
             // A transaction's markers may sit in another segment than its data: follow them
             // through the whole partition, even when only some of its segments are read.
             let segments = partition_segments(storage, &group);
-            let txns = partition_transactions(storage, &segments, options, &mut issues)?;
+            let txns = partition_transactions(
+                storage,
+                &segments,
+                visible.high_watermark,
+                options,
+                &mut issues,
+            )?;
+            // The last stable offset never passes the high watermark (`end` is below it).
             if let Some(lso) = txns.last_stable_offset {
                 end = Some(end.map_or(lso, |e| e.min(lso)));
             }

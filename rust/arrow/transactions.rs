@@ -159,9 +159,15 @@ impl RecordSink for ControlKind {
 ///   after it, as Kafka's log loading replays them. Without a snapshot, every segment is scanned.
 ///
 /// So a bounded `read_committed` plan reads indexes, a snapshot and the log's tail, not the log.
+///
+/// With a `high_watermark`, batches at or above it are left out, as they are for a consumer: a
+/// transaction whose marker is not yet acknowledged is still open (Kafka keeps it unstable
+/// until the high watermark passes its marker), so the last stable offset never passes the high
+/// watermark's view of the log. A snapshot taken above it is not used.
 pub fn partition_transactions(
     storage: &dyn Storage,
     segments: &[SegmentFile],
+    high_watermark: Option<i64>,
     options: &DecodeOptions,
     issues: &mut Vec<Issue>,
 ) -> Result<Transactions> {
@@ -172,7 +178,7 @@ pub fn partition_transactions(
             ranges.push((txn.first_offset, txn.last_offset));
         }
     };
-    let snapshot = latest_snapshot(storage, segments, issues)?;
+    let snapshot = latest_snapshot(storage, segments, high_watermark, issues)?;
     // Where replaying batches starts: the snapshot's segment and offset, else the beginning.
     let (replay_from, mut tracker, min_offset) = match &snapshot {
         Some((offset, open)) => {
@@ -207,8 +213,7 @@ pub fn partition_transactions(
                 scan(
                     storage,
                     log,
-                    0,
-                    i64::MIN,
+                    (0, i64::MIN, high_watermark),
                     options,
                     &mut TxnTracker::default(),
                     &mut add,
@@ -219,8 +224,7 @@ pub fn partition_transactions(
                 scan(
                     storage,
                     log,
-                    0,
-                    i64::MIN,
+                    (0, i64::MIN, high_watermark),
                     options,
                     &mut TxnTracker::default(),
                     &mut add,
@@ -229,6 +233,13 @@ pub fn partition_transactions(
         }
     }
     for (i, segment) in segments.iter().enumerate().skip(replay_from) {
+        if segment
+            .base_offset
+            .zip(high_watermark)
+            .is_some_and(|(b, h)| b >= h)
+        {
+            break;
+        }
         let start = match (i == replay_from, segment.base_offset) {
             (true, Some(base)) if min_offset > base => {
                 seek_position(storage, &segment.path, base, min_offset, issues)?
@@ -238,8 +249,7 @@ pub fn partition_transactions(
         scan(
             storage,
             &segment.path,
-            start,
-            min_offset,
+            (start, min_offset, high_watermark),
             options,
             &mut tracker,
             &mut add,
@@ -270,6 +280,7 @@ type Snapshot = (i64, Vec<(i64, i64)>);
 fn latest_snapshot(
     storage: &dyn Storage,
     segments: &[SegmentFile],
+    high_watermark: Option<i64>,
     issues: &mut Vec<Issue>,
 ) -> Result<Option<Snapshot>> {
     let Some(dir) = segments.first().and_then(|s| s.path.parent()) else {
@@ -281,7 +292,7 @@ fn latest_snapshot(
         .into_iter()
         .filter(|e| !e.is_dir && e.path.extension().is_some_and(|x| x == "snapshot"))
         .filter_map(|e| base_offset_from_name(&e.path).map(|o| (o, e.path)))
-        .filter(|(o, _)| *o >= first_base)
+        .filter(|(o, _)| *o >= first_base && high_watermark.is_none_or(|h| *o <= h))
         .collect();
     snapshots.sort();
     while let Some((offset, path)) = snapshots.pop() {
@@ -313,13 +324,12 @@ fn latest_snapshot(
     Ok(None)
 }
 
-/// Follows the transactional batches of one segment from `start`, those at or after
-/// `min_offset`, reporting each aborted transaction.
+/// Follows the transactional batches of one segment from byte `start`, those at or after
+/// `min_offset` and below `below` (a high watermark), reporting each aborted transaction.
 fn scan(
     storage: &dyn Storage,
     log: &Path,
-    start: u64,
-    min_offset: i64,
+    (start, min_offset, below): (u64, i64, Option<i64>),
     options: &DecodeOptions,
     tracker: &mut TxnTracker,
     aborted: &mut impl FnMut(&AbortedTxn),
@@ -330,6 +340,11 @@ fn scan(
     });
     let mut kind = ControlKind::default();
     for_each_entry(storage, log, start, Access::Whole, |position, entry| {
+        if let (Some(h), Some(base)) = (below, entry.get(0..8)) {
+            if i64::from_be_bytes(base.try_into().unwrap()) >= h {
+                return Ok(false); // not acknowledged: no consumer sees it
+            }
+        }
         // Only v2 batches can be transactional; their header tells all but a marker's type.
         if entry.get(16) != Some(&2) {
             return Ok(true);

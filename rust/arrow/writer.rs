@@ -126,6 +126,16 @@ impl PartitionWriter {
         })
     }
 
+    /// The directory files are written to until [`Self::finish`] publishes it.
+    pub fn staging_dir(&self) -> &Path {
+        &self.staging.dir
+    }
+
+    /// The segments completed so far (their files are in [`Self::staging_dir`]).
+    pub fn closed_segments(&self) -> &[SegmentSummary] {
+        &self.summary.segments
+    }
+
     /// Encodes and appends the rows of `batch`.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         self.encoder.write(batch)?;

@@ -11,13 +11,15 @@
 //! | `legacy.rs` | magic v0 and v1 messages and compressed wrappers |
 //! | `control.rs` | control records: transaction markers, KRaft control records |
 //! | `segment.rs` | framing of log entries in a segment, file and directory names |
-//! | `snapshot.rs` | producer state snapshots and text checkpoint files |
+//! | `snapshot.rs` | producer state snapshots |
+//! | `checkpoint.rs` | text checkpoint files: leader epochs, high watermarks, log start offsets |
 //! | `index.rs` | `.index`, `.timeindex`, `.txnindex` layouts and the broker's indexing rule |
 //! | `internal/` | Kafka's internal topics' records (consumer offsets, transactions, KRaft metadata) |
 //! | `filter.rs` | one batch rewritten with some records removed, as the log cleaner writes it |
 //! | `tiered/` | tiered storage in a bucket: object names, Aiven's manifests and chunk indexes, leader-epoch lineage |
 
 pub mod batch;
+pub mod checkpoint;
 pub mod compression;
 pub mod control;
 pub mod crc;

@@ -103,41 +103,7 @@ pub fn write_producer_snapshot(entries: &[ProducerEntry]) -> Vec<u8> {
     out
 }
 
-/// Parses a Kafka text checkpoint file (version line, count line, one entry per line) into
-/// the whitespace-separated fields of each entry, checking the version and the count.
-pub fn parse_checkpoint(text: &str, fields: usize) -> Result<Vec<Vec<String>>> {
-    let mut lines = text.lines();
-    let Some(version) = lines.next() else {
-        return Ok(Vec::new());
-    };
-    if version.trim() != "0" {
-        return Err(Error::corrupt(format!(
-            "unrecognised checkpoint version {:?}, expected version: 0",
-            version.trim()
-        )));
-    }
-    let count: usize = lines
-        .next()
-        .and_then(|l| l.trim().parse().ok())
-        .ok_or_else(|| Error::corrupt("malformed checkpoint file: no entry count"))?;
-    let mut entries = Vec::with_capacity(count.min(1 << 16));
-    for line in lines.by_ref().take(count) {
-        let parts: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-        if parts.len() != fields {
-            return Err(Error::corrupt(format!(
-                "malformed line in checkpoint file: {line:?}"
-            )));
-        }
-        entries.push(parts);
-    }
-    if entries.len() != count {
-        return Err(Error::corrupt(format!(
-            "expected [{count}] entries in checkpoint file, but found only [{}]",
-            entries.len()
-        )));
-    }
-    Ok(entries)
-}
+pub use super::checkpoint::parse_checkpoint;
 
 #[cfg(test)]
 mod tests {
@@ -171,16 +137,5 @@ mod tests {
             parse_producer_snapshot(&bytes).unwrap_err().kind,
             crate::ErrorKind::CrcMismatch
         );
-    }
-
-    #[test]
-    fn checkpoints() {
-        assert_eq!(
-            parse_checkpoint("0\n2\n0 0\n3 120\n", 2).unwrap(),
-            [["0", "0"], ["3", "120"]]
-        );
-        assert!(parse_checkpoint("1\n0\n", 2).is_err());
-        assert!(parse_checkpoint("0\n2\n0 0\n", 2).is_err());
-        assert_eq!(parse_checkpoint("", 2).unwrap().len(), 0);
     }
 }

@@ -22,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(writer::is_staging_dir_name, m)?)?;
     m.add_function(wrap_pyfunction!(writer::publish, m)?)?;
     m.add_function(wrap_pyfunction!(writer::append, m)?)?;
+    m.add_function(wrap_pyfunction!(writer::upload_file, m)?)?;
     m.add_function(wrap_pyfunction!(reader::read_index, m)?)?;
     m.add_function(wrap_pyfunction!(reader::verify, m)?)?;
     m.add_function(wrap_pyfunction!(reader::segments, m)?)?;

@@ -13,6 +13,7 @@ use crate::arrow::plan::{plan_items, WorkItem};
 use crate::arrow::reader::{decode_bytes, list_batches_in_bytes, LogReader, ReaderBuilder};
 use crate::arrow::schema::Projection;
 use crate::arrow::seek::Bounds;
+use crate::arrow::visibility::Visibility;
 use crate::error::Error;
 use crate::format::batch::{CrcPolicy, DEFAULT_MAX_DECOMPRESSED_SIZE};
 use crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES;
@@ -48,6 +49,8 @@ pub struct Options {
     start_timestamp: Option<i64>,
     end_timestamp: Option<i64>,
     read_committed: bool,
+    /// `"consumer"` (within the broker's checkpoints) or `"all"`.
+    visibility: Option<String>,
     /// Worker threads for reading several files (None: one per core).
     threads: Option<usize>,
     /// Object-store configuration (keys of `object_store`'s builders).
@@ -76,6 +79,7 @@ impl Default for Options {
             start_timestamp: None,
             end_timestamp: None,
             read_committed: false,
+            visibility: None,
             threads: None,
             storage_options: None,
             filesystem: None,
@@ -101,6 +105,7 @@ options_from_dict!(Options {
     start_timestamp,
     end_timestamp,
     read_committed,
+    visibility,
     threads,
     storage_options,
     filesystem,
@@ -143,6 +148,7 @@ impl Options {
             start_timestamp: self.start_timestamp,
             end_timestamp: self.end_timestamp,
             read_committed: self.read_committed,
+            visibility: Visibility::from_name(self.visibility.as_deref().unwrap_or("consumer"))?,
         });
         if self.topic.is_some() || self.partition.is_some() {
             builder = builder.with_origin(Origin {
@@ -626,7 +632,7 @@ type BoundsTuple = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
 #[pyfunction]
 #[pyo3(signature = (segments, *, default_bounds=(None, None, None, None), bounds=None,
     read_committed=false, target_bytes=None, max_decompressed_size=DEFAULT_MAX_DECOMPRESSED_SIZE,
-    storage_options=None, filesystem=None))]
+    storage_options=None, filesystem=None, visibility="consumer"))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn plan<'py>(
     py: Python<'py>,
@@ -638,7 +644,9 @@ pub fn plan<'py>(
     max_decompressed_size: usize,
     storage_options: Option<BTreeMap<String, String>>,
     filesystem: Option<Py<PyAny>>,
+    visibility: &str,
 ) -> PyResult<(Vec<ItemTuple>, Bound<'py, PyList>)> {
+    let visibility = Visibility::from_name(visibility).map_err(|e| to_py(py, e))?;
     if target_bytes == Some(0) {
         return Err(to_py(
             py,
@@ -667,6 +675,7 @@ pub fn plan<'py>(
             start_timestamp: st,
             end_timestamp: et,
             read_committed,
+            visibility,
         }
     };
     let options = crate::format::batch::DecodeOptions {
@@ -707,7 +716,8 @@ pub fn plan<'py>(
 /// offset for `timestamps[(topic, partition)]` (else `timestamp`), and what was noted.
 #[pyfunction]
 #[pyo3(signature = (segments, *, read_committed=false, timestamp=None, timestamps=None,
-    max_decompressed_size=DEFAULT_MAX_DECOMPRESSED_SIZE, storage_options=None, filesystem=None))]
+    max_decompressed_size=DEFAULT_MAX_DECOMPRESSED_SIZE, storage_options=None, filesystem=None,
+    visibility="consumer"))]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn list_offsets<'py>(
     py: Python<'py>,
@@ -718,6 +728,7 @@ pub fn list_offsets<'py>(
     max_decompressed_size: usize,
     storage_options: Option<BTreeMap<String, String>>,
     filesystem: Option<Py<PyAny>>,
+    visibility: &str,
 ) -> PyResult<(
     Vec<(
         Option<String>,
@@ -728,6 +739,7 @@ pub fn list_offsets<'py>(
     )>,
     Bound<'py, PyList>,
 )> {
+    let visibility = Visibility::from_name(visibility).map_err(|e| to_py(py, e))?;
     let storage = storage(storage_options, filesystem);
     let files: Vec<_> = segments
         .into_iter()
@@ -754,6 +766,7 @@ pub fn list_offsets<'py>(
             storage.as_ref(),
             files,
             read_committed,
+            visibility,
             &timestamp_of,
             &options,
         )

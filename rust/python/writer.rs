@@ -7,6 +7,7 @@ use super::errors::{detach, IntoPyResult};
 use super::options::options_from_dict;
 use crate::arrow::encoder::EncodeOptions;
 use crate::arrow::placement;
+use crate::arrow::publish::ObjectStoreWriter;
 use crate::arrow::writer::{PartitionWriter, WriteOptions};
 use crate::error::Error;
 use crate::format::batch::TimestampType;
@@ -36,6 +37,8 @@ pub struct Options {
     index_interval_bytes: u64,
     overwrite: bool,
     fsync: bool,
+    /// For a target in an object store: `object_store` configuration keys.
+    storage_options: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// The core's defaults (`WriteOptions::default()`), as the dict's keys leave them out. The
@@ -69,6 +72,7 @@ impl Default for Options {
             index_interval_bytes,
             overwrite,
             fsync,
+            storage_options: None,
         }
     }
 }
@@ -92,6 +96,7 @@ options_from_dict!(Options {
     index_interval_bytes,
     overwrite,
     fsync,
+    storage_options,
 });
 
 impl Options {
@@ -144,12 +149,34 @@ impl Options {
 /// the GIL released. `abort` (or dropping the object) leaves nothing behind.
 #[pyclass(module = "kafkalog._native")]
 pub struct Writer {
-    inner: Option<PartitionWriter>,
+    inner: Option<Target>,
     path: std::path::PathBuf,
 }
 
+/// A local directory (renamed into place) or an object-store prefix (published by manifest).
+enum Target {
+    Local(PartitionWriter),
+    Remote(ObjectStoreWriter),
+}
+
+impl Target {
+    fn write(&mut self, batch: &arrow_array::RecordBatch) -> crate::Result<()> {
+        match self {
+            Target::Local(w) => w.write(batch),
+            Target::Remote(w) => w.write(batch),
+        }
+    }
+
+    fn finish(self) -> crate::Result<crate::arrow::writer::Summary> {
+        match self {
+            Target::Local(w) => w.finish(),
+            Target::Remote(w) => w.finish(),
+        }
+    }
+}
+
 impl Writer {
-    fn writer(&mut self) -> PyResult<&mut PartitionWriter> {
+    fn writer(&mut self) -> PyResult<&mut Target> {
         self.inner.as_mut().ok_or_else(|| {
             pyo3::exceptions::PyRuntimeError::new_err("the writer is already finished or aborted")
         })
@@ -160,8 +187,16 @@ impl Writer {
 impl Writer {
     #[new]
     fn new(py: Python<'_>, path: std::path::PathBuf, options: Options) -> PyResult<Self> {
-        let options = options.resolve().py_err()?;
-        let inner = detach(py, || PartitionWriter::create(&path, options))?;
+        let resolved = options.resolve().py_err()?;
+        let inner = if crate::storage::is_local(&path) {
+            let local = crate::storage::Local::local_path_of(&path);
+            Target::Local(detach(py, || PartitionWriter::create(&local, resolved))?)
+        } else {
+            let storage = super::storage::storage(options.storage_options, None);
+            Target::Remote(detach(py, || {
+                ObjectStoreWriter::create(storage, &path, resolved)
+            })?)
+        };
         Ok(Writer {
             inner: Some(inner),
             path,
@@ -210,6 +245,12 @@ impl Writer {
 /// path, and never a symbolic link.
 #[pyfunction]
 pub fn partition_dir(root: std::path::PathBuf, topic: &str, partition: i64) -> PyResult<String> {
+    if !crate::storage::is_local(&root) {
+        // An object-store prefix: the checked name is one key segment under it.
+        return crate::format::segment::partition_dir_name(topic, partition)
+            .map(|name| root.join(name).to_string_lossy().into_owned())
+            .py_err();
+    }
     placement::partition_dir(&root, topic, partition)
         .map(|p| p.to_string_lossy().into_owned())
         .py_err()
@@ -299,4 +340,18 @@ pub fn append<'py>(
     out.set_item("batches", done.batches)?;
     out.set_item("truncated_bytes", done.truncated_bytes)?;
     Ok(out)
+}
+
+/// Copies the local file `source` to `target` (an object-store URI or a local path) as one
+/// atomic object: a single put, or a multipart upload that appears only when complete.
+#[pyfunction]
+#[pyo3(signature = (source, target, storage_options=None))]
+pub fn upload_file(
+    py: Python<'_>,
+    source: std::path::PathBuf,
+    target: std::path::PathBuf,
+    storage_options: Option<std::collections::BTreeMap<String, String>>,
+) -> PyResult<()> {
+    let storage = super::storage::storage(storage_options, None);
+    detach(py, || storage.upload(&target, &source))
 }

@@ -1,8 +1,9 @@
 //! Local files. A `file://` URI is read as the path it names.
 
-use super::{Entry, Object, Stat, Storage};
+use super::{already_exists, Entry, Object, PutMode, Stat, Storage};
 use crate::error::{Error, Result};
 use std::fs::File;
+use std::io::Write;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -15,6 +16,13 @@ pub fn local(path: &Path) -> PathBuf {
     match path.to_str().and_then(|s| s.strip_prefix("file://")) {
         Some(rest) => PathBuf::from(rest),
         None => path.to_path_buf(),
+    }
+}
+
+impl Local {
+    /// The path a local location names (`file:///x` is `/x`).
+    pub fn local_path_of(path: &Path) -> PathBuf {
+        local(path)
     }
 }
 
@@ -69,6 +77,66 @@ impl Storage for Local {
 
     fn local_path(&self, path: &Path) -> Option<PathBuf> {
         Some(local(path))
+    }
+
+    fn put(&self, path: &Path, bytes: Vec<u8>, mode: PutMode) -> Result<()> {
+        let target = local(path);
+        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(e, path))?;
+        }
+        match mode {
+            PutMode::Create => {
+                let mut file = match std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&target)
+                {
+                    Ok(file) => file,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        return Err(already_exists(path))
+                    }
+                    Err(e) => return Err(Error::io(e, path)),
+                };
+                file.write_all(&bytes).map_err(|e| Error::io(e, path))?;
+                file.sync_all().map_err(|e| Error::io(e, path))
+            }
+            PutMode::Overwrite => {
+                // Beside the target, then renamed over it: never half an object.
+                let name = target.file_name().map(|n| n.to_string_lossy().into_owned());
+                let tmp = target.with_file_name(format!(
+                    ".{}.{}.tmp",
+                    name.unwrap_or_default(),
+                    std::process::id()
+                ));
+                std::fs::write(&tmp, &bytes).map_err(|e| Error::io(e, path))?;
+                std::fs::rename(&tmp, &target).map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    Error::io(e, path)
+                })
+            }
+        }
+    }
+
+    fn upload(&self, path: &Path, from: &Path) -> Result<()> {
+        let target = local(path);
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned());
+        let tmp = target.with_file_name(format!(
+            ".{}.{}.tmp",
+            name.unwrap_or_default(),
+            std::process::id()
+        ));
+        std::fs::copy(from, &tmp).map_err(|e| Error::io(e, path))?;
+        std::fs::rename(&tmp, &target).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Error::io(e, path)
+        })
+    }
+
+    fn delete(&self, path: &Path) -> Result<()> {
+        match std::fs::remove_file(local(path)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(e, path)),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `mod.rs` | the [`Storage`] and [`Object`] traits, the [`Router`] that picks a store by scheme, byte counting |
+//! | `mod.rs` | the [`Storage`] and [`Object`] traits (reads, and atomic writes: put, conditional put, delete, upload), the [`Router`] that picks a store by scheme, byte counting |
 //! | `local.rs` | local files |
 //! | `object.rs` | object stores through Apache Arrow's `object_store` crate, with read-ahead |
 //! | `tiered.rs` | tiered-storage buckets (KIP-405 plugins' layouts) shown as broker files |
@@ -127,6 +127,50 @@ pub trait Storage: Send + Sync + fmt::Debug {
     fn local_path(&self, _path: &Path) -> Option<PathBuf> {
         None
     }
+
+    // Writing. Each call is atomic: a reader sees the whole new object or none of it.
+
+    /// Writes a whole object. With [`PutMode::Create`] it must not exist yet: then an object
+    /// already there is an I/O error of kind `AlreadyExists` (the store's conditional put, so
+    /// that of two writers exactly one succeeds).
+    fn put(&self, path: &Path, _bytes: Vec<u8>, _mode: PutMode) -> Result<()> {
+        Err(read_only(path))
+    }
+
+    /// Removes an object; one already gone is not an error.
+    fn delete(&self, path: &Path) -> Result<()> {
+        Err(read_only(path))
+    }
+
+    /// Copies the local file `from` to the object `path` (overwriting), in parts for a large
+    /// file, so that memory stays bounded by a few parts.
+    fn upload(&self, path: &Path, from: &Path) -> Result<()> {
+        let bytes = std::fs::read(from).map_err(|e| Error::io(e, from))?;
+        self.put(path, bytes, PutMode::Overwrite)
+    }
+}
+
+/// How [`Storage::put`] treats an object already at the location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PutMode {
+    Overwrite,
+    /// Only if nothing is there (a conditional put: `If-None-Match: *`, `O_EXCL`).
+    Create,
+}
+
+fn read_only(path: &Path) -> Error {
+    Error::invalid_argument("this storage cannot be written to").with_path(path)
+}
+
+/// The error for a conditional create that found an object there.
+pub fn already_exists(path: &Path) -> Error {
+    Error::io(
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "the object already exists",
+        ),
+        path,
+    )
 }
 
 /// A file (object) open for reading.
@@ -218,6 +262,15 @@ impl Storage for Router {
     }
     fn local_path(&self, path: &Path) -> Option<PathBuf> {
         self.pick(path).local_path(path)
+    }
+    fn put(&self, path: &Path, bytes: Vec<u8>, mode: PutMode) -> Result<()> {
+        self.pick(path).put(path, bytes, mode)
+    }
+    fn delete(&self, path: &Path) -> Result<()> {
+        self.pick(path).delete(path)
+    }
+    fn upload(&self, path: &Path, from: &Path) -> Result<()> {
+        self.pick(path).upload(path, from)
     }
 }
 
@@ -312,6 +365,15 @@ impl Storage for Counting {
     }
     fn local_path(&self, path: &Path) -> Option<PathBuf> {
         self.inner.local_path(path)
+    }
+    fn put(&self, path: &Path, bytes: Vec<u8>, mode: PutMode) -> Result<()> {
+        self.inner.put(path, bytes, mode)
+    }
+    fn delete(&self, path: &Path) -> Result<()> {
+        self.inner.delete(path)
+    }
+    fn upload(&self, path: &Path, from: &Path) -> Result<()> {
+        self.inner.upload(path, from)
     }
 }
 

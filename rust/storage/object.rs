@@ -8,11 +8,21 @@
 //! - Every request has a timeout (30 s, 5 s to connect, unless options say otherwise) and is
 //!   retried with backoff where that is safe (`max_retries`, `retry_timeout` in seconds), so a
 //!   dropped connection neither hangs a read nor fails it at once.
-//! - A sequential read ([`Object::will_read`]) fetches blocks ahead on a small runtime while
-//!   the caller decodes; a random read (an index entry, a batch header) fetches exactly the
-//!   range it asks for.
+//! - Writes are whole-object puts (conditional with `If-None-Match: *` where asked, the
+//!   store's atomic create), deletes, and uploads of large files in 16 MiB parts, four in
+//!   flight, aborted on failure so that no half object is ever visible.
+//! - A sequential read ([`Object::will_read`]) that runs to the end of the object (a whole
+//!   segment, or its rest) and is longer than 8 MiB, or any of 32 MiB or more, is one
+//!   streaming GET of the range (open-ended when it runs to the end of the object), read while
+//!   the caller decodes, with at most 16 MiB buffered ahead. Many ranged GETs cost a request
+//!   each, and some servers serve ranges far slower than a stream. A stream that fails (a
+//!   dropped connection, a timeout while the caller was slow) is started again from the next
+//!   byte not yet received, three times without progress at most, then fails naming the
+//!   object and the byte range.
+//! - Other sequential reads fetch 8 MiB blocks ahead, four in flight; a random read (an
+//!   index entry, a batch header) fetches exactly the range it asks for.
 
-use super::{not_found, Entry, Object, Stat, Storage};
+use super::{already_exists, not_found, Entry, Object, PutMode, Stat, Storage};
 use crate::error::{Error, ErrorKind, Result};
 use bytes::Bytes;
 use object_store::path::Path as Key;
@@ -28,6 +38,20 @@ use url::Url;
 /// Options for object stores: `object_store` configuration keys and values, plus
 /// `max_retries` and `retry_timeout` (seconds).
 pub type StorageOptions = Vec<(String, String)>;
+
+/// Files up to this size are uploaded in one request; larger ones in parts of this size.
+const PART: usize = 16 << 20;
+/// Parts of one upload in flight.
+const PARTS_IN_FLIGHT: usize = 4;
+
+/// A bounded sequential read at least this long is one streaming GET.
+const STREAM_MIN: u64 = 32 << 20;
+/// A stream hands over its bytes in pieces of about this size...
+const STREAM_PIECE: usize = 1 << 20;
+/// ...and keeps at most this many pieces ahead of the reader.
+const STREAM_AHEAD: usize = 16;
+/// Failures of one stream in a row (no byte received in between) before a read fails.
+const STREAM_RETRIES: u32 = 3;
 
 /// Bytes one read-ahead request fetches.
 const BLOCK: u64 = 8 << 20;
@@ -313,11 +337,75 @@ impl Storage for ObjectStores {
             key: loc.key,
             path: path.to_path_buf(),
             len: meta.size,
+            stream: None,
             current: None,
             ahead: VecDeque::new(),
             next_fetch: 0,
             limit: 0,
         }))
+    }
+
+    fn put(&self, path: &Path, bytes: Vec<u8>, mode: PutMode) -> Result<()> {
+        let (store, loc) = self.store(path)?;
+        let options = object_store::PutOptions {
+            mode: match mode {
+                PutMode::Overwrite => object_store::PutMode::Overwrite,
+                PutMode::Create => object_store::PutMode::Create,
+            },
+            ..Default::default()
+        };
+        match block_on(store.put_opts(&loc.key, bytes.into(), options))? {
+            Ok(_) => Ok(()),
+            Err(
+                object_store::Error::AlreadyExists { .. }
+                | object_store::Error::Precondition { .. },
+            ) => Err(already_exists(path)),
+            Err(e) => Err(store_error(e, Some((path, None)))),
+        }
+    }
+
+    fn delete(&self, path: &Path) -> Result<()> {
+        let (store, loc) = self.store(path)?;
+        match block_on(store.delete(&loc.key))? {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(store_error(e, Some((path, None)))),
+        }
+    }
+
+    fn upload(&self, path: &Path, from: &Path) -> Result<()> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(from).map_err(|e| Error::io(e, from))?;
+        let size = file.metadata().map_err(|e| Error::io(e, from))?.len();
+        if size <= PART as u64 {
+            let mut bytes = Vec::with_capacity(size as usize);
+            file.read_to_end(&mut bytes)
+                .map_err(|e| Error::io(e, from))?;
+            return self.put(path, bytes, PutMode::Overwrite);
+        }
+        let (store, loc) = self.store(path)?;
+        let failed = |e: object_store::Error| store_error(e, Some((path, None)));
+        block_on(async {
+            let upload = store.put_multipart(&loc.key).await.map_err(failed)?;
+            let mut parts = object_store::WriteMultipart::new_with_chunk_size(upload, PART);
+            let mut buf = vec![0u8; PART];
+            loop {
+                if let Err(e) = parts.wait_for_capacity(PARTS_IN_FLIGHT).await {
+                    let _ = parts.abort().await;
+                    return Err(failed(e));
+                }
+                let n = match file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) => {
+                        let _ = parts.abort().await;
+                        return Err(Error::io(e, from));
+                    }
+                };
+                parts.write(&buf[..n]);
+            }
+            // Completing the upload is what makes the object appear, whole.
+            parts.finish().await.map(|_| ()).map_err(failed)
+        })?
     }
 }
 
@@ -329,6 +417,8 @@ struct RemoteObject {
     key: Key,
     path: PathBuf,
     len: u64,
+    /// The streaming GET of a long sequential read.
+    stream: Option<Streaming>,
     /// The block last fetched, from its start position.
     current: Option<(u64, Bytes)>,
     /// Blocks being fetched, in order, contiguous from `current` on.
@@ -338,7 +428,122 @@ struct RemoteObject {
     limit: u64,
 }
 
+/// A streaming GET of one byte range, handed over in order through a bounded channel.
+struct Streaming {
+    rx: tokio::sync::mpsc::Receiver<object_store::Result<Bytes>>,
+    task: tokio::task::JoinHandle<()>,
+    /// Where the next byte the stream hands over sits in the object.
+    next: u64,
+    end: u64,
+    /// Failures since the last byte received.
+    failures: u32,
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts a streaming GET of `range` of an object of `len` bytes.
+fn stream(
+    store: &Arc<dyn ObjectStore>,
+    key: &Key,
+    range: Range<u64>,
+    len: u64,
+    failures: u32,
+) -> Result<Streaming> {
+    let (tx, rx) = tokio::sync::mpsc::channel(STREAM_AHEAD);
+    let (store, key) = (store.clone(), key.clone());
+    let get = if range.end >= len {
+        object_store::GetRange::Offset(range.start)
+    } else {
+        object_store::GetRange::Bounded(range.clone())
+    };
+    let task = runtime()?.spawn(async move {
+        let options = object_store::GetOptions {
+            range: Some(get),
+            ..Default::default()
+        };
+        let mut body = match store.get_opts(&key, options).await {
+            Ok(result) => result.into_stream(),
+            Err(e) => {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+        };
+        let mut piece = bytes::BytesMut::new();
+        loop {
+            match std::future::poll_fn(|cx| body.as_mut().poll_next(cx)).await {
+                Some(Ok(chunk)) => {
+                    piece.extend_from_slice(&chunk);
+                    if piece.len() >= STREAM_PIECE
+                        && tx.send(Ok(piece.split().freeze())).await.is_err()
+                    {
+                        return; // the reader is gone
+                    }
+                }
+                end => {
+                    if !piece.is_empty() && tx.send(Ok(piece.split().freeze())).await.is_err() {
+                        return;
+                    }
+                    if let Some(Err(e)) = end {
+                        let _ = tx.send(Err(e)).await;
+                    }
+                    return;
+                }
+            }
+        }
+    });
+    Ok(Streaming {
+        rx,
+        task,
+        next: range.start,
+        end: range.end,
+        failures,
+    })
+}
+
 impl RemoteObject {
+    /// Makes `current` hold the stream's next bytes, when the stream is where `at` is.
+    /// Returns false when there is no stream there (or it has ended).
+    fn advance_stream(&mut self, at: u64) -> Result<bool> {
+        let Some(s) = &mut self.stream else {
+            return Ok(false);
+        };
+        if s.next != at || s.next >= s.end {
+            self.stream = None; // off its track, or done
+            return Ok(false);
+        }
+        let failure = match s.rx.blocking_recv() {
+            Some(Ok(bytes)) if !bytes.is_empty() => {
+                let start = s.next;
+                s.next += bytes.len() as u64;
+                s.failures = 0;
+                self.current = Some((start, bytes));
+                return Ok(true);
+            }
+            Some(Ok(_)) => None,
+            Some(Err(e)) => Some(e),
+            None => None, // ended early: the connection dropped
+        };
+        let range = s.next..s.end;
+        if s.failures >= STREAM_RETRIES {
+            let message = match failure {
+                Some(e) => return Err(store_error(e, Some((&self.path, Some(&range))))),
+                None => format!(
+                    "reading bytes {}..{} failed: the stream ended early {} times",
+                    range.start, range.end, s.failures
+                ),
+            };
+            return Err(Error::new(ErrorKind::Io, message).with_path(&self.path));
+        }
+        // A GET is safe to repeat: start again from the next byte not yet received.
+        let failures = s.failures + 1;
+        self.stream = Some(stream(&self.store, &self.key, range, self.len, failures)?);
+        Ok(true)
+    }
+
     fn get(&self, range: Range<u64>) -> Result<Bytes> {
         block_on(self.store.get_range(&self.key, range.clone()))?
             .map_err(|e| store_error(e, Some((&self.path, Some(&range)))))
@@ -415,6 +620,9 @@ impl Object for RemoteObject {
                     continue;
                 }
             }
+            if self.stream.is_some() && self.advance_stream(at)? {
+                continue;
+            }
             if at < self.limit {
                 if self.advance_to(at)? {
                     continue;
@@ -439,8 +647,19 @@ impl Object for RemoteObject {
 
     fn will_read(&mut self, range: Range<u64>) {
         self.drop_ahead();
+        self.stream = None;
         self.current = None;
-        self.limit = range.end.min(self.len);
+        let end = range.end.min(self.len);
+        let long = end.saturating_sub(range.start);
+        // To the end of the object (a whole segment, the rest of one): one stream when it is
+        // more than a block; a bounded range only when it is long.
+        if (end == self.len && long > BLOCK) || long >= STREAM_MIN {
+            self.limit = 0;
+            // Errors surface on the read that needs the bytes.
+            self.stream = stream(&self.store, &self.key, range.start..end, self.len, 0).ok();
+            return;
+        }
+        self.limit = end;
         self.next_fetch = range.start;
         // Errors surface on the read that needs the bytes.
         let _ = self.top_up();

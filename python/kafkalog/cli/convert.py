@@ -8,6 +8,7 @@ import base64
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -182,6 +183,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         include_control=args.include_control,
         check_crc=not args.no_check_crc,
         on_corrupt=args.on_corrupt,
+        visibility=getattr(args, "visibility", "consumer"),
         **bounds,
     )
     progress = _Progress(total, show_progress)
@@ -193,7 +195,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     tmp = None
     target = args.out
-    if target != "-":
+    # An object-store output is written locally, then uploaded as one atomic object.
+    remote = "://" in target and not target.startswith("file://")
+    if remote:
+        tmp = os.path.join(tempfile.gettempdir(), f".kafkalog-convert-{os.getpid()}.tmp")
+    elif target != "-":
         directory = os.path.dirname(os.path.abspath(target))
         tmp = os.path.join(directory, f".{os.path.basename(target)}.kafkalog-{os.getpid()}.tmp")
     ok = False
@@ -225,7 +231,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
             finally:
                 if tmp is not None:
                     stream.close()
-        if tmp is not None:
+        if remote:
+            from kafkalog._native import upload_file
+
+            upload_file(tmp, target)
+            os.unlink(tmp)
+        elif tmp is not None:
             os.replace(tmp, target)
         ok = True
     finally:
@@ -335,5 +346,12 @@ def register(sub: Any) -> None:
         default=None,
         help="read_committed leaves out the records of aborted transactions, as a "
         "consumer with isolation.level=read_committed does (default read_uncommitted)",
+    )
+    c.add_argument(
+        "--visibility",
+        choices=("consumer", "all"),
+        default="consumer",
+        help="consumer: what a consumer could fetch, within the log directory's high "
+        "watermark and log start offset checkpoints (default); all: every record on disk",
     )
     c.set_defaults(func=cmd_convert)

@@ -152,7 +152,9 @@ class _LogBatches:
         last_offsets: list[int] = []
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
-            reader = kafkalog.read_batches(log_path, check_crc=False, on_corrupt="stop")
+            reader = kafkalog.read_batches(
+                log_path, check_crc=False, on_corrupt="stop", visibility="all"
+            )
             for chunk in reader:
                 positions += chunk.column("batchPosition").to_pylist()
                 sizes += chunk.column("batchSize").to_pylist()
@@ -202,6 +204,7 @@ class Dumper:
         self.sanity_only = args.index_sanity_check
         self.max_message_size = args.max_message_size
         self.max_bytes = args.max_bytes
+        self.visibility = getattr(args, "visibility", "all")
         self.exit_code = EXIT_OK
         # reports printed to stderr after all files, as Kafka does
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
@@ -294,9 +297,10 @@ class Dumper:
                         check_crc=False,
                         on_corrupt="stop",
                         byte_range=byte_range,
+                        visibility=self.visibility,
                     )
                     records = _Records(reader, self.print_data)
-            batches = kafkalog.read_batches(path, on_corrupt="stop")
+            batches = kafkalog.read_batches(path, on_corrupt="stop", visibility=self.visibility)
             done = False
             for chunk in batches:
                 cols = chunk.to_pydict()
@@ -337,7 +341,9 @@ class Dumper:
         end = 0
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
-            for chunk in kafkalog.read_batches(path, check_crc=False, on_corrupt="stop"):
+            for chunk in kafkalog.read_batches(
+                path, check_crc=False, on_corrupt="stop", visibility="all"
+            ):
                 ends = pc.add(chunk.column("batchPosition"), chunk.column("batchSize"))
                 inside = pc.filter(ends, pc.less_equal(ends, limit))
                 if len(inside):
@@ -661,6 +667,7 @@ class Dumper:
             include_control=True,
             check_crc=False,
             byte_range=(position, position + log.sizes[i]),
+            visibility="all",
         ).read_all()
         ms = pc.fill_null(_ms_column(table.column("timestamp")), -1)
         best = pc.max(ms).as_py() if len(ms) else None
@@ -896,6 +903,14 @@ def register(sub: Any) -> None:
         choices=("text", "json"),
         default="text",
         help="text: kafka-dump-log's lines (default); json: one JSON object a line",
+    )
+    d.add_argument(
+        "--visibility",
+        choices=("all", "consumer"),
+        default="all",
+        help="all: every batch on disk, as kafka-dump-log prints (default); consumer: only "
+        "what a consumer could fetch, within the log directory's high watermark and log start "
+        "offset checkpoints",
     )
     _add_decoder_options(d)
     d.set_defaults(func=cmd_dump)

@@ -54,7 +54,7 @@ def _segment_summary(path: str, size: int) -> dict[str, Any]:
     last_ts: list[int] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for chunk in kafkalog.read_batches(path, on_corrupt="stop"):
+        for chunk in kafkalog.read_batches(path, on_corrupt="stop", visibility="all"):
             if chunk.num_rows == 0:
                 continue
             s["batches"] += chunk.num_rows

@@ -79,6 +79,7 @@ _KAFKALOG_READ = {
     "batchsize",
     "targetbytes",
     "encryptionkeys",
+    "visibility",
 }
 _STORAGE_PREFIX = "storage."
 
@@ -134,6 +135,12 @@ def _duration_ms(text: str, name: str) -> int:
     if t.isdigit():
         return int(t)
     raise InvalidArgumentError(f"option {name}: not a duration such as '15m' or '30s': {text!r}")
+
+
+def _visibility(value: str) -> str:
+    if value not in ("consumer", "all"):
+        raise InvalidArgumentError(f"visibility must be 'consumer' or 'all', not {value!r}")
+    return value
 
 
 def _encryption_keys(text: str) -> dict[str, str]:
@@ -400,6 +407,7 @@ class SourceOptions:
     max_trigger_delay_ms: int
     read: dict
     storage_options: dict[str, str] | None
+    visibility: str = "consumer"
 
     @classmethod
     def parse(cls, raw: Mapping[str, str], *, streaming: bool = False) -> SourceOptions:
@@ -529,4 +537,5 @@ class SourceOptions:
             max_trigger_delay_ms=_duration_ms(o.get("maxtriggerdelay", "15m"), "maxTriggerDelay"),
             read=read,
             storage_options=storage or None,
+            visibility=_visibility(o.get("visibility", "consumer")),
         )

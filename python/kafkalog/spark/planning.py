@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import kafkalog
-from kafkalog import _native
+from kafkalog import DEFAULT_MAX_DECOMPRESSED_SIZE, _native
 from kafkalog._storage import Route, route
 from kafkalog.errors import InvalidArgumentError, KafkaLogError
 from kafkalog.spark.options import (
@@ -127,7 +127,8 @@ def list_offsets(
     *,
     read_committed: bool = False,
     timestamps: Mapping[TopicPartition, int] | None = None,
-    max_decompressed_size: int = 256 << 20,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    visibility: str = "consumer",
 ) -> dict[TopicPartition, int | None]:
     """Sets each partition's earliest and latest offsets (the latest is the last stable
     offset under ``read_committed``), as a consumer's ``ListOffsets`` answers them; returns
@@ -146,6 +147,7 @@ def list_offsets(
             read_committed=read_committed,
             timestamps=stamps or None,
             max_decompressed_size=max_decompressed_size,
+            visibility=visibility,
             **r.kwargs(),
         )
         if len(answers) != len(group):  # one answer per partition, in order
@@ -177,7 +179,8 @@ def offset_ranges(
     read_committed: bool = False,
     fail_on_data_loss: bool = True,
     streaming: bool = False,
-    max_decompressed_size: int = 256 << 20,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    visibility: str = "consumer",
 ) -> dict[TopicPartition, tuple[int, int]]:
     """Each partition's ``[start, end)`` offsets for ``bounds``, as Spark's Kafka source
     resolves a batch query's (or a stream's first) range: ``earliest``/-2 and ``latest``/-1
@@ -196,8 +199,13 @@ def offset_ranges(
         read_committed=read_committed,
         timestamps=start_ts,
         max_decompressed_size=max_decompressed_size,
+        visibility=visibility,
     )
-    at_end = list_offsets(parts, read_committed=read_committed, timestamps=end_ts) if end_ts else {}
+    at_end = {}
+    if end_ts:
+        at_end = list_offsets(
+            parts, read_committed=read_committed, timestamps=end_ts, visibility=visibility
+        )
     out: dict[TopicPartition, tuple[int, int]] = {}
     for p in parts:
         if p.earliest is None or p.latest is None:
@@ -255,7 +263,8 @@ def items(
     *,
     read_committed: bool = False,
     target_bytes: int | None = None,
-    max_decompressed_size: int = 256 << 20,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    visibility: str = "consumer",
 ) -> list[kafkalog.WorkItem]:
     """The work items that read each partition's range (partitions without one are not
     read), cut at batch boundaries into pieces of about ``target_bytes``; item paths are
@@ -275,6 +284,7 @@ def items(
             read_committed=read_committed,
             target_bytes=target_bytes,
             max_decompressed_size=max_decompressed_size,
+            visibility=visibility,
             **r.kwargs(),
         )
         for issue in issues:
@@ -299,7 +309,8 @@ def plan(
     end_timestamp: Any = None,
     isolation_level: str = "read_uncommitted",
     fail_on_data_loss: bool = True,
-    max_decompressed_size: int = 256 << 20,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    visibility: str = "consumer",
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
 ) -> list[kafkalog.WorkItem]:
@@ -315,7 +326,8 @@ def plan(
     reads nothing); an end timestamp ends before such an offset. ``read_committed`` leaves
     out aborted transactions and stops at the last stable offset. A start offset below a
     partition's earliest one is data loss: an error, or with ``fail_on_data_loss=False`` a
-    warning and a start at the earliest.
+    warning and a start at the earliest. ``visibility`` as :func:`kafkalog.read`: by default
+    what a consumer could fetch, within the broker's checkpoints where they are.
     """
     if isolation_level not in ("read_uncommitted", "read_committed"):
         raise InvalidArgumentError(
@@ -336,6 +348,7 @@ def plan(
         read_committed=read_committed,
         fail_on_data_loss=fail_on_data_loss,
         max_decompressed_size=max_decompressed_size,
+        visibility=visibility,
     )
     return items(
         parts,
@@ -343,4 +356,5 @@ def plan(
         read_committed=read_committed,
         target_bytes=target_bytes,
         max_decompressed_size=max_decompressed_size,
+        visibility=visibility,
     )

@@ -137,6 +137,7 @@ class _BatchReader(DataSourceReader):
             read_committed=read_committed,
             fail_on_data_loss=o.fail_on_data_loss,
             max_decompressed_size=o.read["max_decompressed_size"],
+            visibility=o.visibility,
         )
         target = o.target_bytes
         if o.min_partitions:
@@ -148,6 +149,7 @@ class _BatchReader(DataSourceReader):
             read_committed=read_committed,
             target_bytes=target,
             max_decompressed_size=o.read["max_decompressed_size"],
+            visibility=o.visibility,
         )
         return spark_partitions(
             work,

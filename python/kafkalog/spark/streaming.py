@@ -105,6 +105,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             parts,
             read_committed=self.read_committed,
             max_decompressed_size=o.read["max_decompressed_size"],
+            visibility=o.visibility,
         )
         return [p for p in parts if p.latest is not None]
 
@@ -122,7 +123,12 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         o.bounds.check_partitions({p.key for p in parts})
         stamps = {p.key: o.bounds.start_of(p.key)[1] for p in parts}
         stamps = {k: v for k, v in stamps.items() if v is not None}
-        found = list_offsets(parts, read_committed=self.read_committed, timestamps=stamps)
+        found = list_offsets(
+            parts,
+            read_committed=self.read_committed,
+            timestamps=stamps,
+            visibility=o.visibility,
+        )
         start: Offsets = {}
         for p in parts:
             offset, ts = o.bounds.start_of(p.key)
@@ -224,6 +230,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             read_committed=self.read_committed,
             target_bytes=o.target_bytes,
             max_decompressed_size=o.read["max_decompressed_size"],
+            visibility=o.visibility,
         )
         return spark_partitions(
             work,

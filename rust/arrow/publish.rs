@@ -1,0 +1,526 @@
+//! Writing a partition to an object store, where there is no rename: what a writer stages,
+//! how it publishes, and what a reader may read.
+//!
+//! A partition prefix (`s3://bucket/kafka-logs/orders-0/`) written by kafkalog holds, besides
+//! the segment files, one of two small objects:
+//! - `.kafkalog-writing`: a write is under way (or died). It is taken with the store's
+//!   conditional put (`If-None-Match: *`), so that of two writers exactly one gets it; the
+//!   other fails with a [`ErrorKind::Conflict`] error. Objects under a prefix that has it and
+//!   no manifest are not published: readers read none of them.
+//! - `.kafkalog-manifest`: the published partition: the name and size of every file written.
+//!   It is put (conditionally) only after every file is uploaded, so it appears at once, and a
+//!   reader that finds it reads exactly the files it lists, at their listed sizes.
+//!
+//! A prefix with neither is a plain copy of a broker's directory and is read as listed.
+//!
+//! The writer encodes each segment into a local scratch directory (the same
+//! [`PartitionWriter`] as local writes), uploads it as soon as it is complete (large files in
+//! parts) and removes the local copy, so local disk holds about one segment. A failed write
+//! removes what it uploaded and its marker; a killed one leaves its marker, so readers still
+//! read nothing and the next writer is told to remove it.
+
+use super::writer::{PartitionWriter, SegmentSummary, Summary, WriteOptions};
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::segment::segment_file_name;
+use crate::storage::{Entry, PutMode, Storage};
+use arrow_array::RecordBatch;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The marker of a write under way.
+pub const WRITING: &str = ".kafkalog-writing";
+/// The list of what a write published.
+pub const MANIFEST: &str = ".kafkalog-manifest";
+const MANIFEST_HEADER: &str = "kafkalog-partition-manifest 1";
+
+/// A manifest's text: a header line, the number of files, then `<name> <size>` per file.
+pub fn manifest_text(files: &[(String, u64)]) -> String {
+    let mut out = format!("{MANIFEST_HEADER}\n{}\n", files.len());
+    for (name, size) in files {
+        out.push_str(&format!("{name} {size}\n"));
+    }
+    out
+}
+
+/// Parses a manifest, refusing anything that is not one (a name that is not a plain file
+/// name, a wrong count).
+pub fn parse_manifest(text: &str) -> Result<Vec<(String, u64)>> {
+    let bad = |what: &str| Error::corrupt(format!("not a kafkalog partition manifest: {what}"));
+    let mut lines = text.lines();
+    if lines.next() != Some(MANIFEST_HEADER) {
+        return Err(bad("unknown header"));
+    }
+    let count: usize = lines
+        .next()
+        .and_then(|l| l.parse().ok())
+        .ok_or_else(|| bad("no file count"))?;
+    let mut files = Vec::new();
+    for line in lines {
+        let (name, size) = line
+            .split_once(' ')
+            .ok_or_else(|| bad("a malformed line"))?;
+        let plain = !name.is_empty()
+            && name != "."
+            && name != ".."
+            && !name.contains(['/', '\\'])
+            && !name.starts_with(".kafkalog-");
+        if !plain {
+            return Err(bad("a name that is not a file of the partition"));
+        }
+        let size = size.parse().map_err(|_| bad("a malformed size"))?;
+        files.push((name.to_string(), size));
+    }
+    if files.len() != count {
+        return Err(bad("the file count does not match"));
+    }
+    Ok(files)
+}
+
+/// What a reader may read of a listed partition directory (see the module documentation):
+/// the listing itself for a plain copy; the files the manifest lists for a published write;
+/// nothing for a write not yet published.
+pub fn published(storage: &dyn Storage, dir: &Path, listed: Vec<Entry>) -> Result<Vec<Entry>> {
+    let has = |name: &str| {
+        listed
+            .iter()
+            .any(|e| !e.is_dir && e.path.file_name().is_some_and(|n| n == name))
+    };
+    if has(MANIFEST) {
+        let path = dir.join(MANIFEST);
+        let Some(bytes) = storage.read(&path)? else {
+            return Ok(Vec::new()); // removed since the listing: being rewritten
+        };
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| Error::corrupt("the manifest is not UTF-8").with_path(&path))?;
+        let files = parse_manifest(text).map_err(|e| e.with_path(&path))?;
+        return Ok(files
+            .into_iter()
+            .map(|(name, size)| Entry {
+                path: dir.join(name),
+                is_dir: false,
+                size,
+            })
+            .collect());
+    }
+    if has(WRITING) {
+        return Ok(Vec::new());
+    }
+    Ok(listed)
+}
+
+/// Writes one partition directory to an object store (see the module documentation).
+pub struct ObjectStoreWriter {
+    storage: Arc<dyn Storage>,
+    target: PathBuf,
+    scratch: PathBuf,
+    inner: Option<PartitionWriter>,
+    /// Files uploaded so far: name and size.
+    uploaded: Vec<(String, u64)>,
+    /// Whether this writer holds the marker (and must remove it).
+    claimed: bool,
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+impl ObjectStoreWriter {
+    /// Claims `target` (a partition prefix in `storage`) and starts a write. An existing
+    /// partition there is replaced only with `overwrite`, and then unpublished first: readers
+    /// see the old partition, then nothing, then the new one, never a mix.
+    pub fn create(storage: Arc<dyn Storage>, target: &Path, options: WriteOptions) -> Result<Self> {
+        let name = name_of(target);
+        if name.is_empty() || name.starts_with('.') {
+            return Err(Error::invalid_argument(
+                "the target does not end in a partition directory name",
+            )
+            .with_path(target));
+        }
+        let scratch =
+            std::env::temp_dir().join(format!("kafkalog-upload-{}", super::placement::unique()));
+        std::fs::create_dir_all(&scratch).map_err(|e| Error::io(e, &scratch))?;
+        let mut writer = ObjectStoreWriter {
+            storage,
+            target: target.to_path_buf(),
+            inner: None,
+            uploaded: Vec::new(),
+            claimed: false,
+            scratch,
+        };
+        let local = WriteOptions {
+            fsync: false, // the scratch copy is uploaded, not kept
+            overwrite: false,
+            ..options.clone()
+        };
+        writer.inner = Some(PartitionWriter::create(&writer.scratch.join(&name), local)?);
+        writer.claim(options.overwrite)?;
+        Ok(writer)
+    }
+
+    fn claim(&mut self, overwrite: bool) -> Result<()> {
+        let marker = self.target.join(WRITING);
+        let note = format!(
+            "kafkalog write started by process {} at {} ms\n",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis())
+        );
+        match self
+            .storage
+            .put(&marker, note.into_bytes(), PutMode::Create)
+        {
+            Ok(()) => self.claimed = true,
+            Err(e) if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) => {
+                return Err(Error::new(
+                    ErrorKind::Conflict,
+                    format!(
+                        "another writer is writing {} (its marker {WRITING} is there); only one \
+                         writer at a time may write a partition. If no writer is running, one \
+                         died: delete the marker to write again",
+                        self.target.display()
+                    ),
+                )
+                .with_path(&marker))
+            }
+            Err(e) => return Err(e),
+        }
+        let existing: Vec<Entry> = match self.storage.list(&self.target) {
+            Ok(listed) => listed
+                .into_iter()
+                .filter(|e| e.path.file_name().is_some_and(|n| n != WRITING))
+                .collect(),
+            Err(e) if e.is_not_found() => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        if existing.is_empty() {
+            return Ok(());
+        }
+        if !overwrite {
+            return Err(Error::invalid_argument(format!(
+                "{} exists; pass overwrite=True to replace it",
+                self.target.display()
+            )));
+        }
+        // Unpublish first (the manifest goes, so readers see nothing), then clear the rest.
+        self.storage.delete(&self.target.join(MANIFEST))?;
+        for entry in existing {
+            if entry.is_dir {
+                return Err(Error::invalid_argument(
+                    "the partition prefix holds sub-prefixes; kafkalog replaces only \
+                     partition directories",
+                )
+                .with_path(&entry.path));
+            }
+            self.storage.delete(&entry.path)?;
+        }
+        Ok(())
+    }
+
+    fn writer(&mut self) -> Result<&mut PartitionWriter> {
+        self.inner
+            .as_mut()
+            .ok_or_else(|| Error::invalid_argument("the writer is already finished"))
+    }
+
+    /// Encodes and appends the rows of `batch`; segments completed are uploaded.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.writer()?.write(batch)?;
+        self.upload_closed()
+    }
+
+    fn upload_file(&mut self, local: &Path) -> Result<()> {
+        let name = name_of(local);
+        let size = std::fs::metadata(local)
+            .map_err(|e| Error::io(e, local))?
+            .len();
+        self.storage.upload(&self.target.join(&name), local)?;
+        self.uploaded.push((name, size));
+        std::fs::remove_file(local).map_err(|e| Error::io(e, local))
+    }
+
+    /// Uploads the files of every segment completed since the last call.
+    fn upload_closed(&mut self) -> Result<()> {
+        let (dir, bases): (PathBuf, Vec<i64>) = {
+            let inner = self.writer()?;
+            let bases = inner
+                .closed_segments()
+                .iter()
+                .map(|s: &SegmentSummary| s.base_offset)
+                .collect();
+            (inner.staging_dir().to_path_buf(), bases)
+        };
+        for base in bases {
+            for ext in ["log", "index", "timeindex", "txnindex"] {
+                let file = dir.join(segment_file_name(base, ext));
+                if file.exists() {
+                    self.upload_file(&file)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Uploads the rest and publishes the partition: one conditional put of its manifest.
+    pub fn finish(self) -> Result<Summary> {
+        self.finish_with(|| Ok(()))
+    }
+
+    /// [`Self::finish`], calling `before_publish` when everything is uploaded and nothing is
+    /// published yet (tests make it fail, as a writer dying there would).
+    pub fn finish_with(mut self, before_publish: impl FnOnce() -> Result<()>) -> Result<Summary> {
+        let inner = self
+            .inner
+            .take()
+            .ok_or_else(|| Error::invalid_argument("the writer is already finished"))?;
+        let local_target = self.scratch.join(name_of(&self.target));
+        let mut summary = inner.finish()?;
+        let mut rest: Vec<PathBuf> = std::fs::read_dir(&local_target)
+            .map_err(|e| Error::io(e, &local_target))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        rest.sort();
+        for file in rest {
+            self.upload_file(&file)?;
+        }
+        before_publish()?;
+        let manifest = manifest_text(&self.uploaded);
+        self.storage.put(
+            &self.target.join(MANIFEST),
+            manifest.into_bytes(),
+            PutMode::Create,
+        )?;
+        // Published. The marker goes; a failure to remove it leaves the partition readable.
+        self.uploaded.clear();
+        if self.storage.delete(&self.target.join(WRITING)).is_ok() {
+            self.claimed = false;
+        }
+        for s in &mut summary.segments {
+            s.path = self.target.join(name_of(&s.path));
+        }
+        Ok(summary)
+    }
+}
+
+impl Drop for ObjectStoreWriter {
+    /// An unfinished write removes what it uploaded, then its marker.
+    fn drop(&mut self) {
+        self.inner = None;
+        for (name, _) in std::mem::take(&mut self.uploaded) {
+            let _ = self.storage.delete(&self.target.join(name));
+        }
+        if self.claimed {
+            let _ = self.storage.delete(&self.target.join(WRITING));
+        }
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The protocol against any storage with a conditional put: local files stand in for a
+    //! bucket here (tests/test_object_store_write.py runs it against an S3 server).
+    use super::*;
+    use crate::arrow::builder::Origin;
+    use crate::arrow::reader::{decode_bytes, discover, ReaderBuilder};
+    use crate::arrow::schema::Projection;
+    use crate::format::batch::TimestampType;
+    use crate::format::v2::{write_batch, write_record, BatchHeader};
+    use crate::format::Compression;
+    use crate::storage::Local;
+
+    fn batches(n: i64) -> Vec<RecordBatch> {
+        let mut log = Vec::new();
+        for base in (0..n).step_by(10) {
+            let mut records = Vec::new();
+            for i in 0..10 {
+                let value = vec![(base + i) as u8; 200];
+                write_record(
+                    &mut records,
+                    i as i32,
+                    0,
+                    Some(b"k"),
+                    Some(&value),
+                    std::iter::empty(),
+                );
+            }
+            let header = BatchHeader {
+                base_offset: base,
+                partition_leader_epoch: 0,
+                compression: Compression::None,
+                timestamp_type: TimestampType::CreateTime,
+                is_transactional: false,
+                is_control: false,
+                delete_horizon: false,
+                last_offset_delta: 9,
+                base_timestamp: 1000 + base,
+                max_timestamp: 1000 + base,
+                producer_id: -1,
+                producer_epoch: -1,
+                base_sequence: -1,
+            };
+            write_batch(&mut log, &header, &records, 10, None).unwrap();
+        }
+        let builder = ReaderBuilder::new()
+            .with_projection(Projection::default_with_metadata(true))
+            .with_batch_size(25);
+        decode_bytes(&builder, &log, Origin::default()).unwrap().0
+    }
+
+    fn options() -> WriteOptions {
+        WriteOptions {
+            segment_bytes: 4096,
+            ..WriteOptions::default()
+        }
+    }
+
+    fn offsets(storage: &Arc<dyn Storage>, dir: &Path) -> Vec<i64> {
+        let files = discover(storage.as_ref(), dir).unwrap();
+        let reader = ReaderBuilder::new()
+            .with_storage(storage.clone())
+            .build_files(files)
+            .unwrap();
+        let mut out = Vec::new();
+        for batch in reader {
+            let batch = batch.unwrap();
+            let column = batch.column_by_name("offset").unwrap();
+            let column = column
+                .as_any()
+                .downcast_ref::<arrow_array::Int64Array>()
+                .unwrap();
+            out.extend(column.values().iter().copied());
+        }
+        out
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("kafkalog-publish-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(dir)
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn written_partition_reads_back_and_is_published_by_its_manifest() {
+        let root = scratch("ok");
+        let target = root.join("orders-0");
+        let storage: Arc<dyn Storage> = Arc::new(Local);
+        let mut writer = ObjectStoreWriter::create(storage.clone(), &target, options()).unwrap();
+        for batch in batches(100) {
+            writer.write(&batch).unwrap();
+        }
+        // Segments already uploaded, not published: a reader sees nothing.
+        assert!(names(&target).iter().any(|n| n.ends_with(".log")));
+        assert!(discover(storage.as_ref(), &target).unwrap().is_empty());
+        let summary = writer.finish().unwrap();
+        assert!(summary.segments.len() > 2);
+        assert_eq!(offsets(&storage, &target), (0..100).collect::<Vec<_>>());
+        assert!(names(&target).contains(&MANIFEST.to_string()));
+        assert!(!names(&target).contains(&WRITING.to_string()));
+        // A stray object beside a published partition is not read.
+        std::fs::copy(
+            target.join("00000000000000000000.log"),
+            target.join("00000000000000099999.log"),
+        )
+        .unwrap();
+        assert_eq!(offsets(&storage, &target), (0..100).collect::<Vec<_>>());
+        // No overwrite without asking; with it, the new partition replaces the old.
+        let err = ObjectStoreWriter::create(storage.clone(), &target, options()).err();
+        assert_eq!(err.unwrap().kind, ErrorKind::InvalidArgument);
+        let mut writer = ObjectStoreWriter::create(
+            storage.clone(),
+            &target,
+            WriteOptions {
+                overwrite: true,
+                ..options()
+            },
+        )
+        .unwrap();
+        assert!(discover(storage.as_ref(), &target).unwrap().is_empty());
+        for batch in batches(30) {
+            writer.write(&batch).unwrap();
+        }
+        writer.finish().unwrap();
+        assert_eq!(offsets(&storage, &target), (0..30).collect::<Vec<_>>());
+        assert!(!names(&target).contains(&"00000000000000099999.log".to_string()));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_write_failing_before_publish_leaves_nothing_readable() {
+        let root = scratch("fail");
+        let target = root.join("orders-0");
+        let storage: Arc<dyn Storage> = Arc::new(Local);
+        let mut writer = ObjectStoreWriter::create(storage.clone(), &target, options()).unwrap();
+        for batch in batches(100) {
+            writer.write(&batch).unwrap();
+        }
+        let err = writer
+            .finish_with(|| Err(Error::new(ErrorKind::Io, "the writer died")))
+            .unwrap_err();
+        assert_eq!(err.message, "the writer died");
+        assert_eq!(names(&target), Vec::<String>::new(), "cleaned up");
+        // One that dies without cleaning up leaves its marker: still nothing to read, and
+        // the next writer is told.
+        let mut writer = ObjectStoreWriter::create(storage.clone(), &target, options()).unwrap();
+        for batch in batches(100) {
+            writer.write(&batch).unwrap();
+        }
+        std::mem::forget(writer);
+        assert!(names(&target).len() > 2);
+        assert!(discover(storage.as_ref(), &target).unwrap().is_empty());
+        let err = ObjectStoreWriter::create(storage.clone(), &target, options()).err();
+        assert_eq!(err.unwrap().kind, ErrorKind::Conflict);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn two_writers_conflict() {
+        let root = scratch("two");
+        let target = root.join("orders-0");
+        let storage: Arc<dyn Storage> = Arc::new(Local);
+        let first = ObjectStoreWriter::create(storage.clone(), &target, options()).unwrap();
+        let err = ObjectStoreWriter::create(storage.clone(), &target, options()).err();
+        assert_eq!(err.unwrap().kind, ErrorKind::Conflict);
+        let overwrite = WriteOptions {
+            overwrite: true,
+            ..options()
+        };
+        let err = ObjectStoreWriter::create(storage.clone(), &target, overwrite).err();
+        assert_eq!(err.unwrap().kind, ErrorKind::Conflict);
+        first.finish().unwrap();
+        assert_eq!(offsets(&storage, &target), Vec::<i64>::new());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn manifests_name_only_files_of_the_partition() {
+        let ok = manifest_text(&[("00000000000000000000.log".into(), 12)]);
+        assert_eq!(parse_manifest(&ok).unwrap().len(), 1);
+        for bad in [
+            "kafkalog-partition-manifest 1\n1\n../x.log 1\n",
+            "kafkalog-partition-manifest 1\n1\na/b.log 1\n",
+            "kafkalog-partition-manifest 1\n1\n.. 1\n",
+            "kafkalog-partition-manifest 1\n1\n.kafkalog-writing 1\n",
+            "kafkalog-partition-manifest 1\n2\nx.log 1\n",
+            "kafkalog-partition-manifest 1\n1\nx.log -1\n",
+            "something else\n0\n",
+        ] {
+            assert!(parse_manifest(bad).is_err(), "{bad:?}");
+        }
+    }
+}

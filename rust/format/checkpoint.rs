@@ -1,0 +1,178 @@
+//! Kafka's text checkpoint files (`CheckpointFile`): a version line, a line with the number
+//! of entries, then one entry per line, fields separated by whitespace. Version 0 is the only
+//! one Kafka writes for these files.
+//!
+//! - `leader-epoch-checkpoint` (in a partition directory): `<epoch> <start offset>`;
+//! - offset checkpoints (in a log directory, one line per partition of that directory):
+//!   `<topic> <partition> <offset>`. `replication-offset-checkpoint` holds each partition's
+//!   high watermark (records at or above it were never acknowledged to a producer and no
+//!   consumer could fetch them); `log-start-offset-checkpoint` holds each partition's log start
+//!   offset (records below it were removed by retention or DeleteRecords, even where their
+//!   segment is still on disk); `recovery-point-offset-checkpoint` and
+//!   `cleaner-offset-checkpoint` have the same shape.
+//!
+//! Reading follows Kafka's reader: an empty file, or one with only a version line, has no
+//! entries; every line after the count is an entry (a line that does not split into the
+//! expected fields is malformed); the number of entries must equal the count.
+
+use crate::error::{Error, Result};
+
+/// The names of the offset checkpoint files a broker keeps in each log directory.
+pub const REPLICATION_OFFSET_CHECKPOINT: &str = "replication-offset-checkpoint";
+pub const LOG_START_OFFSET_CHECKPOINT: &str = "log-start-offset-checkpoint";
+
+/// The only version Kafka writes.
+const VERSION: i32 = 0;
+
+fn malformed(line: &str) -> Error {
+    Error::corrupt(format!("malformed line in checkpoint file: {line:?}"))
+}
+
+/// An integer line, read as Java's `Integer.parseInt` reads it (no surrounding spaces).
+fn int_line(line: &str) -> Result<i32> {
+    line.parse().map_err(|_| malformed(line))
+}
+
+/// Parses a text checkpoint file into the whitespace-separated fields of each entry (each
+/// exactly `fields` of them), checking the version and the count.
+pub fn parse_checkpoint(text: &str, fields: usize) -> Result<Vec<Vec<String>>> {
+    let mut lines = text.lines();
+    let Some(version) = lines.next() else {
+        return Ok(Vec::new());
+    };
+    let version = int_line(version)?;
+    if version != VERSION {
+        return Err(Error::corrupt(format!(
+            "unrecognised checkpoint version {version}, expected version: {VERSION}"
+        )));
+    }
+    let Some(count) = lines.next() else {
+        return Ok(Vec::new());
+    };
+    let count = int_line(count)?;
+    let mut entries = Vec::new();
+    for line in lines {
+        // Java's split on `\s+` keeps a leading empty field: a line that starts with
+        // whitespace has one field too many.
+        let parts: Vec<String> = if line.starts_with(char::is_whitespace) {
+            std::iter::once(String::new())
+                .chain(line.split_whitespace().map(str::to_string))
+                .collect()
+        } else {
+            line.split_whitespace().map(str::to_string).collect()
+        };
+        if parts.len() != fields {
+            return Err(malformed(line));
+        }
+        entries.push(parts);
+    }
+    if usize::try_from(count).ok() != Some(entries.len()) {
+        return Err(Error::corrupt(format!(
+            "expected [{count}] entries in checkpoint file, but found only [{}]",
+            entries.len()
+        )));
+    }
+    Ok(entries)
+}
+
+/// One entry of an offset checkpoint file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OffsetEntry {
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+}
+
+/// Parses an offset checkpoint file (`replication-offset-checkpoint`,
+/// `log-start-offset-checkpoint`, ...). A partition listed twice keeps its last entry, as the
+/// map Kafka reads the file into does.
+pub fn parse_offset_checkpoint(text: &str) -> Result<Vec<OffsetEntry>> {
+    let mut out: Vec<OffsetEntry> = Vec::new();
+    for fields in parse_checkpoint(text, 3)? {
+        let line = fields.join(" ");
+        let partition: i32 = fields[1].parse().map_err(|_| malformed(&line))?;
+        let offset: i64 = fields[2].parse().map_err(|_| malformed(&line))?;
+        let topic = fields[0].clone();
+        out.retain(|e| !(e.topic == topic && e.partition == partition));
+        out.push(OffsetEntry {
+            topic,
+            partition,
+            offset,
+        });
+    }
+    Ok(out)
+}
+
+/// Writes an offset checkpoint file's text, as Kafka writes it (`\n` line ends).
+pub fn write_offset_checkpoint(entries: &[OffsetEntry]) -> String {
+    let mut out = format!("{VERSION}\n{}\n", entries.len());
+    for e in entries {
+        out.push_str(&format!("{} {} {}\n", e.topic, e.partition, e.offset));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leader_epoch_shape() {
+        assert_eq!(
+            parse_checkpoint("0\n2\n0 0\n3 120\n", 2).unwrap(),
+            [["0", "0"], ["3", "120"]]
+        );
+        assert_eq!(parse_checkpoint("", 2).unwrap().len(), 0);
+        assert_eq!(parse_checkpoint("0\n", 2).unwrap().len(), 0);
+        assert_eq!(parse_checkpoint("0\n0\n", 2).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn refused_as_kafka_refuses() {
+        for bad in [
+            "1\n0\n",           // another version
+            "0 \n0\n",          // Integer.parseInt takes no spaces
+            "x\n0\n",           // not a number
+            "0\nx\n",           // count not a number
+            "0\n2\n0 0\n",      // fewer entries than the count
+            "0\n1\n0 0\n1 1\n", // more entries than the count
+            "0\n1\n0 0 0\n",    // a field too many
+            "0\n1\n 0 0\n",     // leading whitespace: an empty first field
+            "0\n2\n0 0\n\n",    // an empty line is an entry, and malformed
+            "0\n-1\n",          // a negative count never matches
+        ] {
+            assert!(parse_checkpoint(bad, 2).is_err(), "{bad:?}");
+        }
+        // Any whitespace separates fields.
+        assert_eq!(
+            parse_checkpoint("0\n1\n3\t 120\n", 2).unwrap(),
+            [["3", "120"]]
+        );
+    }
+
+    #[test]
+    fn offset_checkpoints() {
+        let text = "0\n3\norders 0 120\norders 1 7\norders 0 130\n";
+        let entries = parse_offset_checkpoint(text).unwrap();
+        assert_eq!(
+            entries,
+            [
+                OffsetEntry {
+                    topic: "orders".into(),
+                    partition: 1,
+                    offset: 7
+                },
+                OffsetEntry {
+                    topic: "orders".into(),
+                    partition: 0,
+                    offset: 130
+                },
+            ]
+        );
+        assert!(parse_offset_checkpoint("0\n1\norders x 1\n").is_err());
+        assert!(parse_offset_checkpoint("0\n1\norders 0 1.5\n").is_err());
+        let written = write_offset_checkpoint(&entries);
+        assert_eq!(written, "0\n2\norders 1 7\norders 0 130\n");
+        assert_eq!(parse_offset_checkpoint(&written).unwrap(), entries);
+    }
+}
