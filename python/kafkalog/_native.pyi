@@ -16,6 +16,7 @@ from kafkalog.types import (
     RetainedPartition,
     Segment,
     VerifyReport,
+    Visibility,
     WrittenSegment,
 )
 
@@ -73,6 +74,7 @@ class ReaderOptions(TypedDict, total=False):
     start_timestamp: int | None
     end_timestamp: int | None
     read_committed: bool
+    visibility: Visibility
     threads: int | None
     storage_options: dict[str, str] | None
     filesystem: Any | None
@@ -97,6 +99,7 @@ class WriterOptions(TypedDict, total=False):
     index_interval_bytes: int
     overwrite: bool
     fsync: bool
+    storage_options: dict[str, str] | None
 
 #: A work item as it crosses: (path, start, end, topic, partition, base_offset, size,
 #: start_offset, end_offset, aborted).
@@ -185,6 +188,7 @@ def plan(
     max_decompressed_size: int = ...,
     storage_options: Mapping[str, str] | None = None,
     filesystem: Any | None = None,
+    visibility: Visibility = "consumer",
 ) -> tuple[list[ItemTuple], list[Issue]]: ...
 def list_offsets(
     segments: Sequence[tuple[str, str | None, int | None, int | None]],
@@ -195,6 +199,7 @@ def list_offsets(
     max_decompressed_size: int = ...,
     storage_options: Mapping[str, str] | None = None,
     filesystem: Any | None = None,
+    visibility: Visibility = "consumer",
 ) -> tuple[
     list[tuple[str | None, int | None, int | None, int | None, int | None]], list[Issue]
 ]: ...
@@ -204,6 +209,9 @@ def partition_dir_name(topic: str, partition: int) -> str: ...
 def is_staging_dir_name(name: str) -> bool: ...
 def publish(staged: str, target: str, overwrite: bool, fsync: bool = True) -> None: ...
 def create_job_staging(parent: str, tag: str) -> str: ...
+def upload_file(
+    source: str, target: str, storage_options: Mapping[str, str] | None = None
+) -> None: ...
 
 class AppendResult(TypedDict):
     skipped: bool

@@ -234,6 +234,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         if remote:
             from kafkalog._native import upload_file
 
+            assert tmp is not None
             upload_file(tmp, target)
             os.unlink(tmp)
         elif tmp is not None:

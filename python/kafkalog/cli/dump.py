@@ -44,6 +44,7 @@ from kafkalog.errors import (
     KafkaLogWarning,
     StoppedAtCorruptionWarning,
 )
+from kafkalog.types import Visibility
 
 JAVA_INT_MAX = 2**31 - 1
 
@@ -204,7 +205,9 @@ class Dumper:
         self.sanity_only = args.index_sanity_check
         self.max_message_size = args.max_message_size
         self.max_bytes = args.max_bytes
-        self.visibility = getattr(args, "visibility", "all")
+        self.visibility: Visibility = (
+            "consumer" if getattr(args, "visibility", "all") == "consumer" else "all"
+        )
         self.exit_code = EXIT_OK
         # reports printed to stderr after all files, as Kafka does
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
