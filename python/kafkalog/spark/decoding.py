@@ -27,7 +27,7 @@ from pyspark.sql.types import (
 
 import kafkalog
 from kafkalog import _native
-from kafkalog._storage import route, storage_kwargs
+from kafkalog._storage import Route, route, storage_kwargs
 from kafkalog.errors import InvalidArgumentError, KafkaLogError
 from kafkalog.spark.options import _DEFAULT_MAX_DECOMPRESSED, BoundSpec
 from kafkalog.spark.planning import discover, items, offset_ranges, plan
@@ -65,7 +65,7 @@ WORK_ITEM_SCHEMA = StructType(
 )
 
 
-def _item_row(item: kafkalog.WorkItem) -> tuple:
+def _item_row(item: kafkalog.WorkItem) -> tuple[Any, ...]:
     aborted = None
     if item.aborted is not None:
         aborted = [
@@ -74,7 +74,7 @@ def _item_row(item: kafkalog.WorkItem) -> tuple:
     return tuple(item[:-1]) + (aborted,)
 
 
-def plan_df(spark, paths, **options):
+def plan_df(spark: Any, paths: Any, **options: Any) -> Any:
     """:func:`plan`'s work items as a DataFrame (:data:`WORK_ITEM_SCHEMA`), one row per item,
     to decode with ``mapInArrow(kafkalog.decode, kafkalog.SPARK_SCHEMA)``. Options as
     :func:`plan`. Spark spreads the rows over ``spark.default.parallelism`` partitions;
@@ -110,10 +110,10 @@ def read_work_items(
     (consecutive items from one store in one native call). With ``target``, batches are
     given exactly that schema, and empty ones left out."""
     run: list[kafkalog.WorkItem] = []
-    current = None
+    current: Route | None = None
 
     def flush() -> Iterator[pa.RecordBatch]:
-        if run:
+        if run and current is not None:
             r = current
             try:
                 reader = kafkalog.read_items(
@@ -150,7 +150,7 @@ def _name_file(e: KafkaLogError, uri: str, strip: str | None = None) -> KafkaLog
     return type(e)(message, path=uri, position=e.position, offset=e.offset, kind=e.kind)
 
 
-def _int(value) -> int | None:
+def _int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
@@ -160,7 +160,7 @@ class _Decoder:
     def __init__(
         self,
         columns: list[str],
-        read: dict,
+        read: dict[str, Any],
         bounds: BoundSpec,
         isolation_level: str,
         storage_options: Mapping[str, str] | None,
@@ -191,7 +191,7 @@ class _Decoder:
                     if b.num_rows:
                         yield conform(b, self.target)
 
-    def row(self, row: dict) -> Iterator[pa.RecordBatch]:
+    def row(self, row: dict[str, Any]) -> Iterator[pa.RecordBatch]:
         path, content = row.get("path"), row.get("content")
         topic, partition = row.get("topic"), _int(row.get("partition"))
         if content is not None:
@@ -248,7 +248,9 @@ class _Decoder:
             filesystem=self.filesystem,
         )
 
-    def _content(self, path, content, topic, partition) -> Iterator[pa.RecordBatch]:
+    def _content(
+        self, path: str | None, content: bytes, topic: str | None, partition: int | None
+    ) -> Iterator[pa.RecordBatch]:
         if self.bounds != BoundSpec():
             raise InvalidArgumentError(
                 "bounds need paths (an index, a partition's transactions), not file contents: "
@@ -312,7 +314,7 @@ def decoder(
     bounds = BoundSpec.make(start_offset, end_offset, start_timestamp, end_timestamp)
     if encryption_keys:
         keys = storage_kwargs(None, None, encryption_keys)["storage_options"]
-        storage_options = {**(storage_options or {}), **keys}
+        storage_options = {**(storage_options or {}), **(keys or {})}
     return _Decoder(list(columns), read, bounds, isolation_level, storage_options, filesystem)
 
 

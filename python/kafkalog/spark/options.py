@@ -20,6 +20,7 @@ from typing import Any, Literal
 from kafkalog._storage import storage_kwargs
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.schema import spark_columns
+from kafkalog.types import Visibility
 
 __all__ = [
     "SourceOptions",
@@ -137,10 +138,12 @@ def _duration_ms(text: str, name: str) -> int:
     raise InvalidArgumentError(f"option {name}: not a duration such as '15m' or '30s': {text!r}")
 
 
-def _visibility(value: str) -> str:
-    if value not in ("consumer", "all"):
-        raise InvalidArgumentError(f"visibility must be 'consumer' or 'all', not {value!r}")
-    return value
+def _visibility(value: str) -> Visibility:
+    if value == "consumer":
+        return "consumer"
+    if value == "all":
+        return "all"
+    raise InvalidArgumentError(f"visibility must be 'consumer' or 'all', not {value!r}")
 
 
 def _encryption_keys(text: str) -> dict[str, str]:
@@ -407,7 +410,7 @@ class SourceOptions:
     max_trigger_delay_ms: int
     read: dict
     storage_options: dict[str, str] | None
-    visibility: str = "consumer"
+    visibility: Visibility = "consumer"
 
     @classmethod
     def parse(cls, raw: Mapping[str, str], *, streaming: bool = False) -> SourceOptions:

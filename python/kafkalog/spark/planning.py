@@ -28,6 +28,7 @@ from kafkalog.spark.options import (
     BoundSpec,
     Subscription,
 )
+from kafkalog.types import Visibility
 
 __all__ = [
     "Partition",
@@ -73,14 +74,14 @@ class Partition:
 
 
 def _routes(
-    paths: str | os.PathLike | Sequence[str | os.PathLike],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     storage_options: Mapping[str, Any] | None,
     filesystem: Any | None,
 ) -> list[tuple[Route, list[str]]]:
     """Paths grouped by where they are read from (in order of first appearance)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    groups: dict[tuple, tuple[Route, list[str]]] = {}
+    groups: dict[tuple[Any, ...], tuple[Route, list[str]]] = {}
     for p in paths:
         r = route(p, storage_options, filesystem)
         groups.setdefault(r.key(), (r, []))[1].append(r.path)
@@ -90,7 +91,7 @@ def _routes(
 
 
 def discover(
-    paths: str | os.PathLike | Sequence[str | os.PathLike],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     *,
     subscription: Subscription | None = None,
     storage_options: Mapping[str, Any] | None = None,
@@ -128,14 +129,14 @@ def list_offsets(
     read_committed: bool = False,
     timestamps: Mapping[TopicPartition, int] | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
-    visibility: str = "consumer",
+    visibility: Visibility = "consumer",
 ) -> dict[TopicPartition, int | None]:
     """Sets each partition's earliest and latest offsets (the latest is the last stable
     offset under ``read_committed``), as a consumer's ``ListOffsets`` answers them; returns
     the offset for each partition's timestamp in ``timestamps`` (None where no record is at
     or after it)."""
     found: dict[TopicPartition, int | None] = {}
-    by_route: dict[tuple, list[Partition]] = {}
+    by_route: dict[tuple[Any, ...], list[Partition]] = {}
     for p in parts:
         by_route.setdefault(p.route.key(), []).append(p)
     for group in by_route.values():
@@ -180,7 +181,7 @@ def offset_ranges(
     fail_on_data_loss: bool = True,
     streaming: bool = False,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
-    visibility: str = "consumer",
+    visibility: Visibility = "consumer",
 ) -> dict[TopicPartition, tuple[int, int]]:
     """Each partition's ``[start, end)`` offsets for ``bounds``, as Spark's Kafka source
     resolves a batch query's (or a stream's first) range: ``earliest``/-2 and ``latest``/-1
@@ -190,10 +191,14 @@ def offset_ranges(
     the latest offset). A specific start below the earliest offset is data loss. Partitions
     whose range is empty are left out."""
     bounds.check_partitions({p.key for p in parts})
-    start_ts = {p.key: bounds.start_of(p.key)[1] for p in parts}
-    start_ts = {k: v for k, v in start_ts.items() if v is not None}
-    end_ts = {p.key: bounds.end_of(p.key)[1] for p in parts}
-    end_ts = {k: v for k, v in end_ts.items() if v is not None}
+    start_ts: dict[TopicPartition, int] = {}
+    end_ts: dict[TopicPartition, int] = {}
+    for p in parts:
+        start, end = bounds.start_of(p.key)[1], bounds.end_of(p.key)[1]
+        if start is not None:
+            start_ts[p.key] = start
+        if end is not None:
+            end_ts[p.key] = end
     at_start = list_offsets(
         parts,
         read_committed=read_committed,
@@ -264,13 +269,13 @@ def items(
     read_committed: bool = False,
     target_bytes: int | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
-    visibility: str = "consumer",
+    visibility: Visibility = "consumer",
 ) -> list[kafkalog.WorkItem]:
     """The work items that read each partition's range (partitions without one are not
     read), cut at batch boundaries into pieces of about ``target_bytes``; item paths are
     URIs a task can open."""
     out: list[kafkalog.WorkItem] = []
-    by_route: dict[tuple, list[Partition]] = {}
+    by_route: dict[tuple[Any, ...], list[Partition]] = {}
     for p in parts:
         if p.key in ranges:
             by_route.setdefault(p.route.key(), []).append(p)
@@ -296,7 +301,7 @@ def items(
 
 
 def plan(
-    paths: str | os.PathLike | Sequence[str | os.PathLike],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     *,
     target_bytes: int | None = DEFAULT_TARGET_BYTES,
     topics: str | Iterable[str] | None = None,
@@ -310,7 +315,7 @@ def plan(
     isolation_level: str = "read_uncommitted",
     fail_on_data_loss: bool = True,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
-    visibility: str = "consumer",
+    visibility: Visibility = "consumer",
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
 ) -> list[kafkalog.WorkItem]:

@@ -94,7 +94,9 @@ def _arrow_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def _chosen(columns, include_headers: bool, batch_metadata: bool) -> list[str]:
+def _chosen(
+    columns: Sequence[str] | None, include_headers: bool, batch_metadata: bool
+) -> list[str]:
     if columns is None:
         return spark_columns(include_headers=include_headers, batch_metadata=batch_metadata)
     return list(columns)

@@ -56,7 +56,7 @@ def _offset_spans(work: list[kafkalog.WorkItem]) -> list[tuple[kafkalog.WorkItem
         nxt = work[k + 1] if k + 1 < len(work) else None
         same = nxt is not None and (nxt.topic, nxt.partition) == (item.topic, item.partition)
         # Items of a partition are in offset order: this one ends where the next begins.
-        highs = [item.end_offset] + ([low_of(nxt)] if same else [])
+        highs = [item.end_offset] + ([low_of(nxt)] if same and nxt is not None else [])
         known = [h for h in highs if h is not None]
         high = min(known) if known else low + 1
         out.append((item, low, max(high, low + 1)))
@@ -280,7 +280,7 @@ class KafkaLogDataSource(DataSource):
         return path, options, writer_id
 
 
-def register(spark) -> None:
+def register(spark: Any) -> None:
     """Make ``format("kafkalog")`` available in this Spark session by hand (it is found by
     name where kafkalog is installed)."""
     spark.dataSource.register(KafkaLogDataSource)

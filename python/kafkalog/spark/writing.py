@@ -16,7 +16,8 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
@@ -53,7 +54,7 @@ _ENCODE_ARROW_SCHEMA = pa.schema(
     ]
 )
 
-WRITE_OPTIONS = {
+WRITE_OPTIONS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     # data source option (lower case) -> kafkalog.write argument, parser
     "magic": ("magic", int),
     "compression": ("compression", str),
