@@ -480,3 +480,33 @@ def test_grouped_rows_stream_into_one_reader_per_partition():
         list(_runs(iter([batch([("a", 0, b"1"), ("b", 0, b"2"), ("a", 0, b"3")])]), None, None))
     with pytest.raises(kafkalog.InvalidArgumentError, match="topic"):
         list(_runs(iter([batch([("../x", 0, b"1")])]), None, None))
+
+
+def test_a_segment_missing_from_the_middle_is_data_loss(spark, tmp_path):
+    """A gap between segments that the cleaner's checkpoint does not explain fails the query
+    naming the range; without that checkpoint compaction could have made it, so it is read."""
+    part = tmp_path / "s-0"
+    kafkalog.write(part, _records(40), segment_bytes=200, batch_records=4, fsync=False)
+    segments = sorted(part.glob("*.log"))
+    assert len(segments) >= 3
+    gone = segments[1]
+    first_gone = int(gone.name[:20])
+    next_base = int(segments[2].name[:20])
+    for f in part.glob(gone.name[:20] + ".*"):
+        f.unlink()
+    expected = [o for o in range(40) if not first_gone <= o < next_base]
+
+    def read(**options):
+        reader = spark.read.format("kafkalog").option("subscribe", "s")
+        for k, v in options.items():
+            reader = reader.option(k, v)
+        return sorted(r.offset for r in reader.load(str(tmp_path)).select("offset").collect())
+
+    assert read() == expected  # no cleaner checkpoint: a compacted log may look like this
+    (tmp_path / "cleaner-offset-checkpoint").write_text("0\n0\n")
+    with pytest.raises(Exception, match=rf"offsets {first_gone} to {next_base - 1} of s-0"):
+        read()
+    assert read(failOnDataLoss="false") == expected
+    # Cleaned past the gap: compaction explains it.
+    (tmp_path / "cleaner-offset-checkpoint").write_text(f"0\n1\ns 0 {next_base + 1}\n")
+    assert read() == expected

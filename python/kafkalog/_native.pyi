@@ -201,7 +201,8 @@ def list_offsets(
     filesystem: Any | None = None,
     visibility: Visibility = "consumer",
 ) -> tuple[
-    list[tuple[str | None, int | None, int | None, int | None, int | None]], list[Issue]
+    list[tuple[str | None, int | None, int | None, int | None, int | None, list[tuple[int, int]]]],
+    list[Issue],
 ]: ...
 def segment_origin(path: str) -> tuple[str | None, int | None, int | None]: ...
 def partition_dir(root: str, topic: str, partition: int) -> str: ...

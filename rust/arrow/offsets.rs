@@ -13,6 +13,7 @@ use super::transactions::partition_transactions;
 use super::visibility::{Checkpoints, Visibility, Visible};
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
+use crate::format::checkpoint::{parse_offset_checkpoint, CLEANER_OFFSET_CHECKPOINT};
 
 /// The offsets of one partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +28,10 @@ pub struct PartitionOffsets {
     /// For the timestamp asked about: the earliest offset whose record timestamp is at or
     /// after it (as `ListOffsets` with a timestamp answers), `None` when no record is.
     pub for_timestamp: Option<i64>,
+    /// Offsets missing between two segments, `[from, to)`, that compaction cannot explain:
+    /// where the log directory has the cleaner's checkpoint and the partition was not cleaned
+    /// past the gap (without that checkpoint nothing is reported: a cleaner may have made it).
+    pub gaps: Vec<(i64, i64)>,
 }
 
 /// The offsets of each partition among `files` (in reading order, as
@@ -100,14 +105,64 @@ pub fn list_offsets(
             }
             None => None,
         };
+        let gaps = unexplained_gaps(storage, &group, &mut decoder, &mut issues)?;
         out.push(PartitionOffsets {
             origin,
             earliest,
             latest,
             for_timestamp,
+            gaps,
         });
     }
     Ok((out, issues))
+}
+
+/// Gaps between consecutive segments (one ends before the next begins) that the cleaner's
+/// checkpoint does not cover. Retention deletes whole segments from the start and a broker
+/// rolls a segment at the next offset, so inside a log only compaction leaves such a gap, and
+/// only below the offset it has cleaned to.
+fn unexplained_gaps(
+    storage: &dyn crate::storage::Storage,
+    group: &[SegmentFile],
+    decoder: &mut BatchDecoder,
+    issues: &mut Vec<Issue>,
+) -> Result<Vec<(i64, i64)>> {
+    let Some((topic, partition)) = group[0]
+        .path
+        .parent()
+        .and_then(crate::format::segment::topic_partition_from_dir)
+    else {
+        return Ok(Vec::new());
+    };
+    let Some(log_dir) = group[0].path.parent().and_then(|d| d.parent()) else {
+        return Ok(Vec::new());
+    };
+    let checkpoint = log_dir.join(CLEANER_OFFSET_CHECKPOINT);
+    let Some(bytes) = storage.read(&checkpoint)? else {
+        return Ok(Vec::new());
+    };
+    let cleaned_to = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|text| parse_offset_checkpoint(text).ok())
+        .and_then(|entries| {
+            entries
+                .into_iter()
+                .filter(|e| e.topic == topic && e.partition == partition)
+                .map(|e| e.offset)
+                .next_back()
+        })
+        .unwrap_or(i64::MIN);
+    let mut gaps = Vec::new();
+    for pair in group.windows(2) {
+        let (Some(next_base), Some(base)) = (pair[1].base_offset, pair[0].base_offset) else {
+            continue;
+        };
+        let end = end_offset(storage, &pair[0], decoder, issues)?.unwrap_or(base);
+        if end < next_base && next_base > cleaned_to {
+            gaps.push((end, next_base));
+        }
+    }
+    Ok(gaps)
 }
 
 /// The first batch's base offset of a file (for files whose names do not say).
@@ -197,6 +252,58 @@ mod tests {
             .collect()
     }
 
+    fn got_gaps(path: &Path) -> Vec<(i64, i64)> {
+        let storage = default_storage();
+        let files = discover(storage.as_ref(), path).unwrap();
+        let options = DecodeOptions {
+            crc: CrcPolicy::Ignore,
+            max_decompressed_size: 256 << 20,
+        };
+        let (parts, _) = list_offsets(
+            storage.as_ref(),
+            files,
+            false,
+            Visibility::All,
+            &|_| None,
+            &options,
+        )
+        .unwrap();
+        parts.into_iter().flat_map(|p| p.gaps).collect()
+    }
+
+    #[test]
+    fn a_gap_between_segments_is_loss_unless_the_cleaner_made_it() {
+        let logs = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs/orders-0");
+        let root = std::env::temp_dir().join(format!("kafkalog-gaps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let part = root.join("orders-0");
+        std::fs::create_dir_all(&part).unwrap();
+        // orders-0's first segment ends at 15; its second renamed to start at 20.
+        std::fs::copy(
+            logs.join("00000000000000000000.log"),
+            part.join("00000000000000000000.log"),
+        )
+        .unwrap();
+        let second = std::fs::read(logs.join("00000000000000000015.log")).unwrap();
+        std::fs::write(part.join("00000000000000000020.log"), second).unwrap();
+        assert!(
+            got_gaps(&part).is_empty(),
+            "no cleaner checkpoint: nothing known"
+        );
+        std::fs::write(root.join(CLEANER_OFFSET_CHECKPOINT), "0\n0\n").unwrap();
+        assert_eq!(
+            got_gaps(&part),
+            [(15, 20)],
+            "never cleaned: the gap is loss"
+        );
+        std::fs::write(root.join(CLEANER_OFFSET_CHECKPOINT), "0\n1\norders 0 25\n").unwrap();
+        assert!(
+            got_gaps(&part).is_empty(),
+            "cleaned past it: compaction explains it"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
     #[test]
     fn the_examples_offsets_are_their_segments_ends() {
         let logs = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs");
@@ -208,7 +315,11 @@ mod tests {
         assert_eq!((orders1.2, orders1.3), (0, 8));
         let users = got.iter().find(|p| p.0 == "users" && p.1 == 0).unwrap();
         assert_eq!((users.2, users.3), (0, 15)); // compacted: 8 records, offsets to 14
-                                                 // Every transaction there is closed: read_committed ends at the same place.
+        assert!(
+            got_gaps(&logs).is_empty(),
+            "no cleaner checkpoint: no gap is reported"
+        );
+        // Every transaction there is closed: read_committed ends at the same place.
         assert_eq!(offsets(&logs.join("orders-1"), true)[0].3, 8);
     }
 }

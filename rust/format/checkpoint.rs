@@ -20,6 +20,9 @@ use crate::error::{Error, Result};
 /// The names of the offset checkpoint files a broker keeps in each log directory.
 pub const REPLICATION_OFFSET_CHECKPOINT: &str = "replication-offset-checkpoint";
 pub const LOG_START_OFFSET_CHECKPOINT: &str = "log-start-offset-checkpoint";
+/// The log cleaner's checkpoint in a log directory: per partition, the offset compaction has
+/// cleaned up to (its first dirty offset).
+pub const CLEANER_OFFSET_CHECKPOINT: &str = "cleaner-offset-checkpoint";
 
 /// The only version Kafka writes.
 const VERSION: i32 = 0;

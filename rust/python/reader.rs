@@ -711,7 +711,7 @@ pub fn plan<'py>(
 }
 
 /// Each partition's offsets, as a consumer's `ListOffsets` sees them (see `arrow::offsets`):
-/// tuples `(topic, partition, earliest, latest, for_timestamp)` for the segments `segments`
+/// tuples `(topic, partition, earliest, latest, for_timestamp, gaps)` for the segments `segments`
 /// lists (tuples `(path, topic, partition, size)` of whole partitions, in order), with the
 /// offset for `timestamps[(topic, partition)]` (else `timestamp`), and what was noted.
 #[pyfunction]
@@ -736,6 +736,7 @@ pub fn list_offsets<'py>(
         Option<i64>,
         Option<i64>,
         Option<i64>,
+        Vec<(i64, i64)>,
     )>,
     Bound<'py, PyList>,
 )> {
@@ -775,7 +776,14 @@ pub fn list_offsets<'py>(
         .into_iter()
         .map(|p| {
             let o = p.origin;
-            (o.topic, o.partition, p.earliest, p.latest, p.for_timestamp)
+            (
+                o.topic,
+                o.partition,
+                p.earliest,
+                p.latest,
+                p.for_timestamp,
+                p.gaps,
+            )
         })
         .collect();
     let issues = issues

@@ -61,6 +61,8 @@ class Partition:
     route: Route
     earliest: int | None = None
     latest: int | None = None
+    #: Offsets missing between segments that compaction cannot explain, ``[from, to)``.
+    gaps: list[tuple[int, int]] = dataclasses.field(default_factory=list)
 
     @property
     def key(self) -> TopicPartition:
@@ -153,10 +155,12 @@ def list_offsets(
         )
         if len(answers) != len(group):  # one answer per partition, in order
             raise KafkaLogError(f"listing offsets: {len(answers)} answers for {len(group)}")
-        for p, (topic, partition, earliest, latest, for_ts) in zip(group, answers, strict=True):
+        for p, (topic, partition, earliest, latest, for_ts, gaps) in zip(
+            group, answers, strict=True
+        ):
             if (topic, partition) != p.key:
                 raise KafkaLogError(f"listing offsets: {topic}-{partition} answered for {p.name}")
-            p.earliest, p.latest = earliest, latest
+            p.earliest, p.latest, p.gaps = earliest, latest, list(gaps)
             if p.key in stamps:
                 found[p.key] = for_ts
     return found
@@ -258,8 +262,21 @@ def offset_ranges(
         else:
             end = min(offset, p.latest)  # offsets past the end are not there (yet)
         if start < end:
+            check_gaps(p, start, end, fail_on_data_loss)
             out[p.key] = (start, end)
     return out
+
+
+def check_gaps(p: Partition, start: int, end: int, fail_on_data_loss: bool) -> None:
+    """Offsets in ``[start, end)`` missing between segments where compaction cannot explain
+    it (a segment deleted from the middle of a log) are data loss."""
+    for a, b in p.gaps:
+        if a < end and b > start:
+            _lost(
+                f"offsets {max(a, start)} to {min(b, end) - 1} of {p.name} are missing between "
+                "segments, and the log cleaner's checkpoint shows no compaction there",
+                fail_on_data_loss,
+            )
 
 
 def items(

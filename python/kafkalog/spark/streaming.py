@@ -31,7 +31,14 @@ from pyspark.sql.streaming.datasource import (
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.decoding import quiet_executor, read_work_items
 from kafkalog.spark.options import EARLIEST, LATEST, SourceOptions
-from kafkalog.spark.planning import Partition, _lost, discover, items, list_offsets
+from kafkalog.spark.planning import (
+    Partition,
+    _lost,
+    check_gaps,
+    discover,
+    items,
+    list_offsets,
+)
 from kafkalog.spark.schema import arrow_schema
 from kafkalog.spark.source import spark_partitions
 
@@ -223,6 +230,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 )
                 first = p.earliest
             if first < stop:
+                check_gaps(p, first, stop, o.fail_on_data_loss)
                 ranges[tp] = (first, stop)
         work = items(
             parts.values(),
