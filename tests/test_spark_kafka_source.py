@@ -510,3 +510,16 @@ def test_a_segment_missing_from_the_middle_is_data_loss(spark, tmp_path):
     # Cleaned past the gap: compaction explains it.
     (tmp_path / "cleaner-offset-checkpoint").write_text(f"0\n1\ns 0 {next_base + 1}\n")
     assert read() == expected
+
+
+def test_stream_latest_is_the_high_watermark_where_the_broker_checkpointed_it(spark, tmp_path):
+    """Records at or above the replication-offset-checkpoint's high watermark were never
+    acknowledged: a stream reads up to it, and on as it moves."""
+    src, out, checkpoint = tmp_path / "logs", tmp_path / "out", tmp_path / "checkpoint"
+    _append_segment(src / "s-0", 10)
+    (src / "replication-offset-checkpoint").write_text("0\n1\ns 0 6\n")
+    _run_available_now(spark, src, out, checkpoint, startingOffsets="earliest")
+    assert _written(spark, out) == list(range(6))
+    (src / "replication-offset-checkpoint").write_text("0\n1\ns 0 10\n")
+    _run_available_now(spark, src, out, checkpoint)
+    assert _written(spark, out) == list(range(10))
