@@ -95,6 +95,7 @@ def test_topic_and_partition_under_a_prefix(s3):
         "orders-3/00000000000000000000.index",
         "orders-3/00000000000000000000.log",
         "orders-3/00000000000000000000.timeindex",
+        "orders-3/00000000000000000010.snapshot",  # the producers at the end, as a broker's
     ]
 
 
@@ -162,6 +163,7 @@ def test_a_killed_writer_is_never_read_and_blocks_the_next_until_cleared(s3):
         "00000000000000000000.index",
         "00000000000000000000.log",
         "00000000000000000000.timeindex",
+        "00000000000000000005.snapshot",
     ]
 
 

@@ -22,7 +22,7 @@
 //!
 //! Never a key, a data key or plaintext in an error or a log.
 
-use super::{not_found, read_range, Entry, Object, Stat, Storage};
+use super::{not_found, read_range, Entry, Object, PutMode, Stat, Storage};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::index::{
     lookup_offset, read_offset_index, OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE, TXN_ENTRY_SIZE,
@@ -582,6 +582,19 @@ impl Storage for Tiered {
             Ok(None) => self.inner.local_path(path),
             _ => None,
         }
+    }
+
+    // Writes go to the store underneath: a tiered layout is only ever read.
+    fn put(&self, path: &Path, bytes: Vec<u8>, mode: PutMode) -> Result<()> {
+        self.inner.put(path, bytes, mode)
+    }
+
+    fn delete(&self, path: &Path) -> Result<()> {
+        self.inner.delete(path)
+    }
+
+    fn upload(&self, path: &Path, from: &Path) -> Result<()> {
+        self.inner.upload(path, from)
     }
 }
 
