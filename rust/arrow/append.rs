@@ -10,6 +10,7 @@
 //! (its id and a sequence number, e.g. a streaming sink's batch id): an append whose mark is
 //! already there is skipped, so a replayed micro-batch is written once.
 
+use super::offsets::end_offset;
 use super::reader::discover;
 use super::scan::{for_each_entry, Access};
 use super::writer::{PartitionWriter, WriteOptions};
@@ -128,9 +129,11 @@ pub fn append_staged(
             next = last.base_offset.unwrap_or(0);
         }
         // The log end offset: after the last batch of the last segment that has one.
+        // (From each segment's last offset-index entry, not a scan of the segment.)
+        let mut noted = Vec::new();
         for seg in segments.iter().rev() {
-            if let Some(end) = last_offset(&seg.path, &mut decoder)? {
-                next = next.max(end + 1);
+            if let Some(end) = end_offset(&Local, seg, &mut decoder, &mut noted)? {
+                next = next.max(end);
                 break;
             }
         }
@@ -233,16 +236,6 @@ fn parse_marks(text: &str) -> Vec<(String, i64)> {
             Some((id.to_string(), seq.trim().parse().ok()?))
         })
         .collect()
-}
-
-/// The last offset of a segment's last complete batch, if it has one.
-fn last_offset(path: &Path, decoder: &mut BatchDecoder) -> Result<Option<i64>> {
-    let mut last = None;
-    for_each_entry(&Local, path, 0, Access::Whole, |position, entry| {
-        last = Some(decoder.header(entry, position)?.last_offset);
-        Ok(true)
-    })?;
-    Ok(last)
 }
 
 #[cfg(test)]

@@ -187,7 +187,7 @@ fn first_offset(
 
 /// One past the last offset of the file's last complete batch, scanning from its offset
 /// index's last entry; `None` when it holds no batch.
-fn end_offset(
+pub(crate) fn end_offset(
     storage: &dyn crate::storage::Storage,
     file: &SegmentFile,
     decoder: &mut BatchDecoder,
@@ -223,52 +223,46 @@ mod tests {
     use crate::storage::default_storage;
     use std::path::Path;
 
-    fn offsets(path: &Path, read_committed: bool) -> Vec<(String, i32, i64, i64)> {
+    fn listed(path: &Path, read_committed: bool) -> Vec<PartitionOffsets> {
         let storage = default_storage();
         let files = discover(storage.as_ref(), path).unwrap();
         let options = DecodeOptions {
             crc: CrcPolicy::Ignore,
             max_decompressed_size: 256 << 20,
         };
-        let (parts, _) = list_offsets(
+        let visibility = Visibility::Consumer;
+        list_offsets(
             storage.as_ref(),
             files,
             read_committed,
-            Visibility::Consumer,
+            visibility,
             &|_| None,
             &options,
         )
-        .unwrap();
-        parts
+        .unwrap()
+        .0
+    }
+
+    fn offsets(path: &Path, read_committed: bool) -> Vec<(String, i32, i64, i64)> {
+        listed(path, read_committed)
             .into_iter()
             .map(|p| {
+                let (earliest, latest) = (p.earliest.unwrap(), p.latest.unwrap());
                 (
                     p.origin.topic.unwrap(),
                     p.origin.partition.unwrap(),
-                    p.earliest.unwrap(),
-                    p.latest.unwrap(),
+                    earliest,
+                    latest,
                 )
             })
             .collect()
     }
 
     fn got_gaps(path: &Path) -> Vec<(i64, i64)> {
-        let storage = default_storage();
-        let files = discover(storage.as_ref(), path).unwrap();
-        let options = DecodeOptions {
-            crc: CrcPolicy::Ignore,
-            max_decompressed_size: 256 << 20,
-        };
-        let (parts, _) = list_offsets(
-            storage.as_ref(),
-            files,
-            false,
-            Visibility::All,
-            &|_| None,
-            &options,
-        )
-        .unwrap();
-        parts.into_iter().flat_map(|p| p.gaps).collect()
+        listed(path, false)
+            .into_iter()
+            .flat_map(|p| p.gaps)
+            .collect()
     }
 
     #[test]

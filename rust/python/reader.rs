@@ -323,12 +323,7 @@ impl Reader {
     /// What was passed over so far: a list of dicts (kind, message, path, position, offset, bytes).
     #[getter]
     fn issues<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items = self
-            .issues
-            .iter()
-            .map(|i| issue_dict(py, i))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        issue_list(py, &self.issues)
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -621,6 +616,31 @@ impl<'py> FromPyObject<'_, 'py> for Item {
     }
 }
 
+/// A segment as Python lists it for the native planners: `(path, topic, partition, size)`.
+type SegmentTuple = (String, Option<String>, Option<i32>, Option<u64>);
+
+/// The segment files of `segments` tuples (from `segments()`), in their order.
+fn segment_files(segments: Vec<SegmentTuple>) -> Vec<crate::arrow::reader::SegmentFile> {
+    segments
+        .into_iter()
+        .map(
+            |(path, topic, partition, size)| crate::arrow::reader::SegmentFile {
+                size,
+                ..crate::arrow::reader::SegmentFile::new(path.into(), Origin { topic, partition })
+            },
+        )
+        .collect()
+}
+
+/// Issues as a Python list of dicts.
+fn issue_list<'py>(py: Python<'py>, issues: &[Issue]) -> PyResult<Bound<'py, PyList>> {
+    let dicts = issues
+        .iter()
+        .map(|i| issue_dict(py, i))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, dicts)
+}
+
 /// Bounds of one partition, or of all: `(start_offset, end_offset, start_timestamp,
 /// end_timestamp)`.
 type BoundsTuple = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
@@ -636,7 +656,7 @@ type BoundsTuple = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn plan<'py>(
     py: Python<'py>,
-    segments: Vec<(String, Option<String>, Option<i32>, Option<u64>)>,
+    segments: Vec<SegmentTuple>,
     default_bounds: BoundsTuple,
     bounds: Option<std::collections::HashMap<(Option<String>, Option<i32>), BoundsTuple>>,
     read_committed: bool,
@@ -654,15 +674,7 @@ pub fn plan<'py>(
         ));
     }
     let storage = storage(storage_options, filesystem);
-    let files: Vec<_> = segments
-        .into_iter()
-        .map(
-            |(path, topic, partition, size)| crate::arrow::reader::SegmentFile {
-                size,
-                ..crate::arrow::reader::SegmentFile::new(path.into(), Origin { topic, partition })
-            },
-        )
-        .collect();
+    let files = segment_files(segments);
     let bounds = bounds.unwrap_or_default();
     let bounds_of = move |origin: &Origin| -> Bounds {
         let (so, eo, st, et) = bounds
@@ -703,11 +715,8 @@ pub fn plan<'py>(
             )
         })
         .collect();
-    let issues = issues
-        .iter()
-        .map(|i| issue_dict(py, i))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok((items, PyList::new(py, issues)?))
+    let issues = issue_list(py, &issues)?;
+    Ok((items, issues))
 }
 
 /// Each partition's offsets, as a consumer's `ListOffsets` sees them (see `arrow::offsets`):
@@ -721,7 +730,7 @@ pub fn plan<'py>(
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn list_offsets<'py>(
     py: Python<'py>,
-    segments: Vec<(String, Option<String>, Option<i32>, Option<u64>)>,
+    segments: Vec<SegmentTuple>,
     read_committed: bool,
     timestamp: Option<i64>,
     timestamps: Option<std::collections::HashMap<(Option<String>, Option<i32>), i64>>,
@@ -742,15 +751,7 @@ pub fn list_offsets<'py>(
 )> {
     let visibility = Visibility::from_name(visibility).map_err(|e| to_py(py, e))?;
     let storage = storage(storage_options, filesystem);
-    let files: Vec<_> = segments
-        .into_iter()
-        .map(
-            |(path, topic, partition, size)| crate::arrow::reader::SegmentFile {
-                size,
-                ..crate::arrow::reader::SegmentFile::new(path.into(), Origin { topic, partition })
-            },
-        )
-        .collect();
+    let files = segment_files(segments);
     let options = crate::format::batch::DecodeOptions {
         crc: CrcPolicy::Ignore,
         max_decompressed_size,
@@ -786,11 +787,8 @@ pub fn list_offsets<'py>(
             )
         })
         .collect();
-    let issues = issues
-        .iter()
-        .map(|i| issue_dict(py, i))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok((parts, PyList::new(py, issues)?))
+    let issues = issue_list(py, &issues)?;
+    Ok((parts, issues))
 }
 
 /// What a segment file's location says, as discovery reads it: `(topic, partition,

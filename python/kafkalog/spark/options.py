@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from kafkalog._storage import storage_kwargs
+from kafkalog._time import millis
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.schema import spark_columns
 from kafkalog.types import Visibility
@@ -108,21 +109,18 @@ def _int(o: Mapping[str, str], name: str, default: int | None = None) -> int | N
 
 
 def to_millis(value: Any) -> int | None:
-    """A timestamp bound as epoch milliseconds (ints are milliseconds; naive datetimes UTC)."""
-    if value is None:
-        return None
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=_dt.UTC)
-        return int(value.timestamp() * 1000)
-    if isinstance(value, bool) or not isinstance(value, int):
+    """A timestamp bound as epoch milliseconds: as :func:`kafkalog._time.millis` takes one,
+    or the text of an int (Spark's options are strings)."""
+    if isinstance(value, str) or (not isinstance(value, int | _dt.datetime) and value is not None):
         try:
             return int(str(value).strip())
         except ValueError:
             raise InvalidArgumentError(
                 f"a timestamp must be epoch milliseconds or a datetime, not {value!r}"
             ) from None
-    return value
+    if isinstance(value, bool):
+        raise InvalidArgumentError(f"a timestamp must be epoch milliseconds, not {value!r}")
+    return millis(value)
 
 
 def _duration_ms(text: str, name: str) -> int:

@@ -105,7 +105,7 @@ def discover(
     parts: list[Partition] = []
     for r, core_paths in _routes(paths, storage_options, filesystem):
         current: Partition | None = None
-        for s in kafkalog.segments(core_paths, **_kwargs(r)):
+        for s in kafkalog.segments(core_paths, **r.kwargs()):
             topic, partition = s["topic"], s["partition"]
             if subscription is not None and not subscription(topic, partition):
                 continue
@@ -119,10 +119,6 @@ def discover(
                 parts.append(current)
             current.segments.append((s["path"], topic, partition, s.get("size")))
     return parts
-
-
-def _kwargs(r: Route) -> dict[str, Any]:
-    return {"storage_options": r.storage_options, "filesystem": r.filesystem}
 
 
 def list_offsets(

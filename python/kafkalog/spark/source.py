@@ -10,7 +10,7 @@ does the same by hand.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -28,11 +28,23 @@ import kafkalog
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.decoding import quiet_executor, read_work_items
 from kafkalog.spark.options import SourceOptions, columns_of, parse_bool
-from kafkalog.spark.planning import discover, items, offset_ranges
+from kafkalog.spark.planning import (
+    Partition,
+    TopicPartition,
+    discover,
+    items,
+    offset_ranges,
+)
 from kafkalog.spark.schema import SPARK_SCHEMA, arrow_schema, spark_schema
 from kafkalog.spark.writing import WRITE_OPTIONS, StreamWriter, Writer, local_dir
 
-__all__ = ["KafkaLogDataSource", "register", "spark_partitions", "ItemsPartition"]
+__all__ = [
+    "KafkaLogDataSource",
+    "register",
+    "spark_partitions",
+    "plan_partitions",
+    "ItemsPartition",
+]
 
 
 class ItemsPartition(InputPartition):
@@ -63,17 +75,15 @@ def _offset_spans(work: list[kafkalog.WorkItem]) -> list[tuple[kafkalog.WorkItem
     return out
 
 
-def _split_by_offsets(work: list[kafkalog.WorkItem], most: int) -> list[kafkalog.WorkItem]:
-    """Items holding more than ``most`` offsets as several items over the same bytes, each
-    kept to ``most`` offsets (as Spark's ``maxRecordsPerPartition`` splits a range)."""
-    out = []
-    for item, low, high in _offset_spans(work):
-        if high - low <= most:
-            out.append(item)
-            continue
-        for s in range(low, high, most):
-            out.append(item._replace(start_offset=s, end_offset=min(s + most, high)))
-    return out
+def _split(item: kafkalog.WorkItem, low: int, high: int, pieces: int) -> list[kafkalog.WorkItem]:
+    """``item`` as ``pieces`` items over the same bytes, its offsets ``[low, high)`` shared
+    out evenly (a piece of a range, as Spark's Kafka source cuts one)."""
+    if pieces <= 1:
+        return [item]
+    cuts = [low + (high - low) * k // pieces for k in range(pieces + 1)]
+    return [
+        item._replace(start_offset=a, end_offset=b) for a, b in zip(cuts, cuts[1:], strict=False)
+    ]
 
 
 def spark_partitions(
@@ -85,29 +95,29 @@ def spark_partitions(
 ) -> list[ItemsPartition]:
     """Work items grouped into Spark partitions of about ``target_bytes`` of log each, at
     least ``min_partitions`` of them where the items allow (items split by offset range
-    when there are too few), none holding more than ``max_records_per_partition`` offsets."""
+    when there are too few, each in proportion to its share of offsets), none holding more
+    than ``max_records_per_partition`` offsets."""
     if max_records_per_partition:
-        work = _split_by_offsets(work, max_records_per_partition)
+        most = max_records_per_partition
+        work = [
+            piece
+            for item, low, high in _offset_spans(work)
+            for piece in _split(item, low, high, math.ceil((high - low) / most))
+        ]
     if min_partitions and len(work) < min_partitions and work:
-        # As Spark's Kafka source: each range split in proportion to its share of offsets.
         spans = _offset_spans(work)
         total = sum(high - low for _, low, high in spans)
-        work = []
-        for item, low, high in spans:
-            pieces = min(high - low, max(1, math.ceil((high - low) * min_partitions / total)))
-            cuts = [low + (high - low) * i // pieces for i in range(pieces + 1)]
-            if pieces == 1:
-                work.append(item)
-                continue
-            for a, b in zip(cuts, cuts[1:], strict=False):
-                work.append(item._replace(start_offset=a, end_offset=b))
-    if min_partitions:
-        total_bytes = sum(i.size for i in work)
-        target_bytes = min(target_bytes, max(1, total_bytes // min_partitions))
+        work = [
+            piece
+            for item, low, high in spans
+            for piece in _split(
+                item, low, high, min(high - low, math.ceil((high - low) * min_partitions / total))
+            )
+        ]
     out: list[ItemsPartition] = []
     current: list[kafkalog.WorkItem] = []
     size = offsets = 0
-    for item, low, high in _offset_spans(work) if work else []:
+    for item, low, high in _offset_spans(work):
         full = current and size + item.size > target_bytes
         if max_records_per_partition and current:
             full = full or offsets + (high - low) > max_records_per_partition
@@ -122,6 +132,31 @@ def spark_partitions(
     return out
 
 
+def plan_partitions(
+    parts: list[Partition], ranges: Mapping[TopicPartition, tuple[int, int]], o: SourceOptions
+) -> list[ItemsPartition]:
+    """The Spark partitions that read each partition's offset range: work items of about
+    ``targetBytes`` (less where ``minPartitions`` asks for more pieces), grouped."""
+    target = o.target_bytes
+    if o.min_partitions:
+        total = sum(s[3] or 0 for p in parts if p.key in ranges for s in p.segments)
+        target = max(1, min(target, total // o.min_partitions))
+    work = items(
+        parts,
+        ranges,
+        read_committed=o.isolation_level == "read_committed",
+        target_bytes=target,
+        max_decompressed_size=o.read["max_decompressed_size"],
+        visibility=o.visibility,
+    )
+    return spark_partitions(
+        work,
+        target_bytes=target,
+        min_partitions=o.min_partitions,
+        max_records_per_partition=o.max_records_per_partition,
+    )
+
+
 class _BatchReader(DataSourceReader):
     def __init__(self, options: SourceOptions, schema: StructType) -> None:
         self.options = options
@@ -130,33 +165,15 @@ class _BatchReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         o = self.options
         parts = discover(o.paths, subscription=o.subscription, storage_options=o.storage_options)
-        read_committed = o.isolation_level == "read_committed"
         ranges = offset_ranges(
             parts,
             o.bounds,
-            read_committed=read_committed,
+            read_committed=o.isolation_level == "read_committed",
             fail_on_data_loss=o.fail_on_data_loss,
             max_decompressed_size=o.read["max_decompressed_size"],
             visibility=o.visibility,
         )
-        target = o.target_bytes
-        if o.min_partitions:
-            total = sum(s[3] or 0 for p in parts if p.key in ranges for s in p.segments)
-            target = max(1, min(target, total // o.min_partitions))
-        work = items(
-            parts,
-            ranges,
-            read_committed=read_committed,
-            target_bytes=target,
-            max_decompressed_size=o.read["max_decompressed_size"],
-            visibility=o.visibility,
-        )
-        return spark_partitions(
-            work,
-            target_bytes=target,
-            min_partitions=o.min_partitions,
-            max_records_per_partition=o.max_records_per_partition,
-        )
+        return plan_partitions(parts, ranges, o)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         quiet_executor()

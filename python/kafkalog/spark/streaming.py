@@ -36,11 +36,10 @@ from kafkalog.spark.planning import (
     _lost,
     check_gaps,
     discover,
-    items,
     list_offsets,
 )
 from kafkalog.spark.schema import arrow_schema
-from kafkalog.spark.source import spark_partitions
+from kafkalog.spark.source import plan_partitions
 
 __all__ = ["StreamReader"]
 
@@ -232,20 +231,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if first < stop:
                 check_gaps(p, first, stop, o.fail_on_data_loss)
                 ranges[tp] = (first, stop)
-        work = items(
-            parts.values(),
-            ranges,
-            read_committed=self.read_committed,
-            target_bytes=o.target_bytes,
-            max_decompressed_size=o.read["max_decompressed_size"],
-            visibility=o.visibility,
-        )
-        return spark_partitions(
-            work,
-            target_bytes=o.target_bytes,
-            min_partitions=o.min_partitions,
-            max_records_per_partition=o.max_records_per_partition,
-        )
+        return plan_partitions(list(parts.values()), ranges, o)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         quiet_executor()
