@@ -30,7 +30,7 @@ use crate::arrow::builder::Origin;
 use crate::error::{catch_panic, Error, Result};
 use crate::format::batch::entry_magic;
 use crate::format::segment::{next_entry, Frame};
-use crate::storage::{Object, Storage};
+use crate::storage::{Mapped, Object, Storage};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use std::cell::RefCell;
@@ -114,6 +114,8 @@ struct Open {
     /// Bytes from `position` on, read but not yet in a piece.
     carry: Vec<u8>,
     eof: bool,
+    /// A local file's map: pieces are then ranges of it, read by the decoders in place.
+    map: Option<Mapped>,
 }
 
 /// Reads segment files on the pool's threads; an iterator of batches in reading order.
@@ -491,6 +493,7 @@ impl Open {
         let end = segment.end.map_or(len, |e| e.min(len));
         let position = segment.start;
         handle.will_read(position..end);
+        let map = handle.mapped();
         Ok(Open {
             index,
             handle,
@@ -499,6 +502,7 @@ impl Open {
             carry: Vec::new(),
             eof: false,
             file,
+            map,
         })
     }
 }
@@ -511,6 +515,17 @@ enum Cut {
 
 /// Reads and frames the next piece of an open file.
 fn next_piece(shared: &Shared, open: &mut Open) -> Result<Cut> {
+    if let Some(map) = &open.map {
+        return Ok(
+            next_mapped_piece(shared, open.position, open.end, map).map_or(
+                Cut::Rest(open.position),
+                |piece| {
+                    open.position += piece.bytes.len() as u64;
+                    Cut::Piece(piece)
+                },
+            ),
+        );
+    }
     let mut buf = spare_buffer(shared.piece_bytes);
     buf.extend_from_slice(&open.carry);
     open.carry.clear();
@@ -547,11 +562,37 @@ fn next_piece(shared: &Shared, open: &mut Open) -> Result<Cut> {
         let piece = Piece {
             position: open.position,
             last,
-            bytes: buf,
+            bytes: Bytes::Read(buf),
         };
         open.position += piece.bytes.len() as u64;
         return Ok(Cut::Piece(piece));
     }
+}
+
+/// The next piece of a mapped file: whole entries from `position`, up to the end of the range
+/// when they run to it. None when framing fails right at `position`.
+fn next_mapped_piece(shared: &Shared, position: u64, end: u64, map: &Mapped) -> Option<Piece> {
+    let from = position.min(end) as usize;
+    let (whole, framing) = frame(
+        &map.bytes()[from..end as usize],
+        shared.piece_bytes,
+        shared.piece_rows,
+    );
+    if whole == 0 && matches!(framing, Framing::Bad) {
+        return None;
+    }
+    // The whole range is at hand: an incomplete entry is the file's tail.
+    let last = match framing {
+        Framing::Bad => false,
+        Framing::Incomplete(_) => true,
+        Framing::Clean => from + whole == end as usize,
+    };
+    let to = if last { end as usize } else { from + whole };
+    Some(Piece {
+        bytes: Bytes::Mapped(map.clone(), from..to),
+        position,
+        last,
+    })
 }
 
 fn spare_buffer(piece_bytes: usize) -> Vec<u8> {
@@ -574,10 +615,26 @@ fn recycle(buf: Vec<u8>) {
     }
 }
 
+/// A piece's bytes: read into a buffer, or a range of a file's map.
+enum Bytes {
+    Read(Vec<u8>),
+    Mapped(Mapped, std::ops::Range<usize>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Read(buf) => buf,
+            Bytes::Mapped(map, range) => &map.bytes()[range.clone()],
+        }
+    }
+}
+
 /// Whole entries of a file, in memory, starting at `position`. `last`: they run to the end of
 /// the file's range, and bytes after the last whole entry are its tail.
 struct Piece {
-    bytes: Vec<u8>,
+    bytes: Bytes,
     position: u64,
     last: bool,
 }
@@ -662,7 +719,9 @@ fn decode_piece(shared: &Shared, file: &Planned, piece: Piece, out: &Sender<Msg>
             *cached = None; // its state is unknown
         }
     });
-    recycle(piece.bytes);
+    if let Bytes::Read(buf) = piece.bytes {
+        recycle(buf);
+    }
 }
 
 /// A send that failed: the reader is gone or skipped the piece.
@@ -685,10 +744,19 @@ fn decode_into(
         }
         send(Msg::Issues(issues))
     };
+    // A truncation under the map makes what was decoded from it untrustworthy: it comes first.
+    let truncated = || match &piece.bytes {
+        Bytes::Mapped(map, _) => map.check().err(),
+        Bytes::Read(_) => None,
+    };
     let bytes = &piece.bytes;
     let mut pos = 0;
     loop {
-        match decoder.decode(&bytes[pos..]) {
+        let decoded = decoder.decode(&bytes[pos..]);
+        if let Some(err) = truncated() {
+            return send(Msg::Error(err));
+        }
+        match decoded {
             Ok(n) => pos += n,
             Err(err) => return send(Msg::Error(err.with_path(&segment.path))),
         }
@@ -702,6 +770,9 @@ fn decode_into(
         }
         if piece.last {
             decoder.finish(&bytes[pos..]);
+            if let Some(err) = truncated() {
+                return send(Msg::Error(err));
+            }
         }
         let batch = decoder.flush();
         send_issues(decoder)?;

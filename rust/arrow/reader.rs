@@ -12,7 +12,7 @@ use super::seek::{plan, Bounds, FileBounds, Planned};
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
 use crate::format::segment::{base_offset_from_name, topic_partition_from_dir};
-use crate::storage::{default_storage, Object, Stat, Storage};
+use crate::storage::{default_storage, Mapped, Object, Stat, Storage};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use std::collections::{HashSet, VecDeque};
@@ -404,6 +404,9 @@ struct OpenFile<O> {
     end: usize,
     /// Bytes of the range not yet read into `buf`.
     unread: u64,
+    /// A local file's map: then the bytes are `map[start..end]`, all of the range at once, and
+    /// `buf` stays empty.
+    map: Option<Mapped>,
 }
 
 impl<O: Output> OpenFile<O> {
@@ -418,6 +421,20 @@ impl<O: Output> OpenFile<O> {
         let end = segment.end.map_or(len, |e| e.min(len));
         file.will_read(segment.start..end);
         let decoder = builder.decoder_for(make, segment.origin.clone(), bounds, segment.start);
+        let map = file.mapped();
+        if map.is_some() {
+            return Ok(OpenFile {
+                unread: 0,
+                read_to: end,
+                start: segment.start.min(end) as usize,
+                end: end as usize,
+                segment,
+                file,
+                decoder,
+                buf: Vec::new(),
+                map,
+            });
+        }
         Ok(OpenFile {
             unread: end.saturating_sub(segment.start),
             read_to: segment.start,
@@ -427,7 +444,25 @@ impl<O: Output> OpenFile<O> {
             buf: Vec::new(),
             start: 0,
             end: 0,
+            map: None,
         })
+    }
+
+    /// The bytes from the decoder's position on that are at hand.
+    fn window<'a>(map: &'a Option<Mapped>, buf: &'a [u8], start: usize, end: usize) -> &'a [u8] {
+        match map {
+            Some(map) => &map.bytes()[start..end],
+            None => &buf[start..end],
+        }
+    }
+
+    /// A truncation under the map, which makes whatever was decoded from it untrustworthy,
+    /// comes before the decoder's own result.
+    fn settle<T>(&self, result: Result<T>) -> Result<T> {
+        if let Some(map) = &self.map {
+            map.check()?;
+        }
+        result.map_err(|e| e.with_path(&self.segment.path))
     }
 
     /// Reads more of the file: at least enough for the entry the decoder is waiting for, when
@@ -511,10 +546,9 @@ impl<O: Output> LogReader<O> {
                 self.current = Some(OpenFile::open(segment, bounds, &self.builder, self.make)?);
             }
             let f = self.current.as_mut().unwrap();
-            let consumed = f
-                .decoder
-                .decode(&f.buf[f.start..f.end])
-                .map_err(|e| e.with_path(&f.segment.path))?;
+            let window = OpenFile::<O>::window(&f.map, &f.buf, f.start, f.end);
+            let decoded = f.decoder.decode(window);
+            let consumed = f.settle(decoded)?;
             f.start += consumed;
             if f.decoder.is_full() {
                 let batch = f.decoder.flush();
@@ -526,7 +560,9 @@ impl<O: Output> LogReader<O> {
             }
             let at_end = f.decoder.is_stopped() || !f.fill()?;
             if at_end {
-                f.decoder.finish(&f.buf[f.start..f.end]);
+                f.decoder
+                    .finish(OpenFile::<O>::window(&f.map, &f.buf, f.start, f.end));
+                f.settle(Ok(()))?;
                 let batch = f.decoder.flush();
                 self.collect_issues();
                 self.current = None;

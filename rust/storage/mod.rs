@@ -22,7 +22,7 @@ mod local;
 mod object;
 pub mod tiered;
 
-pub use local::Local;
+pub use local::{Local, Mapped};
 #[cfg(feature = "object-store")]
 pub use object::{ObjectStores, StorageOptions};
 
@@ -188,6 +188,12 @@ pub trait Object: Send + Sync {
 
     /// Says that `range` will be read in order, so that a remote store can fetch ahead.
     fn will_read(&mut self, _range: std::ops::Range<u64>) {}
+
+    /// The whole object as a memory map, for readers that can take the bytes in place; None
+    /// (the default) when it is not mapped, and then it is read with `read_into`.
+    fn mapped(&mut self) -> Option<Mapped> {
+        None
+    }
 }
 
 /// Reads exactly the bytes of `range` that exist (fewer at the end of the object).
