@@ -51,19 +51,36 @@ pub use error::{Error, ErrorKind, Result};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Lets mimalloc keep freed memory for 5 s (its default: 10 ms) before returning it to the
-/// operating system, unless `MIMALLOC_PURGE_DELAY` says otherwise. A read builds its table in
-/// fresh memory, and with the default every read of a loop returned the last one's pages and
-/// faulted (and zeroed) them in again: 8% of an uncompressed read (issue 18), and the first
-/// read of a process faulted again within itself.
-pub fn keep_freed_memory_a_while() {
+/// Tunes mimalloc for building large tables (issue 18), unless its environment variables say
+/// otherwise:
+///
+/// - Freed memory is kept 5 s (mimalloc's default: 10 ms) before it is returned to the
+///   operating system (`MIMALLOC_PURGE_DELAY`). A read builds its table in fresh memory, and
+///   with the default every read of a loop returned the last one's pages and faulted (and
+///   zeroed) them in again: 8% of an uncompressed read.
+/// - Memory mapped from now on is not advised as transparent huge pages (`MIMALLOC_ALLOW_THP`).
+///   Where the kernel makes huge pages for advised memory only and compacts memory to find them
+///   (THP `madvise`, defrag `madvise`, a common default), the first read of a process stalled in
+///   compaction when the page cache filled the memory: 355-940 ms against 110-120 ms without,
+///   and later reads the same. Set here, after mimalloc started, it covers kafkalog's memory
+///   only: THP stays as it was for the rest of the process.
+pub fn tune_allocator() {
     #[cfg(feature = "mimalloc")]
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-        // SAFETY: sets one of mimalloc's options; any thread may, at any time.
-        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 5000) };
+    for (variable, option, value) in [
+        ("MIMALLOC_PURGE_DELAY", MI_OPTION_PURGE_DELAY, 5000),
+        ("MIMALLOC_ALLOW_THP", MI_OPTION_ALLOW_THP, 0),
+    ] {
+        if std::env::var_os(variable).is_none() {
+            // SAFETY: sets one of mimalloc's options; any thread may, at any time.
+            unsafe { libmimalloc_sys::mi_option_set(option, value) };
+        }
     }
 }
 
-/// `mi_option_purge_delay` in mimalloc's `mi_option_t` (v2 and v3 alike).
+/// `mi_option_purge_delay` in mimalloc v3's `mi_option_t` (the mimalloc crate's default; its
+/// `v2` feature, whose numbering differs from 20 on, is not used).
 #[cfg(feature = "mimalloc")]
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+/// `mi_option_allow_thp` in mimalloc v3's `mi_option_t`.
+#[cfg(feature = "mimalloc")]
+const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;

@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    crate::keep_freed_memory_a_while();
+    crate::tune_allocator();
     m.add_class::<reader::Reader>()?;
     m.add_class::<writer::Writer>()?;
     m.add_function(wrap_pyfunction!(writer::create_job_staging, m)?)?;
