@@ -199,10 +199,11 @@ pub const MAP_MIN: u64 = 1 << 20;
 /// faulting address up among the live maps: if it is in one, the rest of that map is replaced by
 /// zero pages, the map is marked truncated and the reader continues over zeros until its next
 /// [`Mapped::check`], which turns the truncation into a typed I/O error. `check` also compares
-/// the file's size with the map's, which catches a truncation the reader never faulted on (a
-/// file truncated and grown again). A fault anywhere else goes to the previous handler.
+/// the file's size with the map's, which catches a truncation past the pages the reader touched
+/// (no fault). A file truncated and grown back to its size before any fault is not detected; its
+/// bytes are then what the broker wrote since. A fault anywhere else goes to the previous handler.
 ///
-/// Only files of at least [`MAP_MIN`] bytes are mapped, and only when a slot of the handler's
+/// Only files of at least `MAP_MIN` (1 MiB) bytes are mapped, and only when a slot of the handler's
 /// table is free and `KAFKALOG_MMAP` is not `0`; everything else (and every platform other than
 /// Unix) is read as before.
 #[derive(Clone)]
@@ -519,7 +520,7 @@ mod tests {
         assert_eq!(err.kind, crate::error::ErrorKind::Io);
         assert_eq!(err.path.as_deref(), Some(path.as_path()));
         assert!(err.message.contains("truncated"), "{err}");
-        // Truncated and grown back before any fault: the size check still sees it.
+        // Truncated without any fault on the map: the size check still sees it.
         std::fs::write(&path, pattern(len)).unwrap();
         let mut object = Local.open(&path).unwrap();
         let map = object.mapped().expect("mapped");
