@@ -5,6 +5,7 @@ truncated while it is mapped gives a typed error, not a SIGBUS that ends the pro
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import warnings
@@ -102,3 +103,32 @@ def test_the_guard_survives_faulthandler_in_a_fresh_process(segment):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("typed "), out.stdout
+
+
+@pytest.mark.parametrize("faulthandler", [False, True])
+def test_a_sigbus_outside_kafkalogs_maps_still_ends_the_process(segment, tmp_path, faulthandler):
+    """The guard handles faults in its own maps only: another map's SIGBUS reaches the handler
+    that was there before (faulthandler, or the default action), never a silent retry."""
+    log, _ = segment
+    other = tmp_path / "other.bin"
+    other.write_bytes(b"x" * (1 << 20))
+    code = (
+        "import mmap, sys, kafkalog\n"
+        "r = kafkalog.read(sys.argv[1], threads=1, batch_size=1000)\n"
+        "r.read_next_batch()\n"  # a map is open: the guard is installed
+        "f = open(sys.argv[2], 'r+b')\n"
+        "m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)\n"
+        "f.truncate(0)\n"
+        "print('survived', m[len(m) - 1])\n"
+    )
+    flags = ["-X", "faulthandler"] if faulthandler else []
+    out = subprocess.run(
+        [sys.executable, *flags, "-c", code, str(log), str(other)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == -signal.SIGBUS, (out.returncode, out.stdout, out.stderr)
+    assert "survived" not in out.stdout
+    if faulthandler:
+        assert "Bus error" in out.stderr
