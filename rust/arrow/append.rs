@@ -10,8 +10,8 @@
 //! (its id and a sequence number, e.g. a streaming sink's batch id): an append whose mark is
 //! already there is skipped, so a replayed micro-batch is written once.
 
+use super::discover::discover;
 use super::offsets::end_offset;
-use super::reader::discover;
 use super::scan::{for_each_entry, Access};
 use super::writer::{PartitionWriter, WriteOptions};
 use crate::arrow::encoder::Encoded;

@@ -2,7 +2,7 @@
 //! `--deep-iteration`. Records are not decoded (v0/v1 wrappers are decompressed, as Kafka must
 //! to know their base offset), so listing a segment costs little more than reading it.
 
-use super::builder::Origin;
+use super::origin::Origin;
 use super::output::Output;
 use crate::format::batch::{BatchInfo, Record, RecordSink};
 use arrow_array::{

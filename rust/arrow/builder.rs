@@ -6,6 +6,7 @@
 //! A batch that turns out corrupt half way can be rolled back ([`RecordColumns::truncate`]), so
 //! skipping or stopping at a bad batch never leaves half of it in the output.
 
+use super::origin::Origin;
 use super::output::Output;
 use super::schema::{header_fields, Column, Projection};
 use super::seek::FileBounds;
@@ -317,13 +318,6 @@ impl HeaderList {
         };
         Arc::new(ListArray::new(field, offsets, Arc::new(entries), nulls))
     }
-}
-
-/// The per-file constants of the `topic` and `partition` columns.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Origin {
-    pub topic: Option<String>,
-    pub partition: Option<i32>,
 }
 
 /// Which batches' records reach the output.

@@ -29,8 +29,8 @@
 //! cleaner indexes per I/O chunk); aborted transactions are found from the markers in the log
 //! (what the `.txnindex` files hold); the high watermark is taken to be the log end offset.
 
+use super::discover::discover;
 use super::encoder::Encoded;
-use super::reader::discover;
 use super::scan::{for_each_entry, Access};
 use super::writer::{PartitionWriter, Summary, WriteOptions};
 use crate::error::{Error, ErrorKind, Result};

@@ -6,7 +6,9 @@
 //! It applies the corrupt-batch policy and notes what it skipped or left unread as [`Issue`]s,
 //! the way `kafka-dump-log` reports invalid bytes at the end of a segment.
 
-use super::builder::{Origin, RecordColumns, RecordFilter};
+use super::builder::{RecordColumns, RecordFilter};
+use super::issues::{Issue, IssueKind};
+use super::origin::Origin;
 use super::output::Output;
 use super::schema::Projection;
 use super::seek::FileBounds;
@@ -14,7 +16,6 @@ use crate::error::{Error, Result};
 use crate::format::batch::{annotate, BatchDecoder, DecodeOptions};
 use crate::format::segment::{next_entry, Frame};
 use arrow_array::RecordBatch;
-use std::path::PathBuf;
 
 /// What to do with a batch that fails to decode (bad CRC, bad size, corrupt records, ...).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -39,57 +40,6 @@ impl OnCorrupt {
                 "on_corrupt must be \"error\", \"skip\" or \"stop\", not {other:?}"
             ))),
         }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IssueKind {
-    /// Bytes at the end that do not form a complete entry: a torn write or a copy of a live
-    /// segment. Not an error; Kafka reports the same as "invalid bytes at the end".
-    TornTail,
-    /// Zero bytes at the end: space preallocated (`log.preallocate`) and never written.
-    ZeroTail,
-    /// A corrupt batch was left out (`on_corrupt="skip"`).
-    SkippedBatch,
-    /// Reading stopped at a corrupt batch (`on_corrupt="stop"`, or "skip" where the size of
-    /// an entry is itself broken).
-    Stopped,
-    /// An index file could not be used for a seek (missing, stale or corrupt): the segment was
-    /// scanned instead. The records are the same; only speed suffers.
-    IndexIgnored,
-}
-
-impl IssueKind {
-    /// The issue's name in snake case, as errors' kinds and `verify`'s findings are spelled.
-    pub fn name(self) -> &'static str {
-        match self {
-            IssueKind::TornTail => "torn_tail",
-            IssueKind::ZeroTail => "zero_tail",
-            IssueKind::SkippedBatch => "skipped_batch",
-            IssueKind::Stopped => "stopped",
-            IssueKind::IndexIgnored => "index_not_used",
-        }
-    }
-}
-
-/// Something the reader passed over without failing.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Issue {
-    pub kind: IssueKind,
-    pub message: String,
-    pub path: Option<PathBuf>,
-    pub position: u64,
-    pub offset: Option<i64>,
-    /// Bytes passed over.
-    pub bytes: u64,
-}
-
-impl std::fmt::Display for Issue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(p) = &self.path {
-            write!(f, "{}: ", p.display())?;
-        }
-        write!(f, "{}", self.message)
     }
 }
 

@@ -6,9 +6,9 @@
 //! Planning reads indexes, producer snapshots and the few log bytes that confirm them (see
 //! [`super::seek`] and [`super::transactions`]), never whole logs.
 
-use super::builder::Origin;
-use super::decoder::Issue;
-use super::reader::SegmentFile;
+use super::discover::SegmentFile;
+use super::issues::Issue;
+use super::origin::Origin;
 use super::seek::{by_partition, plan_with, split_points, Bounds, FileBounds, Planned};
 use super::transactions::Transactions;
 use super::visibility::Checkpoints;
@@ -63,7 +63,7 @@ impl WorkItem {
     }
 }
 
-/// Plans `files` (in reading order, as [`super::reader::discover`] lists them), each
+/// Plans `files` (in reading order, as [`super::discover::discover`] lists them), each
 /// partition within the bounds `bounds_of` gives it, into items of about `target_bytes`
 /// (`None`: one item per file).
 pub fn plan_items(
@@ -315,7 +315,7 @@ mod tests {
     }
 
     fn plan_of(storage: &dyn Storage, dir: &Path, bounds: Bounds) -> Vec<WorkItem> {
-        let files = crate::arrow::reader::discover(storage, dir).unwrap();
+        let files = crate::arrow::discover::discover(storage, dir).unwrap();
         let options = DecodeOptions::default();
         plan_items(storage, files, &|_| bounds, Some(1 << 20), &options)
             .unwrap()

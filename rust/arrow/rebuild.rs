@@ -7,7 +7,7 @@
 //! recovery, the `.log` is never touched: the report says how far its valid bytes go. Each
 //! index file is replaced atomically (written aside, then renamed).
 
-use super::reader::discover;
+use super::discover::discover;
 use super::scan::{for_each_entry, Access};
 use super::transactions::{ControlKind, TxnTracker};
 use crate::error::{Error, Result};

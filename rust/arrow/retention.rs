@@ -16,7 +16,7 @@
 //! of the first segment left. Rules 2 and 3 apply only with `cleanup.policy` including
 //! `delete`.
 
-use super::reader::discover;
+use super::discover::discover;
 use super::scan::{for_each_entry, Access};
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;

@@ -8,8 +8,8 @@
 //! at the earliest offset whose timestamp is at or after it; an end timestamp ends before the
 //! earliest offset whose timestamp is at or after it.
 
-use super::decoder::{Issue, IssueKind};
-use super::reader::SegmentFile;
+use super::discover::SegmentFile;
+use super::issues::{Issue, IssueKind};
 use super::scan::{for_each_entry, Access};
 use super::transactions::{partition_transactions, Transactions};
 use super::visibility::{Checkpoints, Visibility, Visible};
@@ -396,7 +396,7 @@ fn partition_segments(storage: &dyn Storage, group: &[SegmentFile]) -> Vec<Segme
     else {
         return own;
     };
-    match super::reader::discover(storage, dir) {
+    match super::discover::discover(storage, dir) {
         Ok(all) if !all.is_empty() => all,
         _ => own,
     }

@@ -6,8 +6,8 @@
 //! producer snapshot plus the log after it, as a broker loads them (see
 //! [`partition_transactions`]); the log itself is scanned only where those files are missing.
 
-use super::decoder::{Issue, IssueKind};
-use super::reader::SegmentFile;
+use super::discover::SegmentFile;
+use super::issues::{Issue, IssueKind};
 use super::scan::{for_each_entry, Access};
 use super::seek::seek_position;
 use crate::error::Result;
