@@ -54,6 +54,7 @@ pub struct BatchColumns {
 }
 
 impl BatchColumns {
+    /// An empty listing whose rows carry `origin`'s topic and partition.
     pub fn new(origin: Origin) -> Self {
         BatchColumns {
             origin,

@@ -372,10 +372,13 @@ fn when<T>(p: &Projection, c: Column, make: fn() -> T) -> Option<T> {
 }
 
 impl RecordColumns {
+    /// Empty columns for `projection`, keeping every offset (no bounds).
     pub fn new(projection: Projection, origin: Origin, filter: RecordFilter) -> Self {
         Self::with_bounds(projection, origin, filter, FileBounds::all())
     }
 
+    /// Empty columns for `projection` that keep only records within `bounds` (offset range,
+    /// and for `read_committed` the partition's aborted transactions).
     pub fn with_bounds(
         projection: Projection,
         origin: Origin,
@@ -419,6 +422,7 @@ impl RecordColumns {
         }
     }
 
+    /// The columns being filled.
     pub fn projection(&self) -> &Projection {
         &self.projection
     }

@@ -31,6 +31,7 @@ pub enum OnCorrupt {
 }
 
 impl OnCorrupt {
+    /// The policy named `error` (or `raise`), `skip` or `stop`, as the Python API spells it.
     pub fn from_name(name: &str) -> Result<Self> {
         match name {
             "error" | "raise" => Ok(OnCorrupt::Error),
@@ -43,16 +44,21 @@ impl OnCorrupt {
     }
 }
 
+/// How a [`Decoder`] turns log entries into output batches.
 #[derive(Clone, Debug)]
 pub struct DecoderOptions {
+    /// How each Kafka batch is decoded: CRC checking, decompression cap.
     pub decode: DecodeOptions,
+    /// The columns to fill.
     pub projection: Projection,
+    /// Which batches' records reach the output (control batches or not).
     pub filter: RecordFilter,
     /// Target rows per output batch; a Kafka batch is never split, so a batch may exceed it by
     /// the records of one Kafka batch.
     pub batch_size: usize,
     /// Target bytes of decoded data per output batch.
     pub batch_bytes: usize,
+    /// What to do at a batch that fails to decode.
     pub on_corrupt: OnCorrupt,
 }
 
@@ -75,6 +81,8 @@ impl Default for DecoderOptions {
 /// Arrow offsets are int32: no output batch may hold more bytes than this in one column.
 const MAX_BATCH_BYTES: usize = i32::MAX as usize;
 
+/// The sans-I/O decoder (see the module docs): fed log bytes, it keeps the complete entries'
+/// records in `O` and hands them out as `RecordBatch`es, noting [`Issue`]s on the way.
 pub struct Decoder<O = RecordColumns> {
     batches: BatchDecoder,
     columns: O,
@@ -103,6 +111,7 @@ impl Decoder<RecordColumns> {
         Decoder::with_output(options, columns, start_position)
     }
 
+    /// The columns this decoder fills.
     pub fn projection(&self) -> &Projection {
         self.columns.projection()
     }
@@ -161,6 +170,7 @@ impl<O: Output> Decoder<O> {
         self.stopped || self.done
     }
 
+    /// Rows buffered and not yet flushed.
     pub fn rows(&self) -> usize {
         self.columns.rows()
     }
@@ -313,6 +323,7 @@ impl<O: Output> Decoder<O> {
         std::mem::take(&mut self.issues)
     }
 
+    /// The schema of the batches [`Decoder::flush`] returns.
     pub fn schema(&self) -> arrow_schema::SchemaRef {
         self.columns.schema()
     }

@@ -187,10 +187,12 @@ impl ParallelReader {
         }
     }
 
+    /// The schema of every batch this reader yields.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
 
+    /// What the reads passed over so far (torn tails, skipped batches), in file order.
     pub fn take_issues(&mut self) -> Vec<Issue> {
         std::mem::take(&mut self.issues)
     }
