@@ -11,19 +11,25 @@ use std::path::{Path, PathBuf};
 /// One segment file to read, with the topic and partition its records belong to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegmentFile {
+    /// Where the segment is: a local path, or an object-store path as `storage` names it.
     pub path: PathBuf,
     /// From the file name, when it is a segment name.
     pub base_offset: Option<i64>,
+    /// The topic and partition its records belong to (from the partition directory's name,
+    /// or a tiered-storage manifest).
     pub origin: Origin,
     /// Byte range to read: from `start` to `end` (exclusive; `None` = end of file). Both are
     /// batch boundaries; an entry that crosses `end` reads as a torn tail.
     pub start: u64,
+    /// Exclusive end of the byte range; `None` reads to the end of the file.
     pub end: Option<u64>,
     /// The file's size when it was listed, when known.
     pub size: Option<u64>,
 }
 
 impl SegmentFile {
+    /// The whole file at `path`, its base offset taken from its name (`<20-digit offset>.log`,
+    /// as Kafka names segments) when it is one.
     pub fn new(path: PathBuf, origin: Origin) -> Self {
         SegmentFile {
             base_offset: base_offset_from_name(&path),

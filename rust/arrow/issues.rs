@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+/// The kinds of [`Issue`], one spelling each (see [`IssueKind::name`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IssueKind {
     /// Bytes at the end that do not form a complete entry: a torn write or a copy of a live
@@ -37,10 +38,15 @@ impl IssueKind {
 /// Something the reader passed over without failing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Issue {
+    /// What was passed over.
     pub kind: IssueKind,
+    /// A sentence for people, saying what happened and what was kept.
     pub message: String,
+    /// The segment file, when the bytes came from one.
     pub path: Option<PathBuf>,
+    /// Byte position in the file (or buffer) where the passed-over bytes start.
     pub position: u64,
+    /// The offset of the batch there, when its header could be read (a batch's base offset).
     pub offset: Option<i64>,
     /// Bytes passed over.
     pub bytes: u64,

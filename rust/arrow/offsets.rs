@@ -18,6 +18,7 @@ use crate::format::checkpoint::{parse_offset_checkpoint, CLEANER_OFFSET_CHECKPOI
 /// The offsets of one partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionOffsets {
+    /// The partition these offsets are of.
     pub origin: Origin,
     /// The log start offset: the first segment's base offset (from its name, else its first
     /// batch). `None` for a partition without a batch and without a segment name.

@@ -45,6 +45,8 @@ impl Default for ReaderBuilder {
 }
 
 impl ReaderBuilder {
+    /// Defaults: every column of Spark's Kafka source, 65536-row batches, CRCs checked, errors
+    /// raised, control batches hidden, no bounds, [`crate::storage::default_storage`].
     pub fn new() -> Self {
         ReaderBuilder::default()
     }
@@ -56,6 +58,7 @@ impl ReaderBuilder {
         self
     }
 
+    /// Where files are read from (see [`ReaderBuilder::with_storage`]).
     pub fn storage(&self) -> &Arc<dyn Storage> {
         &self.storage
     }
@@ -71,21 +74,26 @@ impl ReaderBuilder {
         self
     }
 
+    /// The columns to read (default: all of Spark's Kafka source columns).
     pub fn with_projection(mut self, projection: Projection) -> Self {
         self.options.projection = projection;
         self
     }
 
+    /// Whether batch CRCs are checked (Kafka's consumer checks them by default, `check.crcs`).
     pub fn with_crc(mut self, policy: CrcPolicy) -> Self {
         self.options.decode.crc = policy;
         self
     }
 
+    /// What to do at a batch that fails to decode (default: raise the error).
     pub fn with_on_corrupt(mut self, policy: OnCorrupt) -> Self {
         self.options.on_corrupt = policy;
         self
     }
 
+    /// Whether the records of control batches (transaction markers) are returned; a consumer
+    /// never sees them.
     pub fn with_include_control(mut self, include: bool) -> Self {
         self.options.filter.include_control = include;
         self
@@ -114,11 +122,13 @@ impl ReaderBuilder {
         self
     }
 
+    /// Which batches' records reach the output (see [`RecordFilter`]).
     pub fn with_filter(mut self, filter: RecordFilter) -> Self {
         self.options.filter = filter;
         self
     }
 
+    /// The schema of the batches a reader built from these options yields.
     pub fn schema(&self) -> SchemaRef {
         self.options.projection.schema()
     }
@@ -320,6 +330,7 @@ pub struct LogReader<O = RecordColumns> {
 }
 
 impl<O: Output> LogReader<O> {
+    /// The schema of every batch this reader yields.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }

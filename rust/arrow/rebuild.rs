@@ -17,14 +17,21 @@ use crate::storage::{Local, Storage};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// What rebuilding one segment's indexes wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rebuilt {
+    /// The segment's `.log` file.
     pub path: PathBuf,
+    /// Entries written to the offset index (`.index`).
     pub index_entries: u64,
+    /// Entries written to the time index (`.timeindex`).
     pub time_index_entries: u64,
+    /// Entries written to the transaction index (`.txnindex`): aborted transactions ending in
+    /// this segment.
     pub aborted_transactions: u64,
     /// Bytes of the log up to its first invalid batch (all of it when it is sound).
     pub valid_bytes: u64,
+    /// Bytes of the log file.
     pub log_bytes: u64,
     /// Why indexing stopped early, when it did.
     pub stopped: Option<String>,

@@ -67,6 +67,7 @@ impl Transactions {
         })
     }
 
+    /// How many aborted transactions were found, over every producer.
     pub fn aborted_count(&self) -> usize {
         self.aborted.values().map(Vec::len).sum()
     }
