@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # Tests build with the `ci` profile: optimised, without fat LTO's minutes on two cores.
 PROFILE ?= ci
 
-.PHONY: demo develop test test-rust test-python lint docs fmt bench fuzz fuzz-smoke clean
+.PHONY: demo develop test test-rust test-python test-wheel lint docs fmt bench fuzz fuzz-smoke clean
 
 $(BIN)/maturin:
 	python3 -m venv $(VENV)
@@ -30,6 +30,30 @@ test-rust:
 
 test-python:
 	$(BIN)/pytest
+
+# The package as users get it (what .github/workflows/wheels.yml runs per target): a wheel
+# and an sdist built, a wheel built from the sdist too, each installed in a fresh virtualenv
+# with the test extra, and tests run from the checkout against the installed package (never
+# python/'s sources). Not part of `make test`: it builds and installs everything again, which
+# takes several minutes. WHEEL_TESTS narrows the tests run against the wheels.
+WHEEL_DIR := target/wheel-test
+WHEEL_TESTS ?= tests
+PYTHON ?= python3
+
+test-wheel: $(BIN)/maturin
+	rm -rf $(WHEEL_DIR)
+	$(BIN)/maturin build --profile $(PROFILE) --out $(WHEEL_DIR)/dist
+	$(BIN)/maturin sdist --out $(WHEEL_DIR)/dist
+	$(PYTHON) -m venv $(WHEEL_DIR)/venv
+	$(WHEEL_DIR)/venv/bin/pip install -q "$$(ls $(WHEEL_DIR)/dist/*.whl)[test]"
+	cd $(WHEEL_DIR) && venv/bin/python -c "import kafkalog, sys; print(kafkalog.__file__); \
+	  sys.exit('site-packages' not in kafkalog.__file__)"
+	$(WHEEL_DIR)/venv/bin/pytest -q -p no:cacheprovider $(WHEEL_TESTS)
+	CARGO_TARGET_DIR=$(abspath target) MATURIN_PEP517_ARGS="--profile $(PROFILE)" \
+	  $(WHEEL_DIR)/venv/bin/pip wheel -q --no-deps -w $(WHEEL_DIR)/from-sdist \
+	  $(WHEEL_DIR)/dist/*.tar.gz
+	$(WHEEL_DIR)/venv/bin/pip install -q --force-reinstall --no-deps $(WHEEL_DIR)/from-sdist/*.whl
+	$(WHEEL_DIR)/venv/bin/pytest -q -p no:cacheprovider $(WHEEL_TESTS)
 
 lint: $(BIN)/maturin
 	cargo fmt --all -- --check

@@ -8,7 +8,7 @@
 //! `cargo bench --bench decode`; criterion prints records/s (elements) and MB/s of segment bytes.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use kafkalog::arrow::builder::Origin;
+use kafkalog::arrow::origin::Origin;
 use kafkalog::arrow::reader::{decode_bytes, ReaderBuilder};
 use kafkalog::format::batch::{CrcPolicy, TimestampType};
 use kafkalog::format::compression::Compression;

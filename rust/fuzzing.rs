@@ -2,7 +2,7 @@
 //! that `cargo test` replays every saved crash and seed on stable Rust. Each takes arbitrary
 //! bytes and must return: any panic, hang or unbounded allocation is a bug.
 
-use crate::arrow::builder::Origin;
+use crate::arrow::origin::Origin;
 use crate::arrow::reader::{decode_bytes, list_batches_in_bytes, ReaderBuilder};
 use crate::arrow::schema::Projection;
 use crate::format::batch::CrcPolicy;

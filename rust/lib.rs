@@ -35,6 +35,8 @@
 //! # Ok::<(), kafkalog::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod arrow;
 pub mod error;
 pub mod format;

@@ -25,6 +25,7 @@ __all__ = [
     "RebuiltIndexes",
     "WrittenSegment",
     "CompactReport",
+    "CompactOptions",
     "RemovedSegment",
     "RetainedPartition",
 ]
@@ -149,6 +150,26 @@ class WrittenSegment(TypedDict):
     batches: int
     records: int
     bytes: int
+
+
+class CompactOptions(TypedDict, total=False):
+    """:func:`kafkalog.compact`'s keyword options (the topic configs of Kafka's log cleaner,
+    named after them), for functions that pass them on."""
+
+    delete_retention_ms: int
+    min_compaction_lag_ms: int
+    max_compaction_lag_ms: int
+    min_cleanable_ratio: float | None
+    segment_bytes: int
+    max_index_size: int
+    index_interval_bytes: int
+    log_start_offset: int | None
+    first_dirty_offset: int | None
+    producer_id_expiration_ms: int | None
+    now: int | None
+    max_decompressed_size: int
+    overwrite: bool
+    on_corrupt: OnCorrupt
 
 
 class CompactReport(TypedDict):

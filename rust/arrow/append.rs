@@ -10,8 +10,8 @@
 //! (its id and a sequence number, e.g. a streaming sink's batch id): an append whose mark is
 //! already there is skipped, so a replayed micro-batch is written once.
 
+use super::discover::discover;
 use super::offsets::end_offset;
-use super::reader::discover;
 use super::scan::{for_each_entry, Access};
 use super::writer::{PartitionWriter, WriteOptions};
 use crate::arrow::encoder::Encoded;
@@ -25,10 +25,15 @@ use std::path::{Path, PathBuf};
 /// per writer. Kafka ignores files it does not know in a partition directory.
 pub const WRITER_MARKS: &str = ".kafkalog-writers";
 
+/// How an append writes into an existing partition directory: the topic configs that decide
+/// segment rolling and index spacing, and durability.
 #[derive(Clone, Debug)]
 pub struct AppendOptions {
+    /// `segment.bytes`: roll to a new segment before the active one would pass this size.
     pub segment_bytes: u64,
+    /// `index.interval.bytes`: log bytes between offset and time index entries.
     pub index_interval_bytes: u64,
+    /// Flush files and directories to disk before the append counts as done (`fsync`).
     pub fsync: bool,
 }
 
@@ -41,7 +46,9 @@ pub struct Appended {
     pub start_offset: i64,
     /// The log end offset after.
     pub next_offset: i64,
+    /// Records appended.
     pub records: u64,
+    /// Batches appended.
     pub batches: u64,
     /// Bytes after the active segment's last complete batch that were left out (a torn tail,
     /// which a broker's recovery truncates the same way).

@@ -2,7 +2,7 @@
 //! `--deep-iteration`. Records are not decoded (v0/v1 wrappers are decompressed, as Kafka must
 //! to know their base offset), so listing a segment costs little more than reading it.
 
-use super::builder::Origin;
+use super::origin::Origin;
 use super::output::Output;
 use crate::format::batch::{BatchInfo, Record, RecordSink};
 use arrow_array::{
@@ -54,6 +54,7 @@ pub struct BatchColumns {
 }
 
 impl BatchColumns {
+    /// An empty listing whose rows carry `origin`'s topic and partition.
     pub fn new(origin: Origin) -> Self {
         BatchColumns {
             origin,

@@ -6,6 +6,7 @@
 //! A batch that turns out corrupt half way can be rolled back ([`RecordColumns::truncate`]), so
 //! skipping or stopping at a bad batch never leaves half of it in the output.
 
+use super::origin::Origin;
 use super::output::Output;
 use super::schema::{header_fields, Column, Projection};
 use super::seek::FileBounds;
@@ -319,13 +320,6 @@ impl HeaderList {
     }
 }
 
-/// The per-file constants of the `topic` and `partition` columns.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Origin {
-    pub topic: Option<String>,
-    pub partition: Option<i32>,
-}
-
 /// Which batches' records reach the output.
 #[derive(Clone, Debug, Default)]
 pub struct RecordFilter {
@@ -378,10 +372,13 @@ fn when<T>(p: &Projection, c: Column, make: fn() -> T) -> Option<T> {
 }
 
 impl RecordColumns {
+    /// Empty columns for `projection`, keeping every offset (no bounds).
     pub fn new(projection: Projection, origin: Origin, filter: RecordFilter) -> Self {
         Self::with_bounds(projection, origin, filter, FileBounds::all())
     }
 
+    /// Empty columns for `projection` that keep only records within `bounds` (offset range,
+    /// and for `read_committed` the partition's aborted transactions).
     pub fn with_bounds(
         projection: Projection,
         origin: Origin,
@@ -425,6 +422,7 @@ impl RecordColumns {
         }
     }
 
+    /// The columns being filled.
     pub fn projection(&self) -> &Projection {
         &self.projection
     }

@@ -80,6 +80,7 @@ fn uuid(s: &Struct<'_>, name: &str) -> [u8; 16] {
 }
 
 impl ClusterState {
+    /// An empty cluster: no metadata record replayed yet.
     pub fn new() -> Self {
         Self::default()
     }

@@ -29,8 +29,8 @@
 //! cleaner indexes per I/O chunk); aborted transactions are found from the markers in the log
 //! (what the `.txnindex` files hold); the high watermark is taken to be the log end offset.
 
+use super::discover::discover;
 use super::encoder::Encoded;
-use super::reader::discover;
 use super::scan::{for_each_entry, Access};
 use super::writer::{PartitionWriter, Summary, WriteOptions};
 use crate::error::{Error, ErrorKind, Result};
@@ -61,18 +61,27 @@ pub enum OnCorrupt {
     Skip,
 }
 
+/// One round of Kafka's log cleaner on a partition: the topic configs it runs with (named
+/// after them) and where it starts.
 #[derive(Clone, Debug)]
 pub struct CompactOptions {
     /// The cleaner's clock, in ms since the epoch; `None` reads the system clock.
     pub now_ms: Option<i64>,
+    /// `delete.retention.ms`: how long tombstones and transaction markers are kept after the
+    /// round that first sees them cleanable.
     pub delete_retention_ms: i64,
+    /// `min.compaction.lag.ms`: records younger than this are not cleaned.
     pub min_compaction_lag_ms: i64,
+    /// `max.compaction.lag.ms`: a segment older than this is cleaned whatever the dirty ratio.
     pub max_compaction_lag_ms: i64,
     /// Clean only when the dirty ratio is above this (or `max.compaction.lag.ms` forces it),
     /// as the broker picks logs; `None` cleans whenever something is cleanable.
     pub min_cleanable_ratio: Option<f64>,
+    /// `segment.bytes`: cleaned segments are grouped up to this size, as the cleaner does.
     pub segment_bytes: u64,
+    /// `segment.index.bytes`: the largest offset or time index a cleaned segment may have.
     pub max_index_size: u64,
+    /// `index.interval.bytes`: log bytes between index entries in the rewritten indexes.
     pub index_interval_bytes: u64,
     /// The log start offset; at least the first segment's base offset.
     pub log_start_offset: Option<i64>,
@@ -81,8 +90,11 @@ pub struct CompactOptions {
     /// Producers idle this long (and with no open transaction) are no longer active, as after
     /// a broker restart; `None` keeps every producer active.
     pub producer_id_expiration_ms: Option<i64>,
+    /// Cap on one batch's decompressed bytes.
     pub max_decompressed_size: usize,
+    /// Replace an existing output directory instead of failing.
     pub overwrite: bool,
+    /// What to do at a batch that fails to decode.
     pub on_corrupt: OnCorrupt,
     /// The offset map (key -> last offset in the dirty range, records of aborted transactions
     /// left out), when computed elsewhere; `None` builds it (Kafka's `buildOffsetMap`).
@@ -117,27 +129,42 @@ pub struct CompactReport {
     /// Whether a cleaning round ran (false: nothing cleanable, or the ratio was not reached;
     /// the output is then a copy).
     pub cleaned: bool,
+    /// The cleaner's clock for this round (ms since the epoch).
     pub now_ms: i64,
+    /// The partition's log start offset.
     pub log_start_offset: i64,
+    /// The log end offset: one past the last offset in the log.
     pub log_end_offset: i64,
+    /// Where the round started (the cleaner checkpoint's offset, or the log start).
     pub first_dirty_offset: i64,
+    /// Where cleaning had to stop: the active segment, the last stable offset, or the
+    /// compaction lag, whichever comes first (Kafka's `firstUncleanableOffset`).
     pub first_uncleanable_offset: i64,
     /// Where the next round would start (the end of the offset map).
     pub next_dirty_offset: i64,
+    /// Dirty bytes over all bytes of the cleanable part, as the broker ranks logs to clean.
     pub cleanable_ratio: f64,
     /// The horizon stamped on batches that got one in this round.
     pub delete_horizon_ms: i64,
+    /// Segments rewritten.
     pub segments_cleaned: usize,
+    /// Records decoded from the input.
     pub records_read: u64,
+    /// Records in the output.
     pub records_written: u64,
+    /// Batches decoded from the input.
     pub batches_read: u64,
+    /// Batches in the output.
     pub batches_written: u64,
+    /// Log bytes read.
     pub bytes_read: u64,
+    /// Log bytes written.
     pub bytes_written: u64,
     /// Records without a key, removed.
     pub invalid_records: u64,
     /// Batches left out under [`OnCorrupt::Skip`].
     pub skipped: Vec<Error>,
+    /// The segments written.
     pub summary: Summary,
 }
 

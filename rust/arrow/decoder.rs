@@ -6,7 +6,9 @@
 //! It applies the corrupt-batch policy and notes what it skipped or left unread as [`Issue`]s,
 //! the way `kafka-dump-log` reports invalid bytes at the end of a segment.
 
-use super::builder::{Origin, RecordColumns, RecordFilter};
+use super::builder::{RecordColumns, RecordFilter};
+use super::issues::{Issue, IssueKind};
+use super::origin::Origin;
 use super::output::Output;
 use super::schema::Projection;
 use super::seek::FileBounds;
@@ -14,7 +16,6 @@ use crate::error::{Error, Result};
 use crate::format::batch::{annotate, BatchDecoder, DecodeOptions};
 use crate::format::segment::{next_entry, Frame};
 use arrow_array::RecordBatch;
-use std::path::PathBuf;
 
 /// What to do with a batch that fails to decode (bad CRC, bad size, corrupt records, ...).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,6 +31,7 @@ pub enum OnCorrupt {
 }
 
 impl OnCorrupt {
+    /// The policy named `error` (or `raise`), `skip` or `stop`, as the Python API spells it.
     pub fn from_name(name: &str) -> Result<Self> {
         match name {
             "error" | "raise" => Ok(OnCorrupt::Error),
@@ -42,67 +44,21 @@ impl OnCorrupt {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IssueKind {
-    /// Bytes at the end that do not form a complete entry: a torn write or a copy of a live
-    /// segment. Not an error; Kafka reports the same as "invalid bytes at the end".
-    TornTail,
-    /// Zero bytes at the end: space preallocated (`log.preallocate`) and never written.
-    ZeroTail,
-    /// A corrupt batch was left out (`on_corrupt="skip"`).
-    SkippedBatch,
-    /// Reading stopped at a corrupt batch (`on_corrupt="stop"`, or "skip" where the size of
-    /// an entry is itself broken).
-    Stopped,
-    /// An index file could not be used for a seek (missing, stale or corrupt): the segment was
-    /// scanned instead. The records are the same; only speed suffers.
-    IndexIgnored,
-}
-
-impl IssueKind {
-    /// The issue's name in snake case, as errors' kinds and `verify`'s findings are spelled.
-    pub fn name(self) -> &'static str {
-        match self {
-            IssueKind::TornTail => "torn_tail",
-            IssueKind::ZeroTail => "zero_tail",
-            IssueKind::SkippedBatch => "skipped_batch",
-            IssueKind::Stopped => "stopped",
-            IssueKind::IndexIgnored => "index_not_used",
-        }
-    }
-}
-
-/// Something the reader passed over without failing.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Issue {
-    pub kind: IssueKind,
-    pub message: String,
-    pub path: Option<PathBuf>,
-    pub position: u64,
-    pub offset: Option<i64>,
-    /// Bytes passed over.
-    pub bytes: u64,
-}
-
-impl std::fmt::Display for Issue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(p) = &self.path {
-            write!(f, "{}: ", p.display())?;
-        }
-        write!(f, "{}", self.message)
-    }
-}
-
+/// How a [`Decoder`] turns log entries into output batches.
 #[derive(Clone, Debug)]
 pub struct DecoderOptions {
+    /// How each Kafka batch is decoded: CRC checking, decompression cap.
     pub decode: DecodeOptions,
+    /// The columns to fill.
     pub projection: Projection,
+    /// Which batches' records reach the output (control batches or not).
     pub filter: RecordFilter,
     /// Target rows per output batch; a Kafka batch is never split, so a batch may exceed it by
     /// the records of one Kafka batch.
     pub batch_size: usize,
     /// Target bytes of decoded data per output batch.
     pub batch_bytes: usize,
+    /// What to do at a batch that fails to decode.
     pub on_corrupt: OnCorrupt,
 }
 
@@ -125,6 +81,8 @@ impl Default for DecoderOptions {
 /// Arrow offsets are int32: no output batch may hold more bytes than this in one column.
 const MAX_BATCH_BYTES: usize = i32::MAX as usize;
 
+/// The sans-I/O decoder (see the module docs): fed log bytes, it keeps the complete entries'
+/// records in `O` and hands them out as `RecordBatch`es, noting [`Issue`]s on the way.
 pub struct Decoder<O = RecordColumns> {
     batches: BatchDecoder,
     columns: O,
@@ -153,6 +111,7 @@ impl Decoder<RecordColumns> {
         Decoder::with_output(options, columns, start_position)
     }
 
+    /// The columns this decoder fills.
     pub fn projection(&self) -> &Projection {
         self.columns.projection()
     }
@@ -211,6 +170,7 @@ impl<O: Output> Decoder<O> {
         self.stopped || self.done
     }
 
+    /// Rows buffered and not yet flushed.
     pub fn rows(&self) -> usize {
         self.columns.rows()
     }
@@ -363,6 +323,7 @@ impl<O: Output> Decoder<O> {
         std::mem::take(&mut self.issues)
     }
 
+    /// The schema of the batches [`Decoder::flush`] returns.
     pub fn schema(&self) -> arrow_schema::SchemaRef {
         self.columns.schema()
     }

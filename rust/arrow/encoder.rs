@@ -33,6 +33,8 @@ pub struct EncodeOptions {
     pub magic: Option<i8>,
     /// Codec; `None` = as the `compression` column says, else none.
     pub compression: Option<Compression>,
+    /// The codec's level (gzip, lz4, zstd); `None`: the codec's default, as the producer's
+    /// `compression.<codec>.level`.
     pub compression_level: Option<i32>,
     /// `None` = as the `timestampType` column says, else CreateTime.
     pub timestamp_type: Option<TimestampType>,
@@ -46,11 +48,15 @@ pub struct EncodeOptions {
     pub batch_bytes: usize,
     /// Keep the batches the metadata columns describe.
     pub preserve_batches: bool,
+    /// The producer id stamped on fresh v2 batches (-1: none, an idempotence-less producer).
     pub producer_id: i64,
+    /// The producer epoch stamped with it.
     pub producer_epoch: i16,
     /// First sequence number (fresh batching with a producer id); -1 = none.
     pub base_sequence: i32,
+    /// Mark fresh batches transactional (the v2 attributes' transactional bit).
     pub transactional: bool,
+    /// The partition leader epoch written in fresh v2 batch headers.
     pub partition_leader_epoch: i32,
 }
 
@@ -83,13 +89,19 @@ impl Default for EncodeOptions {
 /// What the partition writer needs to know about an encoded batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Encoded {
+    /// The message format of the batch: 0, 1 or 2.
     pub magic: i8,
     /// The first offset in the batch (for v0/v1 wrappers, the first inner offset).
     pub base_offset: i64,
+    /// The last offset in the batch.
     pub last_offset: i64,
+    /// The largest timestamp in the batch (what the time index records for it).
     pub max_timestamp: i64,
+    /// Records in the batch.
     pub records: u32,
+    /// The batch's producer id (-1 for none and for v0/v1).
     pub producer_id: i64,
+    /// Whether the batch is part of a transaction (for the transaction index).
     pub is_transactional: bool,
     /// For control batches: the type of their (first) control record.
     pub control: Option<ControlType>,
@@ -318,6 +330,8 @@ struct Open {
     control: Option<ControlType>,
 }
 
+/// Arrow rows into Kafka batches (see the module docs): keeps the batches the metadata
+/// columns describe, or batches rows afresh as a producer would.
 pub struct Encoder {
     options: EncodeOptions,
     /// The offset the next record gets when the input has no `offset` column.
@@ -338,6 +352,7 @@ pub struct Encoder {
 }
 
 impl Encoder {
+    /// An encoder with `options`; fails on a message format or codec Kafka does not have.
     pub fn new(options: EncodeOptions) -> Result<Self> {
         if let Some(m) = options.magic {
             if !(0..=2).contains(&m) {

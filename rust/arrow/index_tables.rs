@@ -13,14 +13,21 @@ use std::sync::Arc;
 /// Which kind of file, from its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexKind {
+    /// An offset index, `<base offset>.index`.
     Offset,
+    /// A time index, `<base offset>.timeindex`.
     Time,
+    /// A transaction index of aborted transactions, `<base offset>.txnindex`.
     Txn,
+    /// A producer state snapshot, `<offset>.snapshot`.
     Snapshot,
+    /// The `leader-epoch-checkpoint` file.
     LeaderEpoch,
 }
 
 impl IndexKind {
+    /// The kind of `path` from its name (extension, or `leader-epoch-checkpoint`); `None` for
+    /// any other file.
     pub fn of(path: &Path) -> Option<Self> {
         let name = path.file_name()?.to_str()?;
         if name == "leader-epoch-checkpoint" {
@@ -84,6 +91,8 @@ pub fn read_index_file(
     })
 }
 
+/// An offset index as a table: one row per entry, the relative offsets made absolute with
+/// the segment's `base_offset`, with the log position each points at.
 pub fn offset_index_table(bytes: &[u8], base_offset: i64) -> RecordBatch {
     let entries = read_offset_index(bytes, base_offset);
     table(
@@ -108,6 +117,8 @@ pub fn offset_index_table(bytes: &[u8], base_offset: i64) -> RecordBatch {
     )
 }
 
+/// A time index as a table: one row per entry, a timestamp and the absolute offset of the
+/// first record at or after it.
 pub fn time_index_table(bytes: &[u8], base_offset: i64) -> RecordBatch {
     let entries = read_time_index(bytes, base_offset);
     table(
@@ -132,6 +143,8 @@ pub fn time_index_table(bytes: &[u8], base_offset: i64) -> RecordBatch {
     )
 }
 
+/// A transaction index as a table: one row per aborted transaction (producer id, first and
+/// last offset, the last stable offset when it was aborted).
 pub fn txn_index_table(bytes: &[u8]) -> RecordBatch {
     let entries = read_txn_index(bytes);
     let col = |f: fn(&crate::format::index::AbortedTxn) -> i64| -> ArrayRef {
@@ -157,6 +170,8 @@ pub fn txn_index_table(bytes: &[u8]) -> RecordBatch {
     )
 }
 
+/// A producer state snapshot as a table: one row per producer (id, epoch, last sequence,
+/// last offset, open transaction); fails on a bad CRC or version.
 pub fn snapshot_table(bytes: &[u8]) -> Result<RecordBatch> {
     let entries = parse_producer_snapshot(bytes)?;
     Ok(table(
@@ -203,6 +218,7 @@ pub fn snapshot_table(bytes: &[u8]) -> Result<RecordBatch> {
     ))
 }
 
+/// A `leader-epoch-checkpoint` as a table: one row per (leader epoch, start offset).
 pub fn leader_epoch_table(text: &str) -> Result<RecordBatch> {
     let entries = parse_checkpoint(text, 2)?;
     let mut epochs = Vec::with_capacity(entries.len());

@@ -39,14 +39,20 @@ use std::sync::Arc;
 /// Which table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// `__consumer_offsets`' committed offsets, one row per group, topic and partition.
     ConsumerOffsets,
+    /// `__consumer_offsets`' group metadata: groups and their members.
     ConsumerGroups,
+    /// `__transaction_state`: the transactional ids and their state.
     Transactions,
+    /// `__cluster_metadata`: KRaft's metadata records.
     ClusterMetadata,
+    /// `__remote_log_metadata`: tiered storage's remote segment metadata.
     RemoteLogMetadata,
 }
 
 impl Kind {
+    /// The table named `name` as the Python API spells it (`consumer_offsets`, ...).
     pub fn from_name(name: &str) -> Result<Kind> {
         Ok(match name {
             "consumer_offsets" => Kind::ConsumerOffsets,
@@ -80,11 +86,17 @@ pub struct FoldOptions {
 /// Something passed over: an unknown record type or version, or (skipping) a corrupt record.
 #[derive(Clone, Debug)]
 pub struct FoldIssue {
+    /// What happened, for people.
     pub message: String,
+    /// The segment file the record is in, when known.
     pub path: Option<PathBuf>,
+    /// Byte position of the record's batch in the file, when known.
     pub position: Option<u64>,
+    /// The record's offset.
     pub offset: i64,
+    /// The record's key bytes, to look at.
     pub key: Option<Vec<u8>>,
+    /// The record's value bytes.
     pub value: Option<Vec<u8>>,
     /// True for a record that did not decode (as opposed to one of an unknown type).
     pub corrupt: bool,
@@ -295,6 +307,7 @@ const SEGMENT_STATES: [&str; 4] = [
 ];
 
 impl Fold {
+    /// An empty fold for the table `kind`.
     pub fn new(kind: Kind, options: FoldOptions) -> Fold {
         Fold {
             kind,
@@ -339,6 +352,7 @@ impl Fold {
         &self.issues
     }
 
+    /// What was passed over so far; leaves the list empty.
     pub fn take_issues(&mut self) -> Vec<FoldIssue> {
         std::mem::take(&mut self.issues)
     }

@@ -24,7 +24,10 @@
 //! | `retention.rs` | retention as the broker applies it: segments past time, size, log start offset |
 //! | `rebuild.rs` | regenerating a partition's index files as Kafka's recovery does |
 //! | `parallel.rs` | reading many files on several cores, in order |
-//! | `reader.rs` | options builder, file discovery, the streaming file reader |
+//! | `origin.rs` | the topic and partition a file's records belong to |
+//! | `issues.rs` | what a read passed over without failing (torn tails, skipped batches) |
+//! | `discover.rs` | finding the segment files under a path, with their topic and partition |
+//! | `reader.rs` | options builder, the streaming file reader |
 //! | `tiered.rs` | a partition's remote (tiered) and local segments read as one |
 
 pub mod append;
@@ -33,10 +36,13 @@ pub mod builder;
 pub mod cluster_state;
 pub mod compact;
 pub mod decoder;
+pub mod discover;
 pub mod encoder;
 pub mod index_tables;
 pub mod internal_tables;
+pub mod issues;
 pub mod offsets;
+pub mod origin;
 pub mod output;
 pub mod parallel;
 pub mod placement;

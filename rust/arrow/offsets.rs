@@ -4,9 +4,9 @@
 //! query's progress through exactly these; here they come from segment names, offset indexes
 //! and the tail of the last segment, never from whole logs.
 
-use super::builder::Origin;
-use super::decoder::Issue;
-use super::reader::SegmentFile;
+use super::discover::SegmentFile;
+use super::issues::Issue;
+use super::origin::Origin;
 use super::scan::{for_each_entry, Access};
 use super::seek::{by_partition, offset_for_timestamp, seek_position};
 use super::transactions::partition_transactions;
@@ -18,6 +18,7 @@ use crate::format::checkpoint::{parse_offset_checkpoint, CLEANER_OFFSET_CHECKPOI
 /// The offsets of one partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionOffsets {
+    /// The partition these offsets are of.
     pub origin: Origin,
     /// The log start offset: the first segment's base offset (from its name, else its first
     /// batch). `None` for a partition without a batch and without a segment name.
@@ -35,7 +36,7 @@ pub struct PartitionOffsets {
 }
 
 /// The offsets of each partition among `files` (in reading order, as
-/// [`super::reader::discover`] lists them; whole partitions, so that the last segment is the
+/// [`super::discover::discover`] lists them; whole partitions, so that the last segment is the
 /// partition's last). `timestamp_of` gives the timestamp to look up in a partition, if any.
 /// With [`Visibility::Consumer`], the broker's checkpoints beside the partition directories
 /// bound both ends as they bound a consumer's fetch: earliest no lower than the log start
@@ -219,7 +220,7 @@ pub(crate) fn end_offset(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arrow::reader::discover;
+    use crate::arrow::discover::discover;
     use crate::storage::default_storage;
     use std::path::Path;
 

@@ -5,11 +5,14 @@ use crate::format::batch::RecordSink;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
+/// Rows a [`super::decoder::Decoder`] buffers from decoded Kafka batches, and hands out as
+/// Arrow record batches: implemented by record columns and the batch listing.
 pub trait Output: RecordSink {
     /// Rows buffered so far.
     fn rows(&self) -> usize;
     /// Drops every row from `rows` on (a batch that failed half way).
     fn truncate(&mut self, rows: usize);
+    /// The schema of the batches [`Output::finish`] makes.
     fn schema(&self) -> SchemaRef;
     /// The buffered rows as a `RecordBatch`; starts empty again.
     fn finish(&mut self) -> RecordBatch;

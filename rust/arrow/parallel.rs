@@ -23,10 +23,12 @@
 //! the reader. A pool thread never waits on the reader: it decodes a whole piece and hands over
 //! the batches, so readers sharing the pool cannot starve each other.
 
-use super::decoder::{Decoder, Issue, IssueKind};
-use super::reader::{LogReader, ReaderBuilder, SegmentFile};
+use super::decoder::Decoder;
+use super::discover::SegmentFile;
+use super::issues::{Issue, IssueKind};
+use super::reader::{LogReader, ReaderBuilder};
 use super::seek::Planned;
-use crate::arrow::builder::Origin;
+use crate::arrow::origin::Origin;
 use crate::error::{catch_panic, Error, Result};
 use crate::format::batch::entry_magic;
 use crate::format::segment::{next_entry, Frame};
@@ -187,10 +189,12 @@ impl ParallelReader {
         }
     }
 
+    /// The schema of every batch this reader yields.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
 
+    /// What the reads passed over so far (torn tails, skipped batches), in file order.
     pub fn take_issues(&mut self) -> Vec<Issue> {
         std::mem::take(&mut self.issues)
     }

@@ -6,9 +6,9 @@
 //! Planning reads indexes, producer snapshots and the few log bytes that confirm them (see
 //! [`super::seek`] and [`super::transactions`]), never whole logs.
 
-use super::builder::Origin;
-use super::decoder::Issue;
-use super::reader::SegmentFile;
+use super::discover::SegmentFile;
+use super::issues::Issue;
+use super::origin::Origin;
 use super::seek::{by_partition, plan_with, split_points, Bounds, FileBounds, Planned};
 use super::transactions::Transactions;
 use super::visibility::Checkpoints;
@@ -23,9 +23,13 @@ use std::sync::Arc;
 /// (exclusive; `None` for the end of the file), both batch boundaries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkItem {
+    /// The segment file, as `storage` names it.
     pub path: PathBuf,
+    /// First byte to read: a batch boundary.
     pub start: u64,
+    /// Exclusive end: a batch boundary, or `None` for the end of the file.
     pub end: Option<u64>,
+    /// The topic and partition of the item's records.
     pub origin: Origin,
     /// No record in the item has a lower offset (from the file name or the offset index).
     pub base_offset: Option<i64>,
@@ -63,9 +67,30 @@ impl WorkItem {
     }
 }
 
-/// Plans `files` (in reading order, as [`super::reader::discover`] lists them), each
+/// Plans `files` (in reading order, as [`super::discover::discover`] lists them), each
 /// partition within the bounds `bounds_of` gives it, into items of about `target_bytes`
 /// (`None`: one item per file).
+///
+/// Planning a partition directory into items of about 1 MiB, as the Spark data source does
+/// on the driver:
+///
+/// ```
+/// use kafkalog::arrow::discover::discover;
+/// use kafkalog::arrow::plan::plan_items;
+/// use kafkalog::arrow::seek::Bounds;
+/// use kafkalog::format::batch::DecodeOptions;
+/// use kafkalog::storage::default_storage;
+/// use std::path::Path;
+///
+/// let storage = default_storage();
+/// let files = discover(storage.as_ref(), Path::new("examples/logs/orders-0"))?;
+/// let every = |_: &_| Bounds::default();
+/// let (items, _issues) =
+///     plan_items(storage.as_ref(), files, &every, Some(1 << 20), &DecodeOptions::default())?;
+/// assert!(!items.is_empty());
+/// assert!(items.iter().all(|i| i.origin.topic.as_deref() == Some("orders")));
+/// # Ok::<(), kafkalog::Error>(())
+/// ```
 pub fn plan_items(
     storage: &dyn Storage,
     files: Vec<SegmentFile>,
@@ -315,7 +340,7 @@ mod tests {
     }
 
     fn plan_of(storage: &dyn Storage, dir: &Path, bounds: Bounds) -> Vec<WorkItem> {
-        let files = crate::arrow::reader::discover(storage, dir).unwrap();
+        let files = crate::arrow::discover::discover(storage, dir).unwrap();
         let options = DecodeOptions::default();
         plan_items(storage, files, &|_| bounds, Some(1 << 20), &options)
             .unwrap()

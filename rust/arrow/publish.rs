@@ -323,8 +323,9 @@ mod tests {
     //! The protocol against any storage with a conditional put: local files stand in for a
     //! bucket here (tests/test_object_store_write.py runs it against an S3 server).
     use super::*;
-    use crate::arrow::builder::Origin;
-    use crate::arrow::reader::{decode_bytes, discover, ReaderBuilder};
+    use crate::arrow::discover::discover;
+    use crate::arrow::origin::Origin;
+    use crate::arrow::reader::{decode_bytes, ReaderBuilder};
     use crate::arrow::schema::Projection;
     use crate::format::batch::TimestampType;
     use crate::format::v2::{write_batch, write_record, BatchHeader};

@@ -1,179 +1,28 @@
-//! Reading segment files into Arrow: options ([`ReaderBuilder`]), finding the segments under a
-//! path ([`discover`]), and the streaming reader ([`LogReader`]), a thin loop that reads a file
+//! Reading segment files into Arrow: options ([`ReaderBuilder`]), the segments under a path
+//! (found by [`discover`]), and the streaming reader ([`LogReader`]), a thin loop that reads a file
 //! in chunks and feeds a [`Decoder`]. Memory stays bounded by the chunk, the largest batch and
 //! the output batch, never by the file.
 
 use super::batches::BatchColumns;
-use super::builder::{Origin, RecordColumns, RecordFilter};
-use super::decoder::{Decoder, DecoderOptions, Issue, IssueKind, OnCorrupt};
+use super::builder::{RecordColumns, RecordFilter};
+use super::decoder::{Decoder, DecoderOptions, OnCorrupt};
+use super::discover::{discover, SegmentFile};
+use super::issues::{Issue, IssueKind};
+use super::origin::Origin;
 use super::output::Output;
 use super::schema::Projection;
 use super::seek::{plan, Bounds, FileBounds, Planned};
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
-use crate::format::segment::{base_offset_from_name, topic_partition_from_dir};
-use crate::storage::{default_storage, Mapped, Object, Stat, Storage};
+use crate::storage::{default_storage, Mapped, Object, Storage};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use std::collections::{HashSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Bytes read from a file at a time.
 const CHUNK: usize = 4 << 20;
-
-/// One segment file to read, with the topic and partition its records belong to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SegmentFile {
-    pub path: PathBuf,
-    /// From the file name, when it is a segment name.
-    pub base_offset: Option<i64>,
-    pub origin: Origin,
-    /// Byte range to read: from `start` to `end` (exclusive; `None` = end of file). Both are
-    /// batch boundaries; an entry that crosses `end` reads as a torn tail.
-    pub start: u64,
-    pub end: Option<u64>,
-    /// The file's size when it was listed, when known.
-    pub size: Option<u64>,
-}
-
-impl SegmentFile {
-    pub fn new(path: PathBuf, origin: Origin) -> Self {
-        SegmentFile {
-            base_offset: base_offset_from_name(&path),
-            path,
-            origin,
-            start: 0,
-            end: None,
-            size: None,
-        }
-    }
-
-    fn sized(mut self, size: u64) -> Self {
-        self.size = Some(size);
-        self
-    }
-}
-
-fn is_segment(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "log") && base_offset_from_name(path).is_some()
-}
-
-fn list_sorted(storage: &dyn Storage, dir: &Path) -> Result<Vec<crate::storage::Entry>> {
-    let mut entries = storage.list(dir)?;
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(entries)
-}
-
-/// The segments of one partition directory, in offset order.
-fn partition_segments(
-    storage: &dyn Storage,
-    dir: &Path,
-    origin: &Origin,
-) -> Result<Vec<SegmentFile>> {
-    let listed = super::publish::published(storage, dir, list_sorted(storage, dir)?)?;
-    let mut segments: Vec<SegmentFile> = listed
-        .into_iter()
-        .filter(|e| !e.is_dir && is_segment(&e.path))
-        .map(|e| SegmentFile::new(e.path, origin.clone()).sized(e.size))
-        .collect();
-    segments.sort_by_key(|s| s.base_offset);
-    Ok(segments)
-}
-
-/// The segment files under `path`, in reading order:
-/// - a file: that file, with topic and partition from its directory's name when it is a
-///   partition directory `<topic>-<partition>`;
-/// - a directory holding `.log` segments: a partition directory, its segments in offset order;
-/// - any other directory: a log directory; each partition directory in it, ordered by topic
-///   and partition.
-///
-/// Segments being deleted, cleaned or swapped (`.log.deleted`, `.log.cleaned`, `.log.swap`)
-/// and directories Kafka is deleting or moving are left out, as a broker would.
-///
-/// `path` is a local path or an object-store URI; `storage` reads it.
-pub fn discover(storage: &dyn Storage, path: &Path) -> Result<Vec<SegmentFile>> {
-    discover_noting(storage, path, &mut Vec::new())
-}
-
-/// [`discover`], also reading tiered-storage prefixes (`storage/tiered.rs`) and noting in
-/// `skipped` what was left out there (orphaned uploads, duplicates), one line each.
-pub fn discover_noting(
-    storage: &dyn Storage,
-    path: &Path,
-    skipped: &mut Vec<String>,
-) -> Result<Vec<SegmentFile>> {
-    let stat = storage.stat(path)?;
-    let dir_origin = |dir: Option<&Path>| {
-        dir.and_then(topic_partition_from_dir)
-            .map(|(topic, partition)| Origin {
-                topic: Some(topic),
-                partition: Some(partition),
-            })
-            .unwrap_or_default()
-    };
-    match stat {
-        Stat::Missing => return Err(crate::storage::not_found(path)),
-        Stat::File { size } => {
-            let origin = match crate::storage::tiered::origin_of(storage, path)? {
-                Some((topic, partition)) => Origin { topic, partition },
-                None => dir_origin(path.parent()),
-            };
-            return Ok(vec![
-                SegmentFile::new(path.to_path_buf(), origin).sized(size)
-            ]);
-        }
-        Stat::Dir => {}
-    }
-    let listed = list_sorted(storage, path)?;
-    if let Some(found) = crate::storage::tiered::discover(storage, path, &listed)? {
-        skipped.extend(found.skipped);
-        return Ok(found
-            .segments
-            .into_iter()
-            .map(|f| SegmentFile {
-                base_offset: Some(f.base_offset),
-                size: f.size,
-                ..SegmentFile::new(
-                    f.log,
-                    Origin {
-                        topic: f.topic,
-                        partition: f.partition,
-                    },
-                )
-            })
-            .collect());
-    }
-    // Only what a write to an object store published (a plain directory: all of it).
-    let files = super::publish::published(storage, path, listed.clone())?;
-    let mut segments: Vec<SegmentFile> = files
-        .iter()
-        .filter(|e| !e.is_dir && is_segment(&e.path))
-        .map(|e| SegmentFile::new(e.path.clone(), dir_origin(Some(path))).sized(e.size))
-        .collect();
-    if !segments.is_empty() {
-        segments.sort_by_key(|s| s.base_offset);
-        return Ok(segments);
-    }
-    let mut partitions: Vec<(String, i32, PathBuf)> = listed
-        .into_iter()
-        .filter(|e| e.is_dir)
-        .filter_map(|e| topic_partition_from_dir(&e.path).map(|(t, n)| (t, n, e.path)))
-        .collect();
-    partitions.sort();
-    let mut all = Vec::new();
-    for (topic, partition, dir) in partitions {
-        all.extend(partition_segments(
-            storage,
-            &dir,
-            &Origin {
-                topic: Some(topic),
-                partition: Some(partition),
-            },
-        )?);
-    }
-    Ok(all)
-}
 
 /// Options for reading, after arrow-rs's `ReaderBuilder`.
 #[derive(Clone, Debug)]
@@ -196,6 +45,8 @@ impl Default for ReaderBuilder {
 }
 
 impl ReaderBuilder {
+    /// Defaults: every column of Spark's Kafka source, 65536-row batches, CRCs checked, errors
+    /// raised, control batches hidden, no bounds, [`crate::storage::default_storage`].
     pub fn new() -> Self {
         ReaderBuilder::default()
     }
@@ -207,6 +58,7 @@ impl ReaderBuilder {
         self
     }
 
+    /// Where files are read from (see [`ReaderBuilder::with_storage`]).
     pub fn storage(&self) -> &Arc<dyn Storage> {
         &self.storage
     }
@@ -222,21 +74,26 @@ impl ReaderBuilder {
         self
     }
 
+    /// The columns to read (default: all of Spark's Kafka source columns).
     pub fn with_projection(mut self, projection: Projection) -> Self {
         self.options.projection = projection;
         self
     }
 
+    /// Whether batch CRCs are checked (Kafka's consumer checks them by default, `check.crcs`).
     pub fn with_crc(mut self, policy: CrcPolicy) -> Self {
         self.options.decode.crc = policy;
         self
     }
 
+    /// What to do at a batch that fails to decode (default: raise the error).
     pub fn with_on_corrupt(mut self, policy: OnCorrupt) -> Self {
         self.options.on_corrupt = policy;
         self
     }
 
+    /// Whether the records of control batches (transaction markers) are returned; a consumer
+    /// never sees them.
     pub fn with_include_control(mut self, include: bool) -> Self {
         self.options.filter.include_control = include;
         self
@@ -265,11 +122,13 @@ impl ReaderBuilder {
         self
     }
 
+    /// Which batches' records reach the output (see [`RecordFilter`]).
     pub fn with_filter(mut self, filter: RecordFilter) -> Self {
         self.options.filter = filter;
         self
     }
 
+    /// The schema of the batches a reader built from these options yields.
     pub fn schema(&self) -> SchemaRef {
         self.options.projection.schema()
     }
@@ -506,6 +365,7 @@ pub struct LogReader<O = RecordColumns> {
 }
 
 impl<O: Output> LogReader<O> {
+    /// The schema of every batch this reader yields.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }

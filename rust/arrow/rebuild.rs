@@ -7,7 +7,7 @@
 //! recovery, the `.log` is never touched: the report says how far its valid bytes go. Each
 //! index file is replaced atomically (written aside, then renamed).
 
-use super::reader::discover;
+use super::discover::discover;
 use super::scan::{for_each_entry, Access};
 use super::transactions::{ControlKind, TxnTracker};
 use crate::error::{Error, Result};
@@ -17,14 +17,21 @@ use crate::storage::{Local, Storage};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// What rebuilding one segment's indexes wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rebuilt {
+    /// The segment's `.log` file.
     pub path: PathBuf,
+    /// Entries written to the offset index (`.index`).
     pub index_entries: u64,
+    /// Entries written to the time index (`.timeindex`).
     pub time_index_entries: u64,
+    /// Entries written to the transaction index (`.txnindex`): aborted transactions ending in
+    /// this segment.
     pub aborted_transactions: u64,
     /// Bytes of the log up to its first invalid batch (all of it when it is sound).
     pub valid_bytes: u64,
+    /// Bytes of the log file.
     pub log_bytes: u64,
     /// Why indexing stopped early, when it did.
     pub stopped: Option<String>,

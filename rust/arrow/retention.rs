@@ -16,7 +16,7 @@
 //! of the first segment left. Rules 2 and 3 apply only with `cleanup.policy` including
 //! `delete`.
 
-use super::reader::discover;
+use super::discover::discover;
 use super::scan::{for_each_entry, Access};
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
@@ -27,6 +27,7 @@ use crate::storage::Local;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The topic configs and state retention applies, as the broker's log retention check does.
 #[derive(Clone, Debug)]
 pub struct RetentionOptions {
     /// The broker's clock, in ms since the epoch; `None` reads the system clock.
@@ -66,9 +67,13 @@ impl Default for RetentionOptions {
 /// A segment retention removes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Removed {
+    /// The segment's `.log` file.
     pub path: PathBuf,
+    /// Its base offset (from its name).
     pub base_offset: i64,
+    /// Its size in bytes.
     pub bytes: u64,
+    /// The largest timestamp in it, which `retention.ms` is measured from.
     pub largest_timestamp: i64,
     /// `"log_start_offset"`, `"retention_bytes"` or `"retention_ms"`.
     pub reason: &'static str,
@@ -77,17 +82,28 @@ pub struct Removed {
 /// What retention does to one partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionRetention {
+    /// The partition directory.
     pub dir: PathBuf,
+    /// Its topic, from the directory name.
     pub topic: Option<String>,
+    /// Its partition number, from the directory name.
     pub partition: Option<i32>,
+    /// The segments removed (or, dry run, to remove), oldest first.
     pub removed: Vec<Removed>,
+    /// The log start offset before retention ran.
     pub log_start_offset_before: i64,
+    /// The log start offset after retention, moved past the removed segments as the broker
+    /// moves it when it deletes them.
     pub log_start_offset: i64,
+    /// The log end offset (unchanged by retention).
     pub log_end_offset: i64,
+    /// Segments that remain.
     pub segments_left: usize,
+    /// Bytes of log that remain.
     pub bytes_left: u64,
     /// Every segment went and an empty one was rolled at the log end offset.
     pub rolled: bool,
+    /// Nothing was deleted: the report says what would be.
     pub dry_run: bool,
 }
 

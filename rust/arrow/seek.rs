@@ -8,8 +8,8 @@
 //! at the earliest offset whose timestamp is at or after it; an end timestamp ends before the
 //! earliest offset whose timestamp is at or after it.
 
-use super::decoder::{Issue, IssueKind};
-use super::reader::SegmentFile;
+use super::discover::SegmentFile;
+use super::issues::{Issue, IssueKind};
 use super::scan::{for_each_entry, Access};
 use super::transactions::{partition_transactions, Transactions};
 use super::visibility::{Checkpoints, Visibility, Visible};
@@ -24,13 +24,21 @@ use crate::storage::{Object, Storage};
 use std::path::Path;
 use std::sync::Arc;
 
+/// Where a read starts and ends, as a consumer would seek: by offset or timestamp (as
+/// `ListOffsets` resolves one), and its isolation level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Bounds {
+    /// Keep records at or after this offset.
     pub start_offset: Option<i64>,
     /// Exclusive.
     pub end_offset: Option<i64>,
+    /// Start at the first record whose timestamp is at or after this (epoch ms), as
+    /// `offsetsForTimes` finds it.
     pub start_timestamp: Option<i64>,
+    /// End before the first record whose timestamp is at or after this (epoch ms).
     pub end_timestamp: Option<i64>,
+    /// `isolation.level=read_committed`: leave out aborted transactions' records and stop at
+    /// the last stable offset.
     pub read_committed: bool,
     /// What a consumer could fetch (the default), or every record on disk (see
     /// [`super::visibility`]).
@@ -54,12 +62,14 @@ pub struct FileBounds {
     /// Records with offsets in `[start, end)` are kept; `None`: no end (so that a record at
     /// `i64::MAX` is not lost to a sentinel).
     pub start: i64,
+    /// Exclusive end offset; `None`: no end.
     pub end: Option<i64>,
     /// For `read_committed`: the partition's aborted transactions.
     pub transactions: Option<Arc<Transactions>>,
 }
 
 impl FileBounds {
+    /// Every record of the file: no offset bound, no transactions to drop.
     pub fn all() -> Self {
         FileBounds {
             start: i64::MIN,
@@ -396,7 +406,7 @@ fn partition_segments(storage: &dyn Storage, group: &[SegmentFile]) -> Vec<Segme
     else {
         return own;
     };
-    match super::reader::discover(storage, dir) {
+    match super::discover::discover(storage, dir) {
         Ok(all) if !all.is_empty() => all,
         _ => own,
     }
@@ -420,7 +430,9 @@ pub fn by_partition(files: Vec<SegmentFile>) -> Vec<Vec<SegmentFile>> {
 /// within: what planning produces and the readers consume.
 #[derive(Clone, Debug)]
 pub struct Planned {
+    /// The file and the byte range of it to read.
     pub file: SegmentFile,
+    /// The offsets and aborted transactions its records are kept within.
     pub bounds: FileBounds,
 }
 

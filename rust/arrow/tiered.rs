@@ -3,8 +3,8 @@
 //! log start offset on, and from remote storage below it. So remote segments from the first
 //! local segment's base offset on are left out, and one that crosses it ends there.
 
-use super::builder::Origin;
-use super::reader::SegmentFile;
+use super::discover::SegmentFile;
+use super::origin::Origin;
 use super::seek::seek_position;
 use crate::error::Result;
 use crate::format::tiered::SegmentName;

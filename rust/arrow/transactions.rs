@@ -6,8 +6,8 @@
 //! producer snapshot plus the log after it, as a broker loads them (see
 //! [`partition_transactions`]); the log itself is scanned only where those files are missing.
 
-use super::decoder::{Issue, IssueKind};
-use super::reader::SegmentFile;
+use super::discover::SegmentFile;
+use super::issues::{Issue, IssueKind};
 use super::scan::{for_each_entry, Access};
 use super::seek::seek_position;
 use crate::error::Result;
@@ -67,6 +67,7 @@ impl Transactions {
         })
     }
 
+    /// How many aborted transactions were found, over every producer.
     pub fn aborted_count(&self) -> usize {
         self.aborted.values().map(Vec::len).sum()
     }

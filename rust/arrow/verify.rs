@@ -7,7 +7,7 @@
 //! index missing, an offset-index entry naming a later batch of the same append, which
 //! `kafka-dump-log` lists as a "mismatch" although lookups stay correct) is a *note*.
 
-use super::reader::{discover, SegmentFile};
+use super::discover::{discover, SegmentFile};
 use super::scan::{for_each_entry, Access};
 use super::transactions::{ControlKind, TxnTracker};
 use crate::error::Result;

@@ -38,6 +38,7 @@ pub enum Visibility {
 }
 
 impl Visibility {
+    /// The visibility named `consumer` or `all`, as the Python API spells it.
     pub fn from_name(name: &str) -> Result<Self> {
         match name {
             "consumer" => Ok(Visibility::Consumer),
@@ -53,11 +54,16 @@ impl Visibility {
 /// each `None` when no checkpoint bounds it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Visible {
+    /// The log start offset from `log-start-offset-checkpoint`: offsets before it are deleted
+    /// as far as consumers know.
     pub log_start: Option<i64>,
+    /// The high watermark from `replication-offset-checkpoint`: offsets at or after it are not
+    /// yet acknowledged by the in-sync replicas.
     pub high_watermark: Option<i64>,
 }
 
 impl Visible {
+    /// Whether no checkpoint bounds the partition.
     pub fn is_unbounded(&self) -> bool {
         self.log_start.is_none() && self.high_watermark.is_none()
     }
@@ -99,6 +105,7 @@ fn read_offsets(storage: &dyn Storage, path: &Path) -> Result<HashMap<(String, i
 }
 
 impl Checkpoints {
+    /// None read yet.
     pub fn new() -> Self {
         Checkpoints::default()
     }

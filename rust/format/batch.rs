@@ -9,11 +9,16 @@ use super::compression::Compression;
 use super::{legacy, v2};
 use crate::error::{Error, Result};
 
+/// How a batch's timestamps are to be read: set by the producer (`CreateTime`) or by the
+/// broker on append (`LogAppendTime`), from the attributes' timestamp-type bit; v0 messages
+/// have none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimestampType {
     /// Magic 0 has no timestamps.
     NoTimestamp = -1,
+    /// The producer's timestamps (attribute bit 3 clear).
     CreateTime = 0,
+    /// The broker's append time, the same for every record of the batch (attribute bit 3 set).
     LogAppendTime = 1,
 }
 
@@ -38,28 +43,42 @@ pub struct BatchInfo {
     pub position: u64,
     /// Bytes of the log entry, including the 12 bytes of offset and size.
     pub size: u32,
+    /// The message format version (the magic byte): 0, 1 or 2.
     pub magic: i8,
     /// v2: the header's base offset. v0/v1: the first (inner) record's offset.
     pub base_offset: i64,
     /// v2: base offset + last offset delta. v0/v1: the entry's offset.
     pub last_offset: i64,
+    /// The stored CRC: CRC-32C of the v2 batch from its attributes on, or CRC-32 (IEEE) of a
+    /// v0/v1 message from its magic byte on.
     pub crc: u32,
     /// Whether the stored CRC matches; `None` when it was not computed.
     pub crc_valid: Option<bool>,
+    /// The attributes field as stored (v0/v1: the message's attributes byte).
     pub attributes: i16,
+    /// The codec from the attributes' low three bits.
     pub compression: Compression,
+    /// CreateTime or LogAppendTime, from the attributes (v0: none).
     pub timestamp_type: TimestampType,
     /// v2: the base timestamp field (the delete horizon when [`Self::delete_horizon`] is set).
     /// v0/v1: the message's timestamp.
     pub base_timestamp: i64,
+    /// v2: the header's max timestamp. v0/v1: the entry's timestamp (-1 for v0).
     pub max_timestamp: i64,
+    /// v2: the leader epoch of the broker that appended the batch. v0/v1: -1.
     pub partition_leader_epoch: i32,
+    /// v2: the idempotent or transactional producer's id, -1 for none. v0/v1: -1.
     pub producer_id: i64,
+    /// v2: the producer's epoch, -1 for none. v0/v1: -1.
     pub producer_epoch: i16,
+    /// v2: the sequence number of the batch's first record, -1 for none. v0/v1: -1.
     pub base_sequence: i32,
     /// v2: the records count field. v0/v1: the number of (inner) messages.
     pub record_count: i32,
+    /// v2 attribute bit 4: the batch is part of a transaction.
     pub is_transactional: bool,
+    /// v2 attribute bit 5: the batch holds control records (transaction markers, KRaft
+    /// control records), not data.
     pub is_control: bool,
     /// v2 attribute bit 6: the base timestamp holds the delete horizon (KIP-534).
     pub delete_horizon: bool,
@@ -79,6 +98,8 @@ impl BatchInfo {
         )
     }
 
+    /// The delete horizon (ms) when the cleaner stamped one (KIP-534): tombstones and
+    /// transaction markers in the batch may be removed after it.
     pub fn delete_horizon_ms(&self) -> Option<i64> {
         self.delete_horizon.then_some(self.base_timestamp)
     }
@@ -102,11 +123,15 @@ pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
 /// One record, borrowing its bytes from the segment (or the decompression buffer).
 #[derive(Clone, Copy, Debug)]
 pub struct Record<'a> {
+    /// The record's absolute offset.
     pub offset: i64,
     /// Milliseconds since the epoch, or -1 ([`NO_TIMESTAMP`]).
     pub timestamp: i64,
+    /// The key bytes; `None` for a null key.
     pub key: Option<&'a [u8]>,
+    /// The value bytes; `None` for a null value (a tombstone).
     pub value: Option<&'a [u8]>,
+    /// The record headers (v2; empty for v0/v1).
     pub headers: Headers<'a>,
     /// v2: the record's producer sequence (-1 without a producer). v0/v1: -1.
     pub sequence: i32,
@@ -123,10 +148,12 @@ pub struct Headers<'a> {
 }
 
 impl<'a> Headers<'a> {
+    /// How many headers the record has.
     pub fn len(&self) -> usize {
         self.count as usize
     }
 
+    /// Whether the record has no header.
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
@@ -140,6 +167,7 @@ impl<'a> Headers<'a> {
     }
 }
 
+/// Iterates a record's headers as (key, value) pairs, parsing them from the record bytes.
 pub struct HeaderIter<'a> {
     bytes: &'a [u8],
     spans: HeaderSpans<'a>,
@@ -202,13 +230,17 @@ impl Iterator for HeaderSpans<'_> {
 /// Where a field's bytes lie in a batch's record bytes; a negative `len` is null.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ByteSpan {
+    /// Where the field's bytes start in the record bytes.
     pub start: u32,
+    /// How many bytes; negative for null, as Kafka encodes a null key or value (length -1).
     pub len: i32,
 }
 
 impl ByteSpan {
+    /// A null field.
     pub const NULL: ByteSpan = ByteSpan { start: 0, len: -1 };
 
+    /// Whether the field is null.
     #[inline(always)]
     pub fn is_null(self) -> bool {
         self.len < 0
@@ -231,27 +263,36 @@ impl ByteSpan {
 /// fill its output a column at a time ([`RecordSink::records`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RecordSpan {
+    /// The record's timestamp minus the batch's base timestamp.
     pub timestamp_delta: i64,
+    /// The record's offset minus the batch's base offset.
     pub offset_delta: i32,
+    /// The key's bytes.
     pub key: ByteSpan,
+    /// The value's bytes.
     pub value: ByteSpan,
     /// The headers' bytes (after their count) and how many there are.
     pub headers: ByteSpan,
+    /// How many headers there are.
     pub header_count: u32,
 }
 
 /// A run of consecutive records of one v2 batch: the record bytes and the spans in them.
 #[derive(Clone, Copy, Debug)]
 pub struct RecordRun<'a> {
+    /// The batch's (decompressed) record bytes the spans point into.
     pub bytes: &'a [u8],
+    /// The records, in offset order.
     pub spans: &'a [RecordSpan],
 }
 
 impl<'a> RecordRun<'a> {
+    /// How many records the run has.
     pub fn len(&self) -> usize {
         self.spans.len()
     }
 
+    /// Whether the run has no record.
     pub fn is_empty(&self) -> bool {
         self.spans.is_empty()
     }
@@ -340,6 +381,7 @@ pub const DEFAULT_MAX_DECOMPRESSED_SIZE: usize = 256 << 20;
 /// Options for decoding batches.
 #[derive(Clone, Debug)]
 pub struct DecodeOptions {
+    /// Whether stored CRCs are checked.
     pub crc: CrcPolicy,
     /// Cap on the decompressed bytes of one batch or wrapper.
     pub max_decompressed_size: usize,
@@ -357,6 +399,7 @@ impl Default for DecodeOptions {
 /// Decodes log entries of any magic, reusing its buffers from one entry to the next.
 #[derive(Default)]
 pub struct BatchDecoder {
+    /// How entries are decoded (CRC policy, decompression cap).
     pub options: DecodeOptions,
     /// Decompressed records of the current batch.
     pub(crate) scratch: Vec<u8>,
@@ -369,6 +412,7 @@ pub struct BatchDecoder {
 }
 
 impl BatchDecoder {
+    /// A decoder with `options` and empty buffers.
     pub fn new(options: DecodeOptions) -> Self {
         BatchDecoder {
             options,

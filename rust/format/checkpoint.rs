@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 
 /// The names of the offset checkpoint files a broker keeps in each log directory.
 pub const REPLICATION_OFFSET_CHECKPOINT: &str = "replication-offset-checkpoint";
+/// The log start offset checkpoint: per partition, the first offset consumers may fetch.
 pub const LOG_START_OFFSET_CHECKPOINT: &str = "log-start-offset-checkpoint";
 /// The log cleaner's checkpoint in a log directory: per partition, the offset compaction has
 /// cleaned up to (its first dirty offset).
@@ -81,8 +82,11 @@ pub fn parse_checkpoint(text: &str, fields: usize) -> Result<Vec<Vec<String>>> {
 /// One entry of an offset checkpoint file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OffsetEntry {
+    /// The topic.
     pub topic: String,
+    /// The partition number.
     pub partition: i32,
+    /// The checkpointed offset.
     pub offset: i64,
 }
 

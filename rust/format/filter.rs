@@ -43,10 +43,12 @@ pub struct DecodedBatch {
 }
 
 impl DecodedBatch {
+    /// How many records the batch holds.
     pub fn len(&self) -> usize {
         self.records.len()
     }
 
+    /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()
     }

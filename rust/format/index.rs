@@ -9,30 +9,42 @@
 /// An offset index entry, with the absolute offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OffsetEntry {
+    /// The absolute offset of the entry (stored relative to the segment's base offset).
     pub offset: i64,
+    /// The byte position in the `.log` of the batch that holds it.
     pub position: u32,
 }
 
 /// A time index entry: the largest timestamp seen in the segment up to `offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimeEntry {
+    /// The largest timestamp seen in the segment up to the entry.
     pub timestamp: i64,
+    /// The absolute offset at which that timestamp was seen.
     pub offset: i64,
 }
 
 /// A `.txnindex` entry: an aborted transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AbortedTxn {
+    /// The entry's format version (0).
     pub version: i16,
+    /// The producer whose transaction was aborted.
     pub producer_id: i64,
+    /// The transaction's first offset.
     pub first_offset: i64,
     /// The offset of the ABORT marker.
     pub last_offset: i64,
+    /// The last stable offset when the abort marker was written.
     pub last_stable_offset: i64,
 }
 
+/// Bytes of an offset index entry: a 4-byte relative offset and a 4-byte position.
 pub const OFFSET_ENTRY_SIZE: usize = 8;
+/// Bytes of a time index entry: an 8-byte timestamp and a 4-byte relative offset.
 pub const TIME_ENTRY_SIZE: usize = 12;
+/// Bytes of a transaction index entry: version, producer id, first, last and last stable
+/// offsets.
 pub const TXN_ENTRY_SIZE: usize = 34;
 
 /// Reads an offset index. Like `kafka-dump-log`, stops at the first slot after the first whose
@@ -168,16 +180,19 @@ pub fn check_time_index(
         })
 }
 
+/// Appends one offset index entry (relative offset, position), big-endian as Kafka writes it.
 pub fn write_offset_entry(out: &mut Vec<u8>, base_offset: i64, entry: OffsetEntry) {
     out.extend_from_slice(&(entry.offset.wrapping_sub(base_offset) as i32).to_be_bytes());
     out.extend_from_slice(&entry.position.to_be_bytes());
 }
 
+/// Appends one time index entry (timestamp, relative offset), big-endian.
 pub fn write_time_entry(out: &mut Vec<u8>, base_offset: i64, entry: TimeEntry) {
     out.extend_from_slice(&entry.timestamp.to_be_bytes());
     out.extend_from_slice(&(entry.offset.wrapping_sub(base_offset) as i32).to_be_bytes());
 }
 
+/// Appends one transaction index entry, big-endian.
 pub fn write_txn_entry(out: &mut Vec<u8>, txn: &AbortedTxn) {
     out.extend_from_slice(&txn.version.to_be_bytes());
     for v in [
@@ -204,11 +219,15 @@ pub struct SegmentIndexer {
     bytes_since_last_entry: u64,
     max_timestamp: i64,
     offset_of_max_timestamp: i64,
+    /// The offset index entries so far.
     pub offsets: Vec<OffsetEntry>,
+    /// The time index entries so far.
     pub times: Vec<TimeEntry>,
 }
 
 impl SegmentIndexer {
+    /// An indexer for a segment at `base_offset` that adds an entry every `interval` bytes
+    /// (`index.interval.bytes`).
     pub fn new(base_offset: i64, interval: u64) -> Self {
         SegmentIndexer {
             base_offset,
@@ -221,6 +240,7 @@ impl SegmentIndexer {
         }
     }
 
+    /// The segment's base offset, which entries are stored relative to.
     pub fn base_offset(&self) -> i64 {
         self.base_offset
     }
@@ -255,6 +275,7 @@ impl SegmentIndexer {
         self.maybe_append_time(self.max_timestamp, self.offset_of_max_timestamp);
     }
 
+    /// The `.index` file's bytes.
     pub fn offset_index_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.offsets.len() * OFFSET_ENTRY_SIZE);
         for e in &self.offsets {
@@ -263,6 +284,7 @@ impl SegmentIndexer {
         out
     }
 
+    /// The `.timeindex` file's bytes.
     pub fn time_index_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.times.len() * TIME_ENTRY_SIZE);
         for e in &self.times {

@@ -24,25 +24,34 @@ pub const MIN_MESSAGE_SIZE: usize = super::segment::MIN_ENTRY_SIZE as usize;
 pub const MIN_MESSAGE_SIZE_V1: usize = MIN_MESSAGE_SIZE + 8;
 /// Where a message's attributes byte is, counting the 12 bytes of offset and size.
 pub const ATTRIBUTES_OFFSET: usize = 17;
+/// The codec bits of a v0/v1 message's attributes.
 pub const ATTR_COMPRESSION_MASK: u8 = 0x07;
+/// The timestamp-type bit of a v1 message's attributes (set: LogAppendTime).
 pub const ATTR_TIMESTAMP_TYPE: u8 = 0x08;
 
 /// A message parsed from a log entry, borrowing from it.
 #[derive(Clone, Copy, Debug)]
 pub struct Message<'a> {
+    /// The offset in the entry's header (a wrapper's is its last inner offset).
     pub offset: i64,
+    /// The stored CRC-32 of the message from its magic byte on.
     pub crc: u32,
+    /// 0 or 1.
     pub magic: i8,
+    /// The attributes byte: codec and (v1) timestamp type.
     pub attributes: u8,
     /// -1 for magic 0.
     pub timestamp: i64,
+    /// The key bytes; `None` for a null key.
     pub key: Option<&'a [u8]>,
+    /// The value bytes (a wrapper's: the compressed inner messages); `None` for null.
     pub value: Option<&'a [u8]>,
     /// The bytes the CRC covers (magic to end of message).
     pub crc_covered: &'a [u8],
 }
 
 impl Message<'_> {
+    /// Whether the stored CRC matches the message's bytes.
     pub fn crc_valid(&self) -> bool {
         crc::crc32(self.crc_covered) == self.crc
     }
@@ -394,8 +403,11 @@ pub fn write_entry(
 pub struct Wrapper {
     /// The last inner record's absolute offset, as Kafka writes it.
     pub offset: i64,
+    /// 0 or 1.
     pub magic: i8,
+    /// The codec of the inner messages.
     pub compression: Compression,
+    /// CreateTime or LogAppendTime (v1).
     pub timestamp_type: TimestampType,
     /// v1: the max inner timestamp (CreateTime) or the append time (LogAppendTime).
     pub timestamp: i64,

@@ -25,7 +25,10 @@ pub mod control;
 pub mod crc;
 pub mod filter;
 pub mod index;
-pub mod internal;
+// Crate-private: the arrow layer's internal-topic tables and the bindings' `dump` are its only
+// users (so part of it is unused without the `python` feature).
+#[cfg_attr(not(feature = "python"), allow(dead_code))]
+pub(crate) mod internal;
 pub mod legacy;
 pub mod segment;
 pub mod snapshot;

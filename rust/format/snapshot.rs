@@ -6,12 +6,19 @@ use crate::error::{Error, Result};
 /// One producer's state in a snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProducerEntry {
+    /// The producer id.
     pub producer_id: i64,
+    /// Its current epoch.
     pub producer_epoch: i16,
+    /// The sequence number of its last record appended.
     pub last_sequence: i32,
+    /// The offset of its last record appended.
     pub last_offset: i64,
+    /// Last offset minus the first offset of its last batch.
     pub offset_delta: i32,
+    /// The max timestamp of its last batch.
     pub timestamp: i64,
+    /// The epoch of the transaction coordinator that wrote its last marker (-1: none).
     pub coordinator_epoch: i32,
     /// First offset of the producer's open transaction, -1 when none.
     pub current_txn_first_offset: i64,

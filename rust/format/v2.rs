@@ -20,14 +20,22 @@ use crate::error::{Error, Result};
 
 /// Bytes before the first record (`RECORD_BATCH_OVERHEAD`).
 pub const HEADER_SIZE: usize = 61;
+/// Where the CRC field starts in a v2 batch, counting the 12 bytes of offset and size.
 pub const CRC_OFFSET: usize = 17;
+/// Where the attributes start; the CRC covers everything from here on.
 pub const ATTRIBUTES_OFFSET: usize = 21;
+/// Where the records count starts: the last header field.
 pub const RECORDS_COUNT_OFFSET: usize = 57;
 
+/// Attribute bits 0-2: the codec.
 pub const ATTR_COMPRESSION_MASK: i16 = 0x07;
+/// Attribute bit 3: LogAppendTime.
 pub const ATTR_TIMESTAMP_TYPE: i16 = 0x08;
+/// Attribute bit 4: a transactional batch.
 pub const ATTR_TRANSACTIONAL: i16 = 0x10;
+/// Attribute bit 5: a control batch.
 pub const ATTR_CONTROL: i16 = 0x20;
+/// Attribute bit 6: the base timestamp is the delete horizon (KIP-534).
 pub const ATTR_DELETE_HORIZON: i16 = 0x40;
 
 /// The smallest possible record: length, attributes, three one-byte varints, headers count.
@@ -271,23 +279,36 @@ pub(crate) fn read_span(buf: &[u8], pos: &mut usize) -> Result<ByteSpan, VarintE
 /// The header fields of a v2 batch to write; sizes, counts and the CRC are computed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BatchHeader {
+    /// The first offset of the batch.
     pub base_offset: i64,
+    /// The epoch of the leader that appended it.
     pub partition_leader_epoch: i32,
+    /// The records' codec.
     pub compression: Compression,
+    /// CreateTime or LogAppendTime.
     pub timestamp_type: TimestampType,
+    /// Part of a transaction.
     pub is_transactional: bool,
+    /// Holds control records.
     pub is_control: bool,
     /// Sets attribute bit 6: `base_timestamp` is the delete horizon.
     pub delete_horizon: bool,
+    /// The last record's offset minus the base offset.
     pub last_offset_delta: i32,
+    /// The first record's timestamp (or the delete horizon); records store deltas from it.
     pub base_timestamp: i64,
+    /// The largest timestamp in the batch (the append time under LogAppendTime).
     pub max_timestamp: i64,
+    /// The producer id, -1 for none.
     pub producer_id: i64,
+    /// The producer epoch, -1 for none.
     pub producer_epoch: i16,
+    /// The first record's sequence number, -1 for none.
     pub base_sequence: i32,
 }
 
 impl BatchHeader {
+    /// The attributes field these flags encode.
     pub fn attributes(&self) -> i16 {
         let mut a = self.compression as i16;
         if self.timestamp_type == TimestampType::LogAppendTime {

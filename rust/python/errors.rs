@@ -2,7 +2,7 @@
 //! `kafkalog/errors.py`, where their docstrings are; this maps [`ErrorKind`] and [`IssueKind`]
 //! onto them and fills their attributes (path, position, offset).
 
-use crate::arrow::decoder::{Issue, IssueKind};
+use crate::arrow::issues::{Issue, IssueKind};
 use crate::error::{Error, ErrorKind};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

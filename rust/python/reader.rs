@@ -5,8 +5,9 @@
 use super::errors::{detach, issue_dict, to_py, warn, IntoPyResult};
 use super::options::options_from_dict;
 use super::storage::storage;
-use crate::arrow::builder::Origin;
-use crate::arrow::decoder::{Issue, OnCorrupt, DEFAULT_BATCH_SIZE};
+use crate::arrow::decoder::{OnCorrupt, DEFAULT_BATCH_SIZE};
+use crate::arrow::issues::Issue;
+use crate::arrow::origin::Origin;
 use crate::arrow::output::Output;
 use crate::arrow::parallel::{ParallelReader, PIECE_BYTES};
 use crate::arrow::plan::{plan_items, WorkItem};
@@ -506,13 +507,13 @@ fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]
 fn discover_all(
     storage: &dyn Storage,
     paths: &[std::path::PathBuf],
-) -> crate::Result<Vec<crate::arrow::reader::SegmentFile>> {
+) -> crate::Result<Vec<crate::arrow::discover::SegmentFile>> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for pattern in paths {
         for path in crate::storage::glob::expand(storage, pattern)? {
-            for file in crate::arrow::reader::discover_noting(storage, &path, &mut skipped)? {
+            for file in crate::arrow::discover::discover_noting(storage, &path, &mut skipped)? {
                 if seen.insert(file.path.clone()) {
                     out.push(file);
                 }
@@ -620,13 +621,13 @@ impl<'py> FromPyObject<'_, 'py> for Item {
 type SegmentTuple = (String, Option<String>, Option<i32>, Option<u64>);
 
 /// The segment files of `segments` tuples (from `segments()`), in their order.
-fn segment_files(segments: Vec<SegmentTuple>) -> Vec<crate::arrow::reader::SegmentFile> {
+fn segment_files(segments: Vec<SegmentTuple>) -> Vec<crate::arrow::discover::SegmentFile> {
     segments
         .into_iter()
         .map(
-            |(path, topic, partition, size)| crate::arrow::reader::SegmentFile {
+            |(path, topic, partition, size)| crate::arrow::discover::SegmentFile {
                 size,
-                ..crate::arrow::reader::SegmentFile::new(path.into(), Origin { topic, partition })
+                ..crate::arrow::discover::SegmentFile::new(path.into(), Origin { topic, partition })
             },
         )
         .collect()

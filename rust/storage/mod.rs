@@ -73,11 +73,14 @@ use std::sync::{Arc, Mutex};
 /// What is at a location.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stat {
+    /// A file, or an object.
     File {
+        /// Its size in bytes.
         size: u64,
     },
     /// A directory, or an object-store prefix that has objects under it.
     Dir,
+    /// Nothing there.
     Missing,
 }
 
@@ -86,6 +89,7 @@ pub enum Stat {
 pub struct Entry {
     /// The child's full location.
     pub path: PathBuf,
+    /// Whether the child is a directory (a prefix) rather than a file.
     pub is_dir: bool,
     /// Bytes, for a file.
     pub size: u64,
@@ -153,6 +157,7 @@ pub trait Storage: Send + Sync + fmt::Debug {
 /// How [`Storage::put`] treats an object already at the location.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PutMode {
+    /// Replace whatever is there.
     Overwrite,
     /// Only if nothing is there (a conditional put: `If-None-Match: *`, `O_EXCL`).
     Create,
@@ -178,6 +183,7 @@ pub trait Object: Send + Sync {
     /// Its size when it was opened; reads stop there.
     fn len(&self) -> u64;
 
+    /// Whether the object has no bytes.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -237,6 +243,7 @@ pub struct Router {
 }
 
 impl Router {
+    /// Local files, and object stores built on first use with `options`.
     pub fn new(options: StorageOptions) -> Self {
         Router {
             local: Local,
@@ -298,6 +305,7 @@ pub struct Counting {
 }
 
 impl Counting {
+    /// Counts the reads through `inner`, starting at zero.
     pub fn new(inner: Arc<dyn Storage>) -> Self {
         Counting {
             inner,

@@ -253,6 +253,7 @@ impl fmt::Debug for ObjectStores {
 }
 
 impl ObjectStores {
+    /// No store built yet; each will be built with `options`.
     pub fn new(options: StorageOptions) -> Self {
         ObjectStores {
             options,

@@ -89,6 +89,7 @@ impl KeyRing {
         Ok(())
     }
 
+    /// Whether no key is held.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
@@ -168,6 +169,7 @@ impl std::fmt::Debug for Tiered {
 }
 
 impl Tiered {
+    /// Tiered storage over `inner`, decrypting encrypted segments with `keys`.
     pub fn new(inner: Arc<dyn Storage>, keys: KeyRing) -> Self {
         Tiered {
             inner,
@@ -789,8 +791,11 @@ pub const KEY_OPTION: &str = "kafkalog.encryption_key.";
 pub struct Found {
     /// The `.log` to read.
     pub log: PathBuf,
+    /// The segment's topic (from the remote segment's metadata or path).
     pub topic: Option<String>,
+    /// Its partition.
     pub partition: Option<i32>,
+    /// Its base offset (its first offset).
     pub base_offset: i64,
     /// Bytes of the segment, when known without reading (`None` when a window cuts it).
     pub size: Option<u64>,
@@ -799,6 +804,7 @@ pub struct Found {
 /// What [`discover`] found under a prefix.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Discovered {
+    /// The segments, in reading order.
     pub segments: Vec<Found>,
     /// What was left out and why, one line each (object keys, never contents).
     pub skipped: Vec<String>,

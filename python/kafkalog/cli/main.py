@@ -79,6 +79,15 @@ def _silence_stdout() -> None:
         pass
 
 
+def _exit_code(e: KafkaLogError | OSError) -> int:
+    """The exit code of an error: I/O, bad arguments, or bad data."""
+    if isinstance(e, KafkaLogIOError) or not isinstance(e, KafkaLogError):
+        return EXIT_IO
+    if isinstance(e, InvalidArgumentError):
+        return EXIT_USAGE
+    return EXIT_DATA
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``kafkalog`` with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     parser = build_parser()
@@ -103,18 +112,9 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:
             _silence_stdout()
             return EXIT_OK
-        except KafkaLogIOError as e:
+        except (KafkaLogError, OSError) as e:
             _err(f"{PROG}: {_error_text(e)}")
-            return EXIT_IO
-        except InvalidArgumentError as e:
-            _err(f"{PROG}: {_error_text(e)}")
-            return EXIT_USAGE
-        except KafkaLogError as e:
-            _err(f"{PROG}: {_error_text(e)}")
-            return EXIT_DATA
-        except OSError as e:
-            _err(f"{PROG}: {_error_text(e)}")
-            return EXIT_IO
+            return _exit_code(e)
         except KeyboardInterrupt:
             _err(f"{PROG}: interrupted")
             return EXIT_INTERRUPTED

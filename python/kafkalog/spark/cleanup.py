@@ -22,11 +22,16 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import TYPE_CHECKING, Unpack
 
 import pyarrow as pa
 
 import kafkalog
 from kafkalog import cleanup
+from kafkalog.types import CompactOptions, CompactReport
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["compact"]
 
@@ -38,7 +43,18 @@ def _partition_dirs(src: str) -> list[tuple[str, str | None, int | None]]:
     return [(d, t, p) for d, (t, p) in seen.items()]
 
 
-def compact(spark, src: str | os.PathLike, dst: str | os.PathLike, **options) -> list[dict]:
+class PartitionReport(CompactReport):
+    """:func:`kafkalog.compact`'s report for one partition, with the partition directory."""
+
+    dir: str
+
+
+def compact(
+    spark: SparkSession,
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    **options: Unpack[CompactOptions],
+) -> list[PartitionReport]:
     """Compact every partition under ``src`` (a log directory or a partition directory) into
     ``dst`` (a log directory: ``dst/<topic>-<partition>``), with :func:`kafkalog.compact`'s
     options. One clock (``now``, default the driver's) is used for every partition. Returns one
@@ -49,8 +65,8 @@ def compact(spark, src: str | os.PathLike, dst: str | os.PathLike, **options) ->
     from kafkalog.spark.source import register
 
     src, dst = os.path.abspath(os.fspath(src)), os.path.abspath(os.fspath(dst))
-    options = dict(options)
-    options.setdefault("now", int(time.time() * 1000))
+    if "now" not in options:
+        options["now"] = int(time.time() * 1000)
     parts = _partition_dirs(src)
     plans = {d: cleanup.plan(d, **options) for d, _, _ in parts}
     to_map = [
@@ -58,7 +74,7 @@ def compact(spark, src: str | os.PathLike, dst: str | os.PathLike, **options) ->
         for d, t, p in parts
         if plans[d]["cleaned"] and t is not None and p is not None
     ]
-    reports: dict[str, dict] = {}
+    reports: dict[str, PartitionReport] = {}
     if to_map:
         register(spark)
         bounds = spark.createDataFrame(
@@ -96,8 +112,7 @@ def compact(spark, src: str | os.PathLike, dst: str | os.PathLike, **options) ->
             report = cleanup.compact_with_offset_map(
                 d, out, table["key"].to_pylist(), table["offset"].to_pylist(), **options
             )
-            report["dir"] = d
-            return pa.table({"dir": [d], "report": [json.dumps(report)]})
+            return pa.table({"dir": [d], "report": [json.dumps(PartitionReport(**report, dir=d))]})
 
         for row in last.groupBy("dir").applyInArrow(clean, "dir string, report string").collect():
             reports[row["dir"]] = json.loads(row["report"])
@@ -106,6 +121,5 @@ def compact(spark, src: str | os.PathLike, dst: str | os.PathLike, **options) ->
             # Nothing to map (nothing cleanable, or no keys in the dirty range): the cleaner
             # alone, on the driver.
             report = cleanup.compact(d, os.path.join(dst, os.path.basename(d)), **options)
-            report["dir"] = d
-            reports[d] = report
+            reports[d] = PartitionReport(**report, dir=d)
     return [reports[d] for d, _, _ in parts]

@@ -27,9 +27,10 @@ from pyspark.sql.types import (
 
 import kafkalog
 from kafkalog import _native
+from kafkalog._native import DEFAULT_BATCH_SIZE, DEFAULT_MAX_DECOMPRESSED_SIZE
 from kafkalog._storage import Route, route, storage_kwargs
 from kafkalog.errors import InvalidArgumentError, KafkaLogError
-from kafkalog.spark.options import _DEFAULT_MAX_DECOMPRESSED, BoundSpec
+from kafkalog.spark.options import BoundSpec
 from kafkalog.spark.planning import discover, items, offset_ranges, plan
 from kafkalog.spark.schema import arrow_schema, conform, spark_columns, spark_schema
 
@@ -277,8 +278,8 @@ def decoder(
     include_control: bool = False,
     check_crc: bool = True,
     on_corrupt: str = "error",
-    max_decompressed_size: int = _DEFAULT_MAX_DECOMPRESSED,
-    batch_size: int = 65536,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     start_offset: Any = None,
     end_offset: Any = None,
     start_timestamp: Any = None,

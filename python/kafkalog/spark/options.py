@@ -15,15 +15,22 @@ import datetime as _dt
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
+from kafkalog._native import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    DEFAULT_TARGET_BYTES,
+)
 from kafkalog._storage import storage_kwargs
 from kafkalog._time import millis
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.schema import spark_columns
-from kafkalog.types import Visibility
+from kafkalog.types import IsolationLevel, OnCorrupt, Visibility
 
 __all__ = [
+    "DEFAULT_TARGET_BYTES",
+    "ReadOptions",
     "SourceOptions",
     "BoundSpec",
     "Subscription",
@@ -34,10 +41,6 @@ __all__ = [
 
 _log = logging.getLogger("kafkalog.spark")
 
-#: Work items are cut to about this many bytes of log (Spark's ``maxPartitionBytes`` default
-#: is 128 MiB of Parquet; Kafka logs expand more when decoded).
-DEFAULT_TARGET_BYTES = 64 << 20
-_DEFAULT_MAX_DECOMPRESSED = 256 << 20
 
 # Spark's Kafka source options (lower case), by what they mean here.
 _SPARK_READ = {
@@ -106,6 +109,11 @@ def _int(o: Mapping[str, str], name: str, default: int | None = None) -> int | N
         return int(str(o[name]).strip())
     except ValueError:
         raise InvalidArgumentError(f"option {name} must be an integer, not {o[name]!r}") from None
+
+
+def _int_or(o: Mapping[str, str], name: str, default: int) -> int:
+    value = _int(o, name)
+    return default if value is None else value
 
 
 def to_millis(value: Any) -> int | None:
@@ -242,8 +250,12 @@ class Subscription:
 EARLIEST = -2
 LATEST = -1
 
+#: One bound as given: the value for every partition (``None``: none given), and values for
+#: named (topic, partition)s, which win over it (a ``None`` there: no bound of this kind).
+PartitionBound = tuple[int | None, dict[tuple[str, int], int | None]]
 
-def _partition_map(spec: Any, what: str, timestamps: bool) -> tuple[Any, dict]:
+
+def _partition_map(spec: Any, what: str, timestamps: bool) -> PartitionBound:
     """A bound for every partition (an int, or ``earliest``/``latest``), or per partition: a
     mapping (or JSON) ``{"topic": {"0": value}}`` as Spark's Kafka source takes it."""
     if spec is None:
@@ -260,7 +272,7 @@ def _partition_map(spec: Any, what: str, timestamps: bool) -> tuple[Any, dict]:
         except ValueError as e:
             raise InvalidArgumentError(f"{what}: not valid JSON: {e}") from None
     if isinstance(spec, Mapping):
-        out: dict[tuple[str, int], int] = {}
+        out: dict[tuple[str, int], int | None] = {}
         for topic, per in spec.items():
             if not isinstance(per, Mapping):
                 raise InvalidArgumentError(
@@ -273,8 +285,12 @@ def _partition_map(spec: Any, what: str, timestamps: bool) -> tuple[Any, dict]:
                     raise InvalidArgumentError(f"{what}: bad partition {p!r}") from None
                 out[key] = to_millis(value) if timestamps else _offset(value, what)
         return None, out
-    if isinstance(spec, (int, _dt.datetime)) and not isinstance(spec, bool):
-        return (to_millis(spec) if timestamps else int(spec)), {}
+    if isinstance(spec, bool):
+        pass
+    elif timestamps and isinstance(spec, int | _dt.datetime):
+        return to_millis(spec), {}
+    elif isinstance(spec, int):
+        return spec, {}
     raise InvalidArgumentError(f"{what}: expected an int or a per-partition mapping, not {spec!r}")
 
 
@@ -293,10 +309,10 @@ class BoundSpec:
     """Start and end as given (Spark's precedence already applied: a timestamp over offsets
     by timestamp over offsets), to be resolved per topic-partition."""
 
-    start_offset: tuple = (None, {})
-    end_offset: tuple = (None, {})
-    start_timestamp: tuple = (None, {})
-    end_timestamp: tuple = (None, {})
+    start_offset: PartitionBound = (None, {})
+    end_offset: PartitionBound = (None, {})
+    start_timestamp: PartitionBound = (None, {})
+    end_timestamp: PartitionBound = (None, {})
     #: What a start timestamp no record reaches means: ``error`` (Spark's default) fails the
     #: query; ``latest`` starts at the latest offset (reads nothing there).
     strategy: Literal["error", "latest"] = "latest"
@@ -314,7 +330,11 @@ class BoundSpec:
         strategy: str = "latest",
         require_all: bool = False,
     ) -> BoundSpec:
-        if strategy not in ("error", "latest"):
+        if strategy == "error":
+            known: Literal["error", "latest"] = "error"
+        elif strategy == "latest":
+            known = "latest"
+        else:
             raise InvalidArgumentError(
                 f"startingOffsetsByTimestampStrategy must be 'error' or 'latest', not {strategy!r}"
             )
@@ -323,7 +343,7 @@ class BoundSpec:
             _partition_map(end_offset, "ending offsets", False),
             _partition_map(start_timestamp, "starting timestamp", True),
             _partition_map(end_timestamp, "ending timestamp", True),
-            strategy,  # type: ignore[arg-type]
+            known,
             require_all,
         )
 
@@ -362,18 +382,27 @@ class BoundSpec:
                     f"missing {names}"
                 )
 
-    def start_of(self, tp: tuple[Any, Any]) -> tuple[int | None, int | None]:
+    def start_of(self, tp: tuple[str | None, int | None]) -> tuple[int | None, int | None]:
         """(offset or EARLIEST/LATEST or None, timestamp or None) to start a partition at."""
-        ts = self.start_timestamp[1].get(tp, self.start_timestamp[0])
+        ts = _bound_of(self.start_timestamp, tp)
         if ts is not None:
             return None, ts
-        return self.start_offset[1].get(tp, self.start_offset[0]), None
+        return _bound_of(self.start_offset, tp), None
 
-    def end_of(self, tp: tuple[Any, Any]) -> tuple[int | None, int | None]:
-        ts = self.end_timestamp[1].get(tp, self.end_timestamp[0])
+    def end_of(self, tp: tuple[str | None, int | None]) -> tuple[int | None, int | None]:
+        ts = _bound_of(self.end_timestamp, tp)
         if ts is not None:
             return None, ts
-        return self.end_offset[1].get(tp, self.end_offset[0]), None
+        return _bound_of(self.end_offset, tp), None
+
+
+def _bound_of(bound: PartitionBound, tp: tuple[str | None, int | None]) -> int | None:
+    """The bound for one topic-partition: its own where named, else the one for all."""
+    every, per = bound
+    topic, partition = tp
+    if topic is not None and partition is not None and (topic, partition) in per:
+        return per[(topic, partition)]
+    return every
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,6 +419,36 @@ def columns_of(raw: Mapping[str, str]) -> list[str]:
     return spark_columns(include_headers=headers, batch_metadata=metadata)
 
 
+class ReadOptions(TypedDict):
+    """How work items are decoded: :func:`kafkalog.read`'s options of those names."""
+
+    include_control: bool
+    check_crc: bool
+    on_corrupt: OnCorrupt
+    max_decompressed_size: int
+    batch_size: int
+
+
+def _on_corrupt(value: str) -> OnCorrupt:
+    if value in ("error", "raise"):
+        return "error"
+    if value == "skip":
+        return "skip"
+    if value == "stop":
+        return "stop"
+    raise InvalidArgumentError(f'onCorrupt must be "error", "skip" or "stop", not {value!r}')
+
+
+def _isolation_level(value: str) -> IsolationLevel:
+    if value == "read_uncommitted":
+        return "read_uncommitted"
+    if value == "read_committed":
+        return "read_committed"
+    raise InvalidArgumentError(
+        f"kafka.isolation.level must be read_uncommitted or read_committed, not {value!r}"
+    )
+
+
 @dataclasses.dataclass
 class SourceOptions:
     """Everything the data source was told, checked."""
@@ -398,7 +457,7 @@ class SourceOptions:
     columns: list[str]
     subscription: Subscription
     bounds: BoundSpec
-    isolation_level: Literal["read_uncommitted", "read_committed"]
+    isolation_level: IsolationLevel
     fail_on_data_loss: bool
     target_bytes: int
     min_partitions: int | None
@@ -406,7 +465,7 @@ class SourceOptions:
     max_offsets_per_trigger: int | None
     min_offsets_per_trigger: int | None
     max_trigger_delay_ms: int
-    read: dict
+    read: ReadOptions
     storage_options: dict[str, str] | None
     visibility: Visibility = "consumer"
 
@@ -453,7 +512,10 @@ class SourceOptions:
             )
         start_default = "latest" if streaming else "earliest"
         # Spark's precedence: a timestamp over offsets by timestamp over offsets.
-        start_offset = start_ts = end_offset = end_ts = None
+        start_offset: str | None = None
+        end_offset: str | None = None
+        start_ts: int | str | None = None
+        end_ts: int | str | None = None
         if o.get("startingtimestamp") is not None:
             start_ts = to_millis(o["startingtimestamp"])
         elif o.get("startingoffsetsbytimestamp") is not None:
@@ -485,23 +547,20 @@ class SourceOptions:
         bounds = BoundSpec.make(
             start_offset, end_offset, start_ts, end_ts, strategy=strategy, require_all=True
         )
-        level = o.get("kafka.isolation.level") or o.get("isolationlevel") or "read_uncommitted"
-        if level not in ("read_uncommitted", "read_committed"):
-            raise InvalidArgumentError(
-                f"kafka.isolation.level must be read_uncommitted or read_committed, not {level!r}"
-            )
+        level = _isolation_level(
+            o.get("kafka.isolation.level") or o.get("isolationlevel") or "read_uncommitted"
+        )
         topics = o.get("subscribe") if o.get("subscribe") is not None else o.get("topics")
         subscription = Subscription.make(
             topics, o.get("subscribepattern"), o.get("assign"), o.get("partitions")
         )
-        max_decompressed = _int(o, "maxdecompressedsize", _DEFAULT_MAX_DECOMPRESSED)
-        read = {
-            "include_control": flag("includecontrol", False),
-            "check_crc": flag("checkcrc", True),
-            "on_corrupt": o.get("oncorrupt", "error"),
-            "max_decompressed_size": max_decompressed,
-            "batch_size": _int(o, "batchsize", 65536),
-        }
+        read = ReadOptions(
+            include_control=flag("includecontrol", False),
+            check_crc=flag("checkcrc", True),
+            on_corrupt=_on_corrupt(o.get("oncorrupt", "error")),
+            max_decompressed_size=_int_or(o, "maxdecompressedsize", DEFAULT_MAX_DECOMPRESSED_SIZE),
+            batch_size=_int_or(o, "batchsize", DEFAULT_BATCH_SIZE),
+        )
         positive = {
             name: _int(o, name)
             for name in (
@@ -512,9 +571,9 @@ class SourceOptions:
                 "targetbytes",
             )
         }
-        for name, value in positive.items():
-            if value is not None and value <= 0:
-                raise InvalidArgumentError(f"option {name} must be positive, not {value}")
+        for option, number in positive.items():
+            if number is not None and number <= 0:
+                raise InvalidArgumentError(f"option {option} must be positive, not {number}")
         storage = {
             k[len(_STORAGE_PREFIX) :]: str(v) for k, v in o.items() if k.startswith(_STORAGE_PREFIX)
         }
@@ -528,7 +587,7 @@ class SourceOptions:
             ),
             subscription=subscription,
             bounds=bounds,
-            isolation_level=level,  # type: ignore[arg-type]
+            isolation_level=level,
             fail_on_data_loss=flag("failondataloss", True),
             target_bytes=positive["targetbytes"] or DEFAULT_TARGET_BYTES,
             min_partitions=positive["minpartitions"],

@@ -28,11 +28,12 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from kafkalog.errors import InvalidArgumentError
+from kafkalog.errors import InvalidArgumentError, KafkaLogError
 from kafkalog.spark.decoding import quiet_executor, read_work_items
 from kafkalog.spark.options import EARLIEST, LATEST, SourceOptions
 from kafkalog.spark.planning import (
     Partition,
+    TopicPartition,
     _lost,
     check_gaps,
     discover,
@@ -44,9 +45,11 @@ from kafkalog.spark.source import plan_partitions
 __all__ = ["StreamReader"]
 
 Offsets = dict[tuple[str, int], int]
+#: Offsets as Spark Kafka's JSON holds them, ``{"topic": {"0": 1234}}``.
+SparkOffsets = dict[str, dict[str, int]]
 
 
-def to_json(offsets: Offsets) -> dict[str, dict[str, int]]:
+def to_json(offsets: Offsets) -> SparkOffsets:
     """Offsets in Spark Kafka's form (topics and partitions in order)."""
     out: dict[str, dict[str, int]] = {}
     for (topic, partition), offset in sorted(offsets.items()):
@@ -54,7 +57,7 @@ def to_json(offsets: Offsets) -> dict[str, dict[str, int]]:
     return out
 
 
-def from_json(offsets: Mapping) -> Offsets:
+def from_json(offsets: Mapping[str, Mapping[str, int | str]]) -> Offsets:
     try:
         return {(str(t), int(p)): int(o) for t, per in offsets.items() for p, o in per.items()}
     except (AttributeError, TypeError, ValueError):
@@ -85,6 +88,23 @@ def rate_limit(start: Offsets, latest: Offsets, limit: int) -> Offsets:
     return {tp: start[tp] + share.get(tp, 0) if tp in backlog else latest[tp] for tp in latest}
 
 
+def _key(p: Partition) -> tuple[str, int]:
+    """The topic-partition a stream reads: every segment must be in a partition directory."""
+    if p.topic is None or p.partition is None:
+        raise InvalidArgumentError(
+            f"{p.name}: a stream reads topic-partitions, and this segment is not in "
+            "a <topic>-<partition> directory"
+        )
+    return p.topic, p.partition
+
+
+def _offsets(p: Partition) -> tuple[int, int]:
+    """A partition's earliest and latest offsets (``_partitions`` keeps only those it has)."""
+    if p.earliest is None or p.latest is None:
+        raise KafkaLogError(f"{p.name}: its offsets were not listed")
+    return p.earliest, p.latest
+
+
 class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The data source's stream reader (see the module's docstring)."""
 
@@ -102,33 +122,32 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         o = self.options
         parts = discover(o.paths, subscription=o.subscription, storage_options=o.storage_options)
         for p in parts:
-            if p.topic is None or p.partition is None:
-                raise InvalidArgumentError(
-                    f"{p.name}: a stream reads topic-partitions, and this segment is not in "
-                    "a <topic>-<partition> directory"
-                )
+            _key(p)
         list_offsets(
             parts,
             read_committed=self.read_committed,
             max_decompressed_size=o.read["max_decompressed_size"],
             visibility=o.visibility,
         )
-        return [p for p in parts if p.latest is not None]
+        return [p for p in parts if p.earliest is not None and p.latest is not None]
 
     @staticmethod
     def _latest(parts: Sequence[Partition]) -> Offsets:
-        return {p.key: p.latest for p in parts}  # type: ignore[misc]
+        return {_key(p): _offsets(p)[1] for p in parts}
 
     # Spark's calls ---------------------------------------------------------------------------
 
-    def initialOffset(self) -> dict:
+    def initialOffset(self) -> SparkOffsets:
         """Where a new query starts: ``startingOffsets`` (default ``latest``) or the
         timestamps, per partition."""
         o = self.options
         parts = self._partitions()
         o.bounds.check_partitions({p.key for p in parts})
-        stamps = {p.key: o.bounds.start_of(p.key)[1] for p in parts}
-        stamps = {k: v for k, v in stamps.items() if v is not None}
+        stamps: dict[TopicPartition, int] = {}
+        for p in parts:
+            ts = o.bounds.start_of(p.key)[1]
+            if ts is not None:
+                stamps[p.key] = ts
         found = list_offsets(
             parts,
             read_committed=self.read_committed,
@@ -137,6 +156,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         )
         start: Offsets = {}
         for p in parts:
+            key, (earliest, latest) = _key(p), _offsets(p)
             offset, ts = o.bounds.start_of(p.key)
             if ts is not None:
                 at = found.get(p.key)
@@ -146,13 +166,13 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                         "timestamp); set startingOffsetsByTimestampStrategy=latest to start at "
                         "the latest offset instead"
                     )
-                start[p.key] = p.latest if at is None else at
+                start[key] = latest if at is None else at
             elif offset is None or offset == LATEST:
-                start[p.key] = p.latest
+                start[key] = latest
             elif offset == EARLIEST:
-                start[p.key] = p.earliest
+                start[key] = earliest
             else:
-                start[p.key] = offset
+                start[key] = offset
         return to_json(start)
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -166,13 +186,13 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:
         self.target = self._latest(self._partitions())
 
-    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+    def latestOffset(self, start: SparkOffsets, limit: ReadLimit) -> SparkOffsets:
         parts = self._partitions()
         begin = from_json(start)
         latest = self._latest(parts)
         self.seen = dict(latest)
         for p in parts:  # new partitions are read from their earliest offset
-            begin.setdefault(p.key, p.earliest)
+            begin.setdefault(_key(p), _offsets(p)[0])
         if self.target is not None:
             latest = {
                 tp: min(end, self.target[tp]) if tp in self.target else begin[tp]
@@ -197,18 +217,18 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self.last_batch = time.monotonic()
         return to_json(latest)
 
-    def reportLatestOffset(self) -> dict:
+    def reportLatestOffset(self) -> SparkOffsets:
         """The latest offsets seen at the last trigger (listing the files again only when
         there was none)."""
         if self.seen is None:
             self.seen = self._latest(self._partitions())
         return to_json(self.seen)
 
-    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+    def partitions(self, start: SparkOffsets, end: SparkOffsets) -> Sequence[InputPartition]:
         o = self.options
-        parts = {p.key: p for p in self._partitions()}
+        parts = {_key(p): p for p in self._partitions()}
         begin, until = from_json(start), from_json(end)
-        ranges: dict[tuple[str, int], tuple[int, int]] = {}
+        ranges: dict[TopicPartition, tuple[int, int]] = {}
         for tp, stop in until.items():
             p = parts.get(tp)
             first = begin.get(tp)
@@ -219,15 +239,16 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                         o.fail_on_data_loss,
                     )
                 continue
+            earliest = _offsets(p)[0]
             if first is None:
-                first = p.earliest
-            if first < p.earliest:  # deleted (retention) since the offsets were decided
+                first = earliest
+            if first < earliest:  # deleted (retention) since the offsets were decided
                 _lost(
-                    f"offsets {first} to {min(stop, p.earliest) - 1} of {p.name} are gone (its "
-                    f"earliest offset is now {p.earliest})",
+                    f"offsets {first} to {min(stop, earliest) - 1} of {p.name} are gone (its "
+                    f"earliest offset is now {earliest})",
                     o.fail_on_data_loss,
                 )
-                first = p.earliest
+                first = earliest
             if first < stop:
                 check_gaps(p, first, stop, o.fail_on_data_loss)
                 ranges[tp] = (first, stop)
@@ -243,5 +264,5 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             storage_options=self.options.storage_options,
         )
 
-    def commit(self, end: dict) -> None:
+    def commit(self, end: SparkOffsets) -> None:
         """Nothing to acknowledge: the files are read, never consumed."""

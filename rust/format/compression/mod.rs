@@ -11,12 +11,18 @@ mod zstd;
 
 use crate::error::{Error, ErrorKind, Result};
 
+/// A batch's codec, as the low three bits of its attributes name it (`compression.type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Compression {
+    /// Uncompressed.
     None = 0,
+    /// gzip (a gzip stream, as Java's `GZIPOutputStream` writes it).
     Gzip = 1,
+    /// Snappy, in xerial's framed format that Kafka's producer writes.
     Snappy = 2,
+    /// LZ4 frames (KIP-57: v1+ with the correct header checksum).
     Lz4 = 3,
+    /// Zstandard (v2 batches only, KIP-110).
     Zstd = 4,
 }
 
@@ -48,6 +54,7 @@ impl Compression {
         }
     }
 
+    /// The codec named as in `compression.type` (`none`, `gzip`, `snappy`, `lz4`, `zstd`).
     pub fn from_name(name: &str) -> Option<Self> {
         Some(match name.to_ascii_lowercase().as_str() {
             "none" | "uncompressed" => Compression::None,

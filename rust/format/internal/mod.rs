@@ -48,6 +48,8 @@ pub enum Parsed<'a> {
 }
 
 impl<'a> Parsed<'a> {
+    /// The record, when its type and version are known.
+    #[cfg(test)]
     pub fn known(&self) -> Option<&Record<'a>> {
         match self {
             Parsed::Known(r) => Some(r),

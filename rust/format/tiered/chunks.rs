@@ -22,8 +22,11 @@ const MAX_CODEC_BYTES: usize = 10 << 20;
 /// One chunk: its bytes in the original segment and in the `.log` object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chunk {
+    /// The chunk's number, from 0.
     pub id: usize,
+    /// Its bytes in the segment as the broker wrote it.
     pub original: Range<u64>,
+    /// Its bytes in the uploaded `.log` object (compressed and/or encrypted).
     pub transformed: Range<u64>,
 }
 
@@ -40,9 +43,12 @@ enum Transformed {
 /// Where each chunk of a segment lies.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChunkIndex {
+    /// Bytes of each chunk of the original segment (the last may be shorter).
     pub original_chunk_size: u64,
+    /// Bytes of the original segment.
     pub original_file_size: u64,
     transformed: Transformed,
+    /// `fixed` or `variable`: which form of chunk index the manifest used, for messages.
     pub kind: &'static str,
 }
 
@@ -143,6 +149,7 @@ impl ChunkIndex {
         }
     }
 
+    /// Chunk `id`'s byte ranges; `None` past the last chunk.
     pub fn chunk(&self, id: usize) -> Option<Chunk> {
         if id >= self.count() {
             return None;

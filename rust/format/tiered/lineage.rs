@@ -22,6 +22,7 @@
 /// One segment, as its manifest (or name and checkpoint) describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
+    /// The segment's first offset.
     pub base_offset: i64,
     /// Last offset (inclusive), when known.
     pub end_offset: Option<i64>,
@@ -33,7 +34,10 @@ pub struct Candidate {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Choice {
     /// Serve it: every offset, or up to `last` (inclusive) when `Some`.
-    Keep { last: Option<i64> },
+    Keep {
+        /// The last offset to serve from it (inclusive); `None`: all of them.
+        last: Option<i64>,
+    },
     /// Its records diverge from the lineage from its first offset.
     Diverged,
     /// Every offset it holds is served by another segment.

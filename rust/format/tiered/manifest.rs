@@ -21,14 +21,20 @@ use serde_json::Value;
 /// The indexes a segment carries, in the order the plugin stores them in `.indexes`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexSlot {
+    /// The offset index (`.index`).
     Offset,
+    /// The time index (`.timeindex`).
     Timestamp,
+    /// The producer state snapshot (`.snapshot`).
     ProducerSnapshot,
+    /// The leader epoch checkpoint.
     LeaderEpoch,
+    /// The transaction index (`.txnindex`).
     Transaction,
 }
 
 impl IndexSlot {
+    /// Every slot, in the order the plugin stores them.
     pub const ALL: [IndexSlot; 5] = [
         IndexSlot::Offset,
         IndexSlot::Timestamp,
@@ -58,6 +64,7 @@ impl IndexSlot {
         }
     }
 
+    /// The slot of the broker file suffix `suffix` (`index`, `timeindex`, ...).
     pub fn from_suffix(suffix: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.suffix() == suffix)
     }
@@ -66,8 +73,11 @@ impl IndexSlot {
 /// A segment's encryption: which RSA key wraps its data key, the wrapped key, the AAD.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Encryption {
+    /// The id of the RSA key that wraps the data key.
     pub key_id: String,
+    /// The segment's AES data key, wrapped with that key (RSA-OAEP).
     pub wrapped_key: Vec<u8>,
+    /// The additional authenticated data of each AES-GCM chunk.
     pub aad: Vec<u8>,
 }
 
@@ -81,14 +91,23 @@ impl std::fmt::Debug for Encryption {
 /// What the broker said about the segment when it copied it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegmentMetadata {
+    /// The topic.
     pub topic: String,
+    /// The partition number.
     pub partition: i32,
+    /// The topic's id (a UUID), when recorded.
     pub topic_id: Option<String>,
+    /// The remote segment's id (a UUID), as in its object names.
     pub segment_id: Option<String>,
+    /// The segment's first offset.
     pub start_offset: i64,
+    /// The segment's last offset (inclusive).
     pub end_offset: i64,
+    /// The largest timestamp in the segment.
     pub max_timestamp: Option<i64>,
+    /// The broker that copied it.
     pub broker_id: Option<i32>,
+    /// When the broker copied it (ms since the epoch).
     pub event_timestamp: Option<i64>,
     /// `(epoch, start offset)`, by epoch.
     pub leader_epochs: Vec<(i32, i64)>,
@@ -97,11 +116,15 @@ pub struct SegmentMetadata {
 /// A parsed `.rsm-manifest`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Manifest {
+    /// Where each chunk of the segment lies in the `.log` object.
     pub chunk_index: ChunkIndex,
     /// `(position, size)` in `.indexes`, per [`IndexSlot::ALL`]; `None` for an absent index.
     pub indexes: [Option<(u64, u64)>; 5],
+    /// Whether chunks are compressed (zstd).
     pub compression: bool,
+    /// How chunks are encrypted, when they are.
     pub encryption: Option<Encryption>,
+    /// The broker's metadata of the segment, when the manifest carries it.
     pub metadata: Option<SegmentMetadata>,
 }
 
@@ -116,6 +139,7 @@ fn int(v: &Value, field: &str) -> Result<i64> {
 }
 
 impl Manifest {
+    /// Parses a manifest's JSON, checking every size and range it gives.
     pub fn parse(bytes: &[u8]) -> Result<Self> {
         let root: Value = serde_json::from_slice(bytes).map_err(|e| {
             bad(format_args!(

@@ -30,7 +30,9 @@ fn is_topic(s: &str) -> bool {
 /// A segment object's file name, parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegmentName<'a> {
+    /// The segment's first offset, from the name's 20 digits.
     pub base_offset: i64,
+    /// The remote segment's id.
     pub segment_id: &'a str,
     /// What follows the first dot after the id (`log`, `rsm-manifest`, ...).
     pub suffix: &'a str,
@@ -65,11 +67,19 @@ impl<'a> SegmentName<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TieredDir {
     /// Aiven's `<topic>-<topicId>`, holding one directory per partition.
-    AivenTopic { topic: String, topic_id: String },
+    AivenTopic {
+        /// The topic.
+        topic: String,
+        /// The topic's id (a UUID).
+        topic_id: String,
+    },
     /// LocalTieredStorage's `<topic>-<partition>-<topicId>`, holding the segments.
     LocalPartition {
+        /// The topic.
         topic: String,
+        /// The partition number.
         partition: i32,
+        /// The topic's id (a UUID).
         topic_id: String,
     },
 }
@@ -82,6 +92,7 @@ impl TieredDir {
         Self::local_partition(name).or_else(|| Self::aiven_topic(name))
     }
 
+    /// Reads `name` as Aiven's `<topic>-<topicId>`.
     pub fn aiven_topic(name: &str) -> Option<Self> {
         let cut = name.len().checked_sub(UUID_LEN + 1)?;
         let (topic, rest) = (name.get(..cut)?, name.get(cut..)?);
@@ -92,6 +103,7 @@ impl TieredDir {
         })
     }
 
+    /// Reads `name` as LocalTieredStorage's `<topic>-<partition>-<topicId>`.
     pub fn local_partition(name: &str) -> Option<Self> {
         let TieredDir::AivenTopic {
             topic: head,
