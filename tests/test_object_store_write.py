@@ -292,3 +292,91 @@ def test_a_stream_dropped_midway_is_resumed(s3):
         proxy.close()
     assert proxy.cut == 2, "the connection was dropped twice"
     assert got.column("value") == data.column("value")
+
+
+# --------------------------------------------------------------------------------------------
+# The Spark writer: tasks stage, the driver publishes at commit
+# --------------------------------------------------------------------------------------------
+
+
+def _spark_source(spark):
+    return spark.read.format("kafkalog").option("targetBytes", 1).load(str(LOGS))
+
+
+def _partition_rows(source, **kw) -> dict[str, list]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = kafkalog.read(source, columns=["topic", "partition", "offset", "key", "value"], **kw)
+        t = t.read_all()
+    return sorted(t.to_pylist(), key=lambda r: (r["topic"], r["partition"], r["offset"]))
+
+
+def test_spark_writer_publishes_to_s3_at_commit(spark, s3):
+    import kafkalog.spark as ks
+
+    uri = f"s3://{BUCKET}/spark-write"
+    df = _spark_source(spark)
+    ks.write(df, uri, storage_options=s3.options, compression="zstd", segment_bytes=1024)
+    assert _partition_rows(uri, storage_options=s3.options) == _partition_rows(LOGS)
+    names = keys(s3, "spark-write")
+    # Every partition published with its manifest, and no staging or marker left.
+    partitions = {n.split("/")[0] for n in names}
+    assert partitions == {"clicks-0", "clicks-1", "events-0", "orders-0", "orders-1", "users-0"}
+    assert all(f"{p}/.kafkalog-manifest" in names for p in partitions)
+    assert not [n for n in names if n.endswith(".kafkalog-writing") or "kafkalog-job" in n]
+    # Back through the data source.
+    loaded = (
+        spark.read.format("kafkalog")
+        .options(**{f"storage.{k}": v for k, v in s3.options.items()})
+        .load(uri)
+    )
+    assert loaded.count() == 89
+
+    # Append refuses a partition that is there; overwrite replaces only those written.
+    with pytest.raises(Exception, match="already exist"):
+        ks.write(df.filter("topic = 'users'"), uri, storage_options=s3.options)
+    assert len(_partition_rows(f"{uri}/users-0", storage_options=s3.options)) == len(
+        _partition_rows(LOGS / "users-0")
+    )
+    ks.write(
+        df.filter("topic = 'users'").limit(3), uri, mode="overwrite", storage_options=s3.options
+    )
+    assert len(_partition_rows(f"{uri}/users-0", storage_options=s3.options)) == 3
+    assert len(_partition_rows(f"{uri}/orders-0", storage_options=s3.options)) == 33
+    assert not [n for n in keys(s3, "spark-write") if "kafkalog-job" in n]
+
+
+def test_spark_writer_failed_job_publishes_nothing_in_s3(spark, s3):
+    from pyspark.sql import functions as F
+
+    import kafkalog.spark as ks
+
+    uri = f"s3://{BUCKET}/spark-abort"
+    df = _spark_source(spark)
+    # One task's rows include a topic Kafka refuses: that task raises after the others may
+    # have staged theirs, so the job aborts.
+    bad = df.withColumn(
+        "topic", F.when(df.topic == "users", F.lit("bad/topic")).otherwise(df.topic)
+    )
+    with pytest.raises(Exception, match="bad/topic"):
+        ks.write(bad, uri, storage_options=s3.options)
+    assert keys(s3, "spark-abort") == {}  # nothing published, staging removed
+
+    # A job whose task dies while others have staged (a row that fails in a Python UDF).
+    @F.udf("string")
+    def explode(topic):
+        if topic == "users":
+            raise RuntimeError("task failed on purpose")
+        return topic
+
+    with pytest.raises(Exception, match="task failed on purpose"):
+        ks.write(df.withColumn("topic", explode(df.topic)), uri, storage_options=s3.options)
+    assert keys(s3, "spark-abort") == {}
+
+
+def test_spark_stream_sink_refuses_object_stores():
+    from kafkalog.errors import InvalidArgumentError
+    from kafkalog.spark.writing import StreamWriter
+
+    with pytest.raises(InvalidArgumentError, match="object store"):
+        StreamWriter(f"s3://{BUCKET}/stream", {}, "spark")

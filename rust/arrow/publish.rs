@@ -108,6 +108,106 @@ pub fn published(storage: &dyn Storage, dir: &Path, listed: Vec<Entry>) -> Resul
     Ok(listed)
 }
 
+/// Publishes at `target` the partition a kafkalog write published at `staged` (both prefixes
+/// in `storage`, e.g. a Spark task's staging prefix and the job's output): claims `target`'s
+/// marker, unpublishes an old partition there (only with `overwrite`), copies the staged files
+/// server-side, then puts the manifest. Readers see the old partition (or nothing), then the
+/// new one, never a mix; a failure before the manifest leaves nothing readable at `target`
+/// and removes the copies.
+pub fn publish_staged(
+    storage: Arc<dyn Storage>,
+    staged: &Path,
+    target: &Path,
+    overwrite: bool,
+) -> Result<()> {
+    let listed = match storage.list(staged) {
+        Ok(listed) => listed,
+        Err(e) if e.is_not_found() => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    if !listed
+        .iter()
+        .any(|e| e.path.file_name().is_some_and(|n| n == MANIFEST))
+    {
+        return Err(Error::invalid_argument(
+            "nothing published to stage from (no kafkalog manifest there)",
+        )
+        .with_path(staged));
+    }
+    let files = published(storage.as_ref(), staged, listed)?;
+    let name = name_of(target);
+    if name.is_empty() || name.starts_with('.') {
+        return Err(Error::invalid_argument(
+            "the target does not end in a partition directory name",
+        )
+        .with_path(target));
+    }
+    let mut writer = ObjectStoreWriter {
+        storage: storage.clone(),
+        target: target.to_path_buf(),
+        scratch: PathBuf::new(),
+        inner: None,
+        uploaded: Vec::new(),
+        claimed: false,
+    };
+    writer.claim(overwrite)?;
+    for entry in &files {
+        let file = name_of(&entry.path);
+        storage.copy(&entry.path, &target.join(&file))?;
+        writer.uploaded.push((file, entry.size));
+    }
+    storage.put(
+        &target.join(MANIFEST),
+        manifest_text(&writer.uploaded).into_bytes(),
+        PutMode::Create,
+    )?;
+    writer.uploaded.clear();
+    if storage.delete(&target.join(WRITING)).is_ok() {
+        writer.claimed = false;
+    }
+    Ok(())
+}
+
+/// Refuses, before anything is published, targets that hold something already (a job that
+/// publishes several partitions and may not replace any checks them all first).
+pub fn check_absent(storage: &dyn Storage, targets: &[PathBuf]) -> Result<()> {
+    let mut there = Vec::new();
+    for target in targets {
+        match storage.list(target) {
+            Ok(listed) if !listed.is_empty() => there.push(target.display().to_string()),
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if there.is_empty() {
+        return Ok(());
+    }
+    there.sort();
+    Err(Error::invalid_argument(format!(
+        "{} already exist: kafkalog cannot append to a partition directory; use \
+         mode(\"overwrite\") to replace them",
+        there.join(", ")
+    )))
+}
+
+/// Removes every object under `prefix` (a job's staging prefix); none there is not an error.
+pub fn remove_prefix(storage: &dyn Storage, prefix: &Path) -> Result<()> {
+    let listed = match storage.list(prefix) {
+        Ok(listed) => listed,
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in listed {
+        if entry.is_dir {
+            remove_prefix(storage, &entry.path)?;
+        } else {
+            storage.delete(&entry.path)?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes one partition directory to an object store (see the module documentation).
 pub struct ObjectStoreWriter {
     storage: Arc<dyn Storage>,
@@ -314,7 +414,9 @@ impl Drop for ObjectStoreWriter {
         if self.claimed {
             let _ = self.storage.delete(&self.target.join(WRITING));
         }
-        let _ = std::fs::remove_dir_all(&self.scratch);
+        if !self.scratch.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.scratch);
+        }
     }
 }
 
@@ -522,5 +624,50 @@ mod tests {
         ] {
             assert!(parse_manifest(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn staged_partition_is_copied_and_published_and_the_staging_removed() {
+        let root = scratch("staged");
+        let storage: Arc<dyn Storage> = Arc::new(Local);
+        let staged = root
+            .join(".spark.kafkalog-job.x.tmp")
+            .join("task")
+            .join("orders-0");
+        let mut writer = ObjectStoreWriter::create(storage.clone(), &staged, options()).unwrap();
+        for batch in batches(100) {
+            writer.write(&batch).unwrap();
+        }
+        writer.finish().unwrap();
+        let target = root.join("out").join("orders-0");
+        publish_staged(storage.clone(), &staged, &target, false).unwrap();
+        assert_eq!(offsets(&storage, &target), (0..100).collect::<Vec<_>>());
+        assert!(names(&target).contains(&MANIFEST.to_string()));
+        assert!(!names(&target).contains(&WRITING.to_string()));
+        // Not twice without overwrite (and the partition there stays readable).
+        let err = publish_staged(storage.clone(), &staged, &target, false).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidArgument);
+        assert_eq!(offsets(&storage, &target), (0..100).collect::<Vec<_>>());
+        assert!(!names(&target).contains(&WRITING.to_string()));
+        // Another writer holding the target: a conflict, nothing changed.
+        std::fs::write(target.join(WRITING), b"x").unwrap();
+        let err = publish_staged(storage.clone(), &staged, &target, true).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Conflict);
+        std::fs::remove_file(target.join(WRITING)).unwrap();
+        // A prefix with nothing published is refused.
+        let err = publish_staged(storage.clone(), &root.join("none-0"), &target, true).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidArgument);
+        // The whole staging prefix goes.
+        remove_prefix(storage.as_ref(), &root.join(".spark.kafkalog-job.x.tmp")).unwrap();
+        assert!(names(
+            &root
+                .join(".spark.kafkalog-job.x.tmp")
+                .join("task")
+                .join("orders-0")
+        )
+        .iter()
+        .all(|n| !n.ends_with(".log")));
+        remove_prefix(storage.as_ref(), &root.join("missing")).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -148,6 +148,13 @@ pub trait Storage: Send + Sync + fmt::Debug {
         let bytes = std::fs::read(from).map_err(|e| Error::io(e, from))?;
         self.put(path, bytes, PutMode::Overwrite)
     }
+
+    /// Copies the object `from` to `to` (overwriting) in the same store. Object stores copy
+    /// server-side; the default reads the object and puts it.
+    fn copy(&self, from: &Path, to: &Path) -> Result<()> {
+        let bytes = self.read(from)?.ok_or_else(|| not_found(from))?;
+        self.put(to, bytes, PutMode::Overwrite)
+    }
 }
 
 /// How [`Storage::put`] treats an object already at the location.
@@ -272,6 +279,14 @@ impl Storage for Router {
     fn upload(&self, path: &Path, from: &Path) -> Result<()> {
         self.pick(path).upload(path, from)
     }
+    fn copy(&self, from: &Path, to: &Path) -> Result<()> {
+        if is_local(from) == is_local(to) {
+            self.pick(to).copy(from, to)
+        } else {
+            let bytes = self.read(from)?.ok_or_else(|| not_found(from))?;
+            self.put(to, bytes, PutMode::Overwrite)
+        }
+    }
 }
 
 /// The default storage: local files, and object stores configured from the environment.
@@ -374,6 +389,9 @@ impl Storage for Counting {
     }
     fn upload(&self, path: &Path, from: &Path) -> Result<()> {
         self.inner.upload(path, from)
+    }
+    fn copy(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.copy(from, to)
     }
 }
 

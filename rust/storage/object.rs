@@ -372,6 +372,19 @@ impl Storage for ObjectStores {
         }
     }
 
+    fn copy(&self, from: &Path, to: &Path) -> Result<()> {
+        let (store, src) = self.store(from)?;
+        let (_, dst) = self.store(to)?;
+        if src.base != dst.base {
+            let bytes = self.read(from)?.ok_or_else(|| not_found(from))?;
+            return self.put(to, bytes, PutMode::Overwrite);
+        }
+        match block_on(store.copy(&src.key, &dst.key))? {
+            Ok(()) => Ok(()),
+            Err(e) => Err(store_error(e, Some((from, None)))),
+        }
+    }
+
     fn upload(&self, path: &Path, from: &Path) -> Result<()> {
         use std::io::Read;
         let mut file = std::fs::File::open(from).map_err(|e| Error::io(e, from))?;
