@@ -532,7 +532,11 @@ def segments(
     directory, those of each ``<topic>-<partition>`` directory in topic, partition order
     (directories Kafka is deleting or moving, and ``.log.deleted``/``.cleaned``/``.swap``
     files, are left out, as a broker leaves them out). Each is a dict with ``path``,
-    ``topic``, ``partition`` and ``base_offset`` (``None`` where the names do not say).
+    ``topic``, ``partition`` and ``base_offset`` (``None`` where the names do not say),
+    ``size``, and what a consumer could fetch of the partition: ``log_start_offset`` and
+    ``high_watermark`` from the broker's checkpoint files, and ``hidden``
+    (``"above_high_watermark"``/``"below_log_start"`` for a segment wholly outside them).
+    Every segment on disk is listed, whatever ``visibility`` a read would use.
     """
     return _segments(_paths(path), **_storage_kwargs(storage_options, filesystem, encryption_keys))
 
