@@ -458,6 +458,7 @@ impl Storage for ObjectStores {
     }
 
     fn copy(&self, from: &Path, to: &Path) -> Result<()> {
+        self.forget();
         let (store, src) = self.store(from)?;
         let (_, dst) = self.store(to)?;
         if src.base != dst.base {
