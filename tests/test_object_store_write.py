@@ -128,7 +128,7 @@ def test_nothing_is_read_before_publish_and_a_failed_write_leaves_nothing(s3):
     assert len(rows(uri, storage_options=s3.options)) == 3000
 
 
-def test_a_killed_writer_is_never_read_and_blocks_the_next_until_cleared(s3):
+def test_a_killed_writer_is_never_read_and_its_marker_is_taken_over(s3):
     uri = f"s3://{BUCKET}/killed/orders-0"
     script = textwrap.dedent(
         f"""
@@ -151,12 +151,11 @@ def test_a_killed_writer_is_never_read_and_blocks_the_next_until_cleared(s3):
     assert ".kafkalog-manifest" not in left
     assert rows(uri, storage_options=s3.options) == []
     assert rows(f"s3://{BUCKET}/killed", storage_options=s3.options) == []
-    with pytest.raises(kafkalog.ConcurrentWriteError, match="delete the marker"):
-        kafkalog.write(uri, table(5), storage_options=s3.options, overwrite=True)
-    s3.client.delete_object(Bucket=BUCKET, Key="killed/orders-0/.kafkalog-writing")
-    with pytest.raises(kafkalog.InvalidArgumentError, match="overwrite"):
-        kafkalog.write(uri, table(5), storage_options=s3.options)
-    kafkalog.write(uri, table(5), storage_options=s3.options, overwrite=True)
+    marker = left[".kafkalog-writing"].decode()
+    assert marker.startswith("kafkalog-writer 1\n") and f"host {os.uname().nodename}\n" in marker
+    # Its process is gone from this host: the next writer takes the marker over (and the
+    # dead writer's unpublished uploads go with it, overwrite or not).
+    kafkalog.write(uri, table(5), storage_options=s3.options)
     assert [r["offset"] for r in rows(uri, storage_options=s3.options)] == list(range(5))
     assert sorted(keys(s3, "killed/orders-0")) == [
         ".kafkalog-manifest",
@@ -165,6 +164,60 @@ def test_a_killed_writer_is_never_read_and_blocks_the_next_until_cleared(s3):
         "00000000000000000000.timeindex",
         "00000000000000000005.snapshot",
     ]
+
+
+def test_a_live_or_foreign_writers_marker_blocks_and_two_take_over_a_dead_one_once(s3):
+    import threading
+
+    uri = f"s3://{BUCKET}/takeover/orders-0"
+    key = "takeover/orders-0/.kafkalog-writing"
+    # A marker of an older kafkalog, or of a writer on another host: never taken over.
+    for body in (
+        b"kafkalog write started by process 1 at 0 ms\n",
+        b"kafkalog-writer 1\nowner x\nhost elsewhere.invalid\npid 1\ncreated_ms 0\n",
+        # This host's live process (this one).
+        f"kafkalog-writer 1\nowner x\nhost {os.uname().nodename}\npid {os.getpid()}\n"
+        "created_ms 0\n".encode(),
+    ):
+        s3.client.put_object(Bucket=BUCKET, Key=key, Body=body)
+        with pytest.raises(kafkalog.ConcurrentWriteError, match="delete the marker"):
+            kafkalog.write(uri, table(5), storage_options=s3.options)
+        assert keys(s3, "takeover/orders-0") == {".kafkalog-writing": body}
+    # A dead process of this host: two writers race; exactly one writes.
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    body = (
+        f"kafkalog-writer 1\nowner x\nhost {os.uname().nodename}\npid {dead.stdout.strip()}\n"
+        "created_ms 0\n"
+    ).encode()
+    for _ in range(3):
+        s3.client.delete_object(Bucket=BUCKET, Key=key)
+        for k in keys(s3, "takeover/orders-0"):
+            s3.client.delete_object(Bucket=BUCKET, Key=f"takeover/orders-0/{k}")
+        s3.client.put_object(Bucket=BUCKET, Key=key, Body=body)
+        outcomes: list[str] = []
+
+        def write(n: int, outcomes: list[str] = outcomes) -> None:
+            try:
+                kafkalog.write(uri, table(n), storage_options=s3.options)
+                outcomes.append(f"wrote {n}")
+            except (kafkalog.ConcurrentWriteError, kafkalog.InvalidArgumentError) as e:
+                outcomes.append(type(e).__name__)
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in (5, 7)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wrote = [o for o in outcomes if o.startswith("wrote")]
+        assert len(wrote) == 1, outcomes
+        n = int(wrote[0].split()[1])
+        assert [r["offset"] for r in rows(uri, storage_options=s3.options)] == list(range(n))
+        assert ".kafkalog-writing" not in keys(s3, "takeover/orders-0")
 
 
 def test_a_big_segment_is_uploaded_in_parts_and_streamed_back(s3, tmp_path):

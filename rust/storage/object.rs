@@ -457,6 +457,45 @@ impl Storage for ObjectStores {
         }
     }
 
+    fn read_versioned(&self, path: &Path) -> Result<Option<(Vec<u8>, Option<String>)>> {
+        let (store, loc) = self.store(path)?;
+        let got = block_on(async {
+            match store.get(&loc.key).await {
+                Ok(result) => {
+                    let e_tag = result.meta.e_tag.clone();
+                    result.bytes().await.map(|b| (b, e_tag))
+                }
+                Err(e) => Err(e),
+            }
+        })?;
+        match got {
+            Ok((bytes, e_tag)) => Ok(Some((bytes.to_vec(), e_tag))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(store_error(e, Some((path, None)))),
+        }
+    }
+
+    fn replace_if(&self, path: &Path, bytes: Vec<u8>, version: &str) -> Result<()> {
+        self.forget();
+        let (store, loc) = self.store(path)?;
+        let options = object_store::PutOptions {
+            mode: object_store::PutMode::Update(object_store::UpdateVersion {
+                e_tag: Some(version.to_string()),
+                version: None,
+            }),
+            ..Default::default()
+        };
+        match block_on(store.put_opts(&loc.key, bytes.into(), options))? {
+            Ok(_) => Ok(()),
+            Err(
+                object_store::Error::Precondition { .. }
+                | object_store::Error::AlreadyExists { .. }
+                | object_store::Error::NotFound { .. },
+            ) => Err(already_exists(path)),
+            Err(e) => Err(store_error(e, Some((path, None)))),
+        }
+    }
+
     fn copy(&self, from: &Path, to: &Path) -> Result<()> {
         self.forget();
         let (store, src) = self.store(from)?;
