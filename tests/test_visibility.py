@@ -224,3 +224,18 @@ def test_segments_list_everything_beside_a_malformed_checkpoint(logdir):
         [s for s in listed if s["topic"] != "orders" or s["partition"] != 0]
     )
     assert all(s["high_watermark"] is None for s in listed)
+
+
+def test_cli_info_reports_the_consumer_bounds(logdir, capsys):
+    checkpoint(logdir / "replication-offset-checkpoint", {("orders", 0): 15})
+    checkpoint(logdir / "log-start-offset-checkpoint", {("orders", 0): 15})
+    assert cli.main(["info", str(logdir)]) == 0
+    out = capsys.readouterr().out
+    assert "log start offset 15, high watermark 15" in out
+    assert "not fetchable: below log start" in out
+    assert "not fetchable: above high watermark" in out
+    from kafkalog.cli.info import log_info
+
+    info = log_info(str(logdir))
+    orders = [p for t in info["topics"] for p in t["partitions"] if p["topic"] == "orders"]
+    assert {(p["partition"], p["highWatermark"]) for p in orders} == {(0, 15), (1, None)}
