@@ -6,14 +6,20 @@ Writes one segment of about MB MiB (kafkalog.write, CODEC), uploads it to a moto
 loopback, and prints, best of 3, twice: one whole-object GET through boto3 (what this server
 can deliver to one client), kafkalog.read from local disk and from s3:// (one thread), and
 the ratios. On a two-core machine moto, kafkalog's I/O thread and its decoder share the cores.
+With each, the CPU time it cost per MiB (user+sys, of this process and of the moto server, from
+getrusage and /proc): robust where wall time is not on a loaded machine. Last, the fixed cost of
+reading a partition of 10 records from s3:// (its requests: listing, checkpoints, the GET).
 """
 
 from __future__ import annotations
 
+import os
+import resource
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import boto3
@@ -21,7 +27,26 @@ import boto3
 import kafkalog
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_remote import _free_port, best_of, table  # noqa: E402
+from bench_remote import _free_port, table  # noqa: E402
+
+
+def _cpu(pid: int | None) -> float:
+    """CPU seconds (user+sys) of this process, or of process `pid`."""
+    if pid is None:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _costs(fn: Callable[[], object], pid: int) -> tuple[float, float, float]:
+    """Best of 3 by wall time: (wall s, this process's CPU s, the server's CPU s)."""
+    runs = []
+    for _ in range(3):
+        w, me, srv = time.perf_counter(), _cpu(None), _cpu(pid)
+        fn()
+        runs.append((time.perf_counter() - w, _cpu(None) - me, _cpu(pid) - srv))
+    return min(runs)
 
 
 def main(mb: int, codec: str) -> None:
@@ -56,14 +81,35 @@ def main(mb: int, codec: str) -> None:
             def remote() -> None:
                 kafkalog.read("s3://bench/logs/c-0", threads=1, storage_options=opts).read_all()
 
+            tiny = Path(tmp) / "t-0"
+            kafkalog.write(tiny, table(10), compression=codec)
+            for f in sorted(tiny.iterdir()):
+                c.upload_file(str(f), "bench", f"logs/t-0/{f.name}")
+
+            def remote_tiny() -> None:
+                kafkalog.read("s3://bench/logs/t-0", threads=1, storage_options=opts).read_all()
+
+            def local_read() -> None:
+                kafkalog.read(local, threads=1).read_all()
+
             for _ in range(2):
-                g = best_of(get, 3)
-                loc = best_of(lambda: kafkalog.read(local, threads=1).read_all(), 3)
-                rem = best_of(remote, 3)
+                g, loc, rem = (_costs(f, srv.pid) for f in (get, local_read, remote))
                 print(
-                    f"{codec} {size:.0f} MiB: boto3 whole GET {size / g:.0f} MiB/s; kafkalog "
-                    f"local {size / loc:.0f}, s3 {size / rem:.0f} MiB/s, s3/local "
-                    f"{loc / rem:.2f}, s3/GET-ceiling {g / rem:.2f}"
+                    f"{codec} {size:.0f} MiB: boto3 whole GET {size / g[0]:.0f} MiB/s; kafkalog "
+                    f"local {size / loc[0]:.0f}, s3 {size / rem[0]:.0f} MiB/s, s3/local "
+                    f"{loc[0] / rem[0]:.2f}, s3/GET-ceiling {g[0] / rem[0]:.2f}"
+                )
+                print(
+                    "  CPU ms/MiB (this process + moto): "
+                    + ", ".join(
+                        f"{name} {1000 * me / size:.2f} + {1000 * server / size:.2f}"
+                        for name, (_, me, server) in (("GET", g), ("local", loc), ("s3", rem))
+                    )
+                )
+                t = _costs(remote_tiny, srv.pid)
+                print(
+                    f"  10-record partition from s3: {1000 * t[0]:.1f} ms, CPU "
+                    f"{1000 * t[1]:.1f} ms + moto {1000 * t[2]:.1f} ms"
                 )
     finally:
         srv.terminate()

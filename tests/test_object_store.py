@@ -258,3 +258,61 @@ def test_plan_per_partition_bounds_and_keep(s3, logs):
     assert {(i.topic, i.partition) for i in items} == {("orders", 0), ("orders", 1)}
     assert all(i.start_offset == 5 for i in items if i.partition == 0)
     assert all(i.start_offset is None for i in items if i.partition == 1)
+
+
+def test_a_partition_read_asks_the_store_once_for_each_thing(s3, tmp_path):
+    """Each request costs a round trip (and, against moto, milliseconds of its CPU): reading a
+    one-segment partition lists it once and GETs the segment without a HEAD first; a
+    checkpoint is one GET, not a HEAD and a GET. Counted through a forwarding proxy."""
+    import http.client
+    import http.server
+    import threading
+    from urllib.parse import urlparse
+
+    target = urlparse(s3.options["aws_endpoint"])
+    seen: list[str] = []
+
+    class Forward(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _forward(self) -> None:
+            seen.append(f"{self.command} {self.path}")
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            conn = http.client.HTTPConnection(target.hostname, target.port, timeout=10)
+            conn.request(self.command, self.path, body or None, dict(self.headers))
+            got = conn.getresponse()
+            data = got.read()
+            self.send_response(got.status)
+            for k, v in got.getheaders():
+                if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    self.send_header(k, v)
+            # A HEAD answers with the object's length, and no body.
+            length = got.getheader("Content-Length") if self.command == "HEAD" else None
+            self.send_header("Content-Length", length or str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+            conn.close()
+
+        do_GET = do_PUT = do_HEAD = do_POST = do_DELETE = _forward
+
+        def log_message(self, *args) -> None:
+            pass
+
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Forward)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        part = tmp_path / "counted-0"
+        kafkalog.write(part, pa.table({"value": [b"v%d" % i for i in range(10)]}))
+        uri = s3.upload(part, "counted/counted-0")
+        options = {**s3.options, "aws_endpoint": f"http://127.0.0.1:{proxy.server_port}"}
+        assert kafkalog.read(uri, storage_options=options).read_all().num_rows == 10
+    finally:
+        proxy.shutdown()
+    log = next(p.name for p in part.iterdir() if p.suffix == ".log")
+    lists = [r for r in seen if "list-type=2" in r]
+    assert len(lists) == 1, seen
+    assert not [r for r in seen if r.startswith("HEAD") and r.endswith(log)], seen
+    assert [r for r in seen if r.startswith("GET") and r.endswith(log)], seen
+    assert not [r for r in seen if r.startswith("HEAD") and "checkpoint" in r], seen
+    assert len(seen) <= 5, seen

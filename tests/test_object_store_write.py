@@ -128,7 +128,7 @@ def test_nothing_is_read_before_publish_and_a_failed_write_leaves_nothing(s3):
     assert len(rows(uri, storage_options=s3.options)) == 3000
 
 
-def test_a_killed_writer_is_never_read_and_blocks_the_next_until_cleared(s3):
+def test_a_killed_writer_is_never_read_and_its_marker_is_taken_over(s3):
     uri = f"s3://{BUCKET}/killed/orders-0"
     script = textwrap.dedent(
         f"""
@@ -151,12 +151,11 @@ def test_a_killed_writer_is_never_read_and_blocks_the_next_until_cleared(s3):
     assert ".kafkalog-manifest" not in left
     assert rows(uri, storage_options=s3.options) == []
     assert rows(f"s3://{BUCKET}/killed", storage_options=s3.options) == []
-    with pytest.raises(kafkalog.ConcurrentWriteError, match="delete the marker"):
-        kafkalog.write(uri, table(5), storage_options=s3.options, overwrite=True)
-    s3.client.delete_object(Bucket=BUCKET, Key="killed/orders-0/.kafkalog-writing")
-    with pytest.raises(kafkalog.InvalidArgumentError, match="overwrite"):
-        kafkalog.write(uri, table(5), storage_options=s3.options)
-    kafkalog.write(uri, table(5), storage_options=s3.options, overwrite=True)
+    marker = left[".kafkalog-writing"].decode()
+    assert marker.startswith("kafkalog-writer 1\n") and f"host {os.uname().nodename}\n" in marker
+    # Its process is gone from this host: the next writer takes the marker over (and the
+    # dead writer's unpublished uploads go with it, overwrite or not).
+    kafkalog.write(uri, table(5), storage_options=s3.options)
     assert [r["offset"] for r in rows(uri, storage_options=s3.options)] == list(range(5))
     assert sorted(keys(s3, "killed/orders-0")) == [
         ".kafkalog-manifest",
@@ -165,6 +164,60 @@ def test_a_killed_writer_is_never_read_and_blocks_the_next_until_cleared(s3):
         "00000000000000000000.timeindex",
         "00000000000000000005.snapshot",
     ]
+
+
+def test_a_live_or_foreign_writers_marker_blocks_and_two_take_over_a_dead_one_once(s3):
+    import threading
+
+    uri = f"s3://{BUCKET}/takeover/orders-0"
+    key = "takeover/orders-0/.kafkalog-writing"
+    # A marker of an older kafkalog, or of a writer on another host: never taken over.
+    for body in (
+        b"kafkalog write started by process 1 at 0 ms\n",
+        b"kafkalog-writer 1\nowner x\nhost elsewhere.invalid\npid 1\ncreated_ms 0\n",
+        # This host's live process (this one).
+        f"kafkalog-writer 1\nowner x\nhost {os.uname().nodename}\npid {os.getpid()}\n"
+        "created_ms 0\n".encode(),
+    ):
+        s3.client.put_object(Bucket=BUCKET, Key=key, Body=body)
+        with pytest.raises(kafkalog.ConcurrentWriteError, match="delete the marker"):
+            kafkalog.write(uri, table(5), storage_options=s3.options)
+        assert keys(s3, "takeover/orders-0") == {".kafkalog-writing": body}
+    # A dead process of this host: two writers race; exactly one writes.
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    body = (
+        f"kafkalog-writer 1\nowner x\nhost {os.uname().nodename}\npid {dead.stdout.strip()}\n"
+        "created_ms 0\n"
+    ).encode()
+    for _ in range(3):
+        s3.client.delete_object(Bucket=BUCKET, Key=key)
+        for k in keys(s3, "takeover/orders-0"):
+            s3.client.delete_object(Bucket=BUCKET, Key=f"takeover/orders-0/{k}")
+        s3.client.put_object(Bucket=BUCKET, Key=key, Body=body)
+        outcomes: list[str] = []
+
+        def write(n: int, outcomes: list[str] = outcomes) -> None:
+            try:
+                kafkalog.write(uri, table(n), storage_options=s3.options)
+                outcomes.append(f"wrote {n}")
+            except (kafkalog.ConcurrentWriteError, kafkalog.InvalidArgumentError) as e:
+                outcomes.append(type(e).__name__)
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in (5, 7)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wrote = [o for o in outcomes if o.startswith("wrote")]
+        assert len(wrote) == 1, outcomes
+        n = int(wrote[0].split()[1])
+        assert [r["offset"] for r in rows(uri, storage_options=s3.options)] == list(range(n))
+        assert ".kafkalog-writing" not in keys(s3, "takeover/orders-0")
 
 
 def test_a_big_segment_is_uploaded_in_parts_and_streamed_back(s3, tmp_path):
@@ -292,3 +345,91 @@ def test_a_stream_dropped_midway_is_resumed(s3):
         proxy.close()
     assert proxy.cut == 2, "the connection was dropped twice"
     assert got.column("value") == data.column("value")
+
+
+# --------------------------------------------------------------------------------------------
+# The Spark writer: tasks stage, the driver publishes at commit
+# --------------------------------------------------------------------------------------------
+
+
+def _spark_source(spark):
+    return spark.read.format("kafkalog").option("targetBytes", 1).load(str(LOGS))
+
+
+def _partition_rows(source, **kw) -> dict[str, list]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = kafkalog.read(source, columns=["topic", "partition", "offset", "key", "value"], **kw)
+        t = t.read_all()
+    return sorted(t.to_pylist(), key=lambda r: (r["topic"], r["partition"], r["offset"]))
+
+
+def test_spark_writer_publishes_to_s3_at_commit(spark, s3):
+    import kafkalog.spark as ks
+
+    uri = f"s3://{BUCKET}/spark-write"
+    df = _spark_source(spark)
+    ks.write(df, uri, storage_options=s3.options, compression="zstd", segment_bytes=1024)
+    assert _partition_rows(uri, storage_options=s3.options) == _partition_rows(LOGS)
+    names = keys(s3, "spark-write")
+    # Every partition published with its manifest, and no staging or marker left.
+    partitions = {n.split("/")[0] for n in names}
+    assert partitions == {"clicks-0", "clicks-1", "events-0", "orders-0", "orders-1", "users-0"}
+    assert all(f"{p}/.kafkalog-manifest" in names for p in partitions)
+    assert not [n for n in names if n.endswith(".kafkalog-writing") or "kafkalog-job" in n]
+    # Back through the data source.
+    loaded = (
+        spark.read.format("kafkalog")
+        .options(**{f"storage.{k}": v for k, v in s3.options.items()})
+        .load(uri)
+    )
+    assert loaded.count() == 89
+
+    # Append refuses a partition that is there; overwrite replaces only those written.
+    with pytest.raises(Exception, match="already exist"):
+        ks.write(df.filter("topic = 'users'"), uri, storage_options=s3.options)
+    assert len(_partition_rows(f"{uri}/users-0", storage_options=s3.options)) == len(
+        _partition_rows(LOGS / "users-0")
+    )
+    ks.write(
+        df.filter("topic = 'users'").limit(3), uri, mode="overwrite", storage_options=s3.options
+    )
+    assert len(_partition_rows(f"{uri}/users-0", storage_options=s3.options)) == 3
+    assert len(_partition_rows(f"{uri}/orders-0", storage_options=s3.options)) == 33
+    assert not [n for n in keys(s3, "spark-write") if "kafkalog-job" in n]
+
+
+def test_spark_writer_failed_job_publishes_nothing_in_s3(spark, s3):
+    from pyspark.sql import functions as F
+
+    import kafkalog.spark as ks
+
+    uri = f"s3://{BUCKET}/spark-abort"
+    df = _spark_source(spark)
+    # One task's rows include a topic Kafka refuses: that task raises after the others may
+    # have staged theirs, so the job aborts.
+    bad = df.withColumn(
+        "topic", F.when(df.topic == "users", F.lit("bad/topic")).otherwise(df.topic)
+    )
+    with pytest.raises(Exception, match="bad/topic"):
+        ks.write(bad, uri, storage_options=s3.options)
+    assert keys(s3, "spark-abort") == {}  # nothing published, staging removed
+
+    # A job whose task dies while others have staged (a row that fails in a Python UDF).
+    @F.udf("string")
+    def explode(topic):
+        if topic == "users":
+            raise RuntimeError("task failed on purpose")
+        return topic
+
+    with pytest.raises(Exception, match="task failed on purpose"):
+        ks.write(df.withColumn("topic", explode(df.topic)), uri, storage_options=s3.options)
+    assert keys(s3, "spark-abort") == {}
+
+
+def test_spark_stream_sink_refuses_object_stores():
+    from kafkalog.errors import InvalidArgumentError
+    from kafkalog.spark.writing import StreamWriter
+
+    with pytest.raises(InvalidArgumentError, match="object store"):
+        StreamWriter(f"s3://{BUCKET}/stream", {}, "spark")

@@ -192,3 +192,50 @@ def test_object_store_reads_the_checkpoints(s3, logdir):
     assert offsets(uri, storage_options=s3.options, visibility="all") == offsets(
         logdir, visibility="all"
     )
+
+
+def test_segments_report_what_a_consumer_sees(logdir):
+    """``segments`` lists every segment on disk with the partition's checkpointed bounds, and
+    names a segment wholly above the high watermark or wholly below the log start offset."""
+    every = kafkalog.segments(logdir)
+    assert all(s["high_watermark"] is None and s["hidden"] is None for s in every)
+    orders = [s for s in every if (s["topic"], s["partition"]) == ("orders", 0)]
+    bases = [s["base_offset"] for s in orders]
+    assert len(bases) >= 2, bases
+    # The high watermark at the last segment's base, the log start at the second's.
+    checkpoint(logdir / "replication-offset-checkpoint", {("orders", 0): bases[-1]})
+    checkpoint(logdir / "log-start-offset-checkpoint", {("orders", 0): bases[1]})
+    listed = kafkalog.segments(logdir)
+    assert len(listed) == len(every)  # nothing left out
+    orders = [s for s in listed if (s["topic"], s["partition"]) == ("orders", 0)]
+    assert {(s["log_start_offset"], s["high_watermark"]) for s in orders} == {(bases[1], bases[-1])}
+    hidden = [s["hidden"] for s in orders]
+    assert hidden[0] == "below_log_start"
+    assert hidden[-1] == "above_high_watermark"
+    assert all(h is None for h in hidden[1:-1])
+    others = [s for s in listed if (s["topic"], s["partition"]) != ("orders", 0)]
+    assert all(s["hidden"] is None and s["high_watermark"] is None for s in others)
+
+
+def test_segments_list_everything_beside_a_malformed_checkpoint(logdir):
+    (logdir / "replication-offset-checkpoint").write_text("0\n2\norders 0 5\n")
+    listed = kafkalog.segments(logdir)
+    assert len(listed) == len(kafkalog.segments(logdir / "orders-0")) + len(
+        [s for s in listed if s["topic"] != "orders" or s["partition"] != 0]
+    )
+    assert all(s["high_watermark"] is None for s in listed)
+
+
+def test_cli_info_reports_the_consumer_bounds(logdir, capsys):
+    checkpoint(logdir / "replication-offset-checkpoint", {("orders", 0): 15})
+    checkpoint(logdir / "log-start-offset-checkpoint", {("orders", 0): 15})
+    assert cli.main(["info", str(logdir)]) == 0
+    out = capsys.readouterr().out
+    assert "log start offset 15, high watermark 15" in out
+    assert "not fetchable: below log start" in out
+    assert "not fetchable: above high watermark" in out
+    from kafkalog.cli.info import log_info
+
+    info = log_info(str(logdir))
+    orders = [p for t in info["topics"] for p in t["partitions"] if p["topic"] == "orders"]
+    assert {(p["partition"], p["highWatermark"]) for p in orders} == {(0, 15), (1, None)}

@@ -511,6 +511,9 @@ def read_index(
 
     Offset and time indexes stop at the first preallocated (zero) slot, as
     ``kafka-dump-log`` does. ``base_offset`` is needed only when the name does not give it.
+    Index files are returned whole, whatever the broker's high watermark and log start
+    offset (``visibility`` does not apply): they describe bytes on disk, as the broker's own
+    index files do, not what a consumer may fetch.
     """
     native = _read_index(
         os.fspath(path),
@@ -532,7 +535,11 @@ def segments(
     directory, those of each ``<topic>-<partition>`` directory in topic, partition order
     (directories Kafka is deleting or moving, and ``.log.deleted``/``.cleaned``/``.swap``
     files, are left out, as a broker leaves them out). Each is a dict with ``path``,
-    ``topic``, ``partition`` and ``base_offset`` (``None`` where the names do not say).
+    ``topic``, ``partition`` and ``base_offset`` (``None`` where the names do not say),
+    ``size``, and what a consumer could fetch of the partition: ``log_start_offset`` and
+    ``high_watermark`` from the broker's checkpoint files, and ``hidden``
+    (``"above_high_watermark"``/``"below_log_start"`` for a segment wholly outside them).
+    Every segment on disk is listed, whatever ``visibility`` a read would use.
     """
     return _segments(_paths(path), **_storage_kwargs(storage_options, filesystem, encryption_keys))
 
@@ -699,6 +706,10 @@ def verify(
     ``offset``. Problems are what Kafka would reject or repair; notes are worth knowing but
     not wrong (a missing index, or an index entry that names a later batch of the same
     append, which ``kafka-dump-log`` lists as a mismatch although lookups stay correct).
+    Every byte on disk is checked, whatever ``visibility`` a read would use: records above the
+    high watermark or below the log start offset are not problems (a broker keeps both
+    until it truncates or deletes them); :func:`segments` and ``kafkalog info`` say which
+    segments lie outside what a consumer sees.
     """
     return _verify(
         os.fspath(path), max_decompressed_size, **_storage_kwargs(storage_options, filesystem)

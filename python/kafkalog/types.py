@@ -74,6 +74,15 @@ class Segment(TypedDict):
     base_offset: int | None
     #: Bytes, where the listing says (``None`` where it does not).
     size: int | None
+    #: The partition's log start offset and high watermark from the broker's checkpoint
+    #: files beside it (``None`` where they do not list it): a consumer fetches
+    #: ``[log_start_offset, high_watermark)`` (``None`` too where a checkpoint file cannot be
+    #: parsed: :func:`kafkalog.read` says why).
+    log_start_offset: int | None
+    high_watermark: int | None
+    #: Why the whole segment is outside that, when its offsets say so:
+    #: ``"above_high_watermark"`` or ``"below_log_start"``; else ``None``.
+    hidden: str | None
 
 
 class Issue(TypedDict):

@@ -17,7 +17,10 @@
 //! [`PartitionWriter`] as local writes), uploads it as soon as it is complete (large files in
 //! parts) and removes the local copy, so local disk holds about one segment. A failed write
 //! removes what it uploaded and its marker; a killed one leaves its marker, so readers still
-//! read nothing and the next writer is told to remove it.
+//! read nothing. The marker says which host and process hold it ([`WriterNote`]): a writer
+//! finding one whose process is gone from this host takes it over with a conditional replace
+//! of the exact marker it read (the store's `If-Match`), so two writers cannot both take it;
+//! a marker held from another host is a conflict until someone deletes it.
 
 use super::writer::{PartitionWriter, SegmentSummary, Summary, WriteOptions};
 use crate::error::{Error, ErrorKind, Result};
@@ -108,6 +111,195 @@ pub fn published(storage: &dyn Storage, dir: &Path, listed: Vec<Entry>) -> Resul
     Ok(listed)
 }
 
+/// Publishes at `target` the partition a kafkalog write published at `staged` (both prefixes
+/// in `storage`, e.g. a Spark task's staging prefix and the job's output): claims `target`'s
+/// marker, unpublishes an old partition there (only with `overwrite`), copies the staged files
+/// server-side, then puts the manifest. Readers see the old partition (or nothing), then the
+/// new one, never a mix; a failure before the manifest leaves nothing readable at `target`
+/// and removes the copies.
+pub fn publish_staged(
+    storage: Arc<dyn Storage>,
+    staged: &Path,
+    target: &Path,
+    overwrite: bool,
+) -> Result<()> {
+    let listed = match storage.list(staged) {
+        Ok(listed) => listed,
+        Err(e) if e.is_not_found() => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    if !listed
+        .iter()
+        .any(|e| e.path.file_name().is_some_and(|n| n == MANIFEST))
+    {
+        return Err(Error::invalid_argument(
+            "nothing published to stage from (no kafkalog manifest there)",
+        )
+        .with_path(staged));
+    }
+    let files = published(storage.as_ref(), staged, listed)?;
+    let name = name_of(target);
+    if name.is_empty() || name.starts_with('.') {
+        return Err(Error::invalid_argument(
+            "the target does not end in a partition directory name",
+        )
+        .with_path(target));
+    }
+    let mut writer = ObjectStoreWriter {
+        storage: storage.clone(),
+        target: target.to_path_buf(),
+        scratch: PathBuf::new(),
+        inner: None,
+        uploaded: Vec::new(),
+        claimed: false,
+    };
+    writer.claim(overwrite)?;
+    for entry in &files {
+        let file = name_of(&entry.path);
+        storage.copy(&entry.path, &target.join(&file))?;
+        writer.uploaded.push((file, entry.size));
+    }
+    storage.put(
+        &target.join(MANIFEST),
+        manifest_text(&writer.uploaded).into_bytes(),
+        PutMode::Create,
+    )?;
+    writer.uploaded.clear();
+    if storage.delete(&target.join(WRITING)).is_ok() {
+        writer.claimed = false;
+    }
+    Ok(())
+}
+
+/// Refuses, before anything is published, targets that hold something already (a job that
+/// publishes several partitions and may not replace any checks them all first).
+pub fn check_absent(storage: &dyn Storage, targets: &[PathBuf]) -> Result<()> {
+    let mut there = Vec::new();
+    for target in targets {
+        match storage.list(target) {
+            Ok(listed) if !listed.is_empty() => there.push(target.display().to_string()),
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if there.is_empty() {
+        return Ok(());
+    }
+    there.sort();
+    Err(Error::invalid_argument(format!(
+        "{} already exist: kafkalog cannot append to a partition directory; use \
+         mode(\"overwrite\") to replace them",
+        there.join(", ")
+    )))
+}
+
+/// Removes every object under `prefix` (a job's staging prefix); none there is not an error.
+pub fn remove_prefix(storage: &dyn Storage, prefix: &Path) -> Result<()> {
+    let listed = match storage.list(prefix) {
+        Ok(listed) => listed,
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in listed {
+        if entry.is_dir {
+            remove_prefix(storage, &entry.path)?;
+        } else {
+            storage.delete(&entry.path)?;
+        }
+    }
+    Ok(())
+}
+
+/// What a writer's marker says about it: an id of this write, the host and process that hold
+/// it, and when it was taken. A marker left by a process of this host that is no longer alive
+/// is taken over by the next writer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriterNote {
+    /// A unique id of this write (also in the names of the objects it stages).
+    pub owner: String,
+    /// The host name of the writing process, as the operating system reports it.
+    pub host: String,
+    /// The writing process's id on that host.
+    pub pid: u32,
+    /// When the marker was taken, in milliseconds since the Unix epoch.
+    pub created_ms: u128,
+}
+
+const NOTE_HEADER: &str = "kafkalog-writer 1";
+
+impl WriterNote {
+    /// This process's note for a new marker.
+    pub fn mine() -> Self {
+        WriterNote {
+            owner: super::placement::unique(),
+            host: host_name(),
+            pid: std::process::id(),
+            created_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis()),
+        }
+    }
+
+    /// The marker's contents: a header line, then one `name value` line per field.
+    pub fn text(&self) -> String {
+        format!(
+            "{NOTE_HEADER}\nowner {}\nhost {}\npid {}\ncreated_ms {}\n",
+            self.owner, self.host, self.pid, self.created_ms
+        )
+    }
+
+    /// A note, or `None` for a marker that is not one (an older kafkalog's, or foreign): such
+    /// a marker is never taken over.
+    pub fn parse(text: &str) -> Option<Self> {
+        let mut lines = text.lines();
+        if lines.next()? != NOTE_HEADER {
+            return None;
+        }
+        let mut field = |name: &str| -> Option<String> {
+            let line = lines.next()?;
+            let (key, value) = line.split_once(' ')?;
+            (key == name).then(|| value.to_string())
+        };
+        Some(WriterNote {
+            owner: field("owner")?,
+            host: field("host")?,
+            pid: field("pid")?.parse().ok()?,
+            created_ms: field("created_ms")?.parse().ok()?,
+        })
+    }
+
+    /// Whether the writer is provably dead: it ran on this host, and no process has its id.
+    pub fn is_dead_here(&self) -> bool {
+        !self.host.is_empty() && self.host == host_name() && !process_alive(self.pid)
+    }
+}
+
+/// This machine's host name ("" when it has none).
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most that much.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// Whether a process with this id exists (`kill(pid, 0)`; one we may not signal exists too).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    if pid <= 0 {
+        return true;
+    }
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// Writes one partition directory to an object store (see the module documentation).
 pub struct ObjectStoreWriter {
     storage: Arc<dyn Storage>,
@@ -161,29 +353,16 @@ impl ObjectStoreWriter {
 
     fn claim(&mut self, overwrite: bool) -> Result<()> {
         let marker = self.target.join(WRITING);
-        let note = format!(
-            "kafkalog write started by process {} at {} ms\n",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis())
-        );
+        let note = WriterNote::mine().text();
+        let mut took_over = false;
         match self
             .storage
-            .put(&marker, note.into_bytes(), PutMode::Create)
+            .put(&marker, note.clone().into_bytes(), PutMode::Create)
         {
             Ok(()) => self.claimed = true,
             Err(e) if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) => {
-                return Err(Error::new(
-                    ErrorKind::Conflict,
-                    format!(
-                        "another writer is writing {} (its marker {WRITING} is there); only one \
-                         writer at a time may write a partition. If no writer is running, one \
-                         died: delete the marker to write again",
-                        self.target.display()
-                    ),
-                )
-                .with_path(&marker))
+                took_over = self.take_over(&marker, note)?;
+                self.claimed = true;
             }
             Err(e) => return Err(e),
         }
@@ -196,6 +375,17 @@ impl ObjectStoreWriter {
             Err(e) => return Err(e),
         };
         if existing.is_empty() {
+            return Ok(());
+        }
+        let published = existing
+            .iter()
+            .any(|e| e.path.file_name().is_some_and(|n| n == MANIFEST));
+        if took_over && !published {
+            // The dead writer's uploads, never published (never read): they go, whatever
+            // `overwrite` says; with the marker gone they would read as a plain copy.
+            for entry in existing.iter().filter(|e| !e.is_dir) {
+                self.storage.delete(&entry.path)?;
+            }
             return Ok(());
         }
         if !overwrite {
@@ -217,6 +407,58 @@ impl ObjectStoreWriter {
             self.storage.delete(&entry.path)?;
         }
         Ok(())
+    }
+
+    /// Takes the marker of a writer that is provably dead (it ran on this host and its process
+    /// is gone), with a conditional replace of the exact marker read, so that of two writers
+    /// taking it over at once exactly one succeeds. Anything else is a [`ErrorKind::Conflict`].
+    /// Returns whether it took over a dead writer's marker (false: the marker had gone, and
+    /// this writer claimed it afresh).
+    fn take_over(&mut self, marker: &Path, note: String) -> Result<bool> {
+        let conflict = |why: &str| {
+            Error::new(
+                ErrorKind::Conflict,
+                format!(
+                    "another writer is writing {} (its marker {WRITING} is there{why}); only \
+                     one writer at a time may write a partition. If no writer is running, one \
+                     died on another host: delete the marker to write again",
+                    self.target.display()
+                ),
+            )
+            .with_path(marker)
+        };
+        let Some((bytes, version)) = self.storage.read_versioned(marker)? else {
+            // Removed since: its writer finished or gave up. Claim it afresh.
+            return self
+                .storage
+                .put(marker, note.into_bytes(), PutMode::Create)
+                .map(|()| false)
+                .map_err(|e| {
+                    if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) {
+                        conflict("")
+                    } else {
+                        e
+                    }
+                });
+        };
+        let held = WriterNote::parse(&String::from_utf8_lossy(&bytes));
+        let Some(held) = held.filter(|h| h.is_dead_here()) else {
+            return Err(conflict(""));
+        };
+        let Some(version) = version else {
+            return Err(conflict(&format!(
+                ", left by process {} of this host, which is gone; this store cannot replace \
+                 it conditionally",
+                held.pid
+            )));
+        };
+        match self.storage.replace_if(marker, note.into_bytes(), &version) {
+            Ok(()) => Ok(true),
+            Err(e) if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) => Err(conflict(
+                ", and another writer took over its dead writer's marker first",
+            )),
+            Err(e) => Err(e),
+        }
     }
 
     fn writer(&mut self) -> Result<&mut PartitionWriter> {
@@ -314,7 +556,9 @@ impl Drop for ObjectStoreWriter {
         if self.claimed {
             let _ = self.storage.delete(&self.target.join(WRITING));
         }
-        let _ = std::fs::remove_dir_all(&self.scratch);
+        if !self.scratch.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.scratch);
+        }
     }
 }
 
@@ -523,5 +767,198 @@ mod tests {
         ] {
             assert!(parse_manifest(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn staged_partition_is_copied_and_published_and_the_staging_removed() {
+        let root = scratch("staged");
+        let storage: Arc<dyn Storage> = Arc::new(Local);
+        let staged = root
+            .join(".spark.kafkalog-job.x.tmp")
+            .join("task")
+            .join("orders-0");
+        let mut writer = ObjectStoreWriter::create(storage.clone(), &staged, options()).unwrap();
+        for batch in batches(100) {
+            writer.write(&batch).unwrap();
+        }
+        writer.finish().unwrap();
+        let target = root.join("out").join("orders-0");
+        publish_staged(storage.clone(), &staged, &target, false).unwrap();
+        assert_eq!(offsets(&storage, &target), (0..100).collect::<Vec<_>>());
+        assert!(names(&target).contains(&MANIFEST.to_string()));
+        assert!(!names(&target).contains(&WRITING.to_string()));
+        // Not twice without overwrite (and the partition there stays readable).
+        let err = publish_staged(storage.clone(), &staged, &target, false).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidArgument);
+        assert_eq!(offsets(&storage, &target), (0..100).collect::<Vec<_>>());
+        assert!(!names(&target).contains(&WRITING.to_string()));
+        // Another writer holding the target: a conflict, nothing changed.
+        std::fs::write(target.join(WRITING), b"x").unwrap();
+        let err = publish_staged(storage.clone(), &staged, &target, true).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Conflict);
+        std::fs::remove_file(target.join(WRITING)).unwrap();
+        // A prefix with nothing published is refused.
+        let err = publish_staged(storage.clone(), &root.join("none-0"), &target, true).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidArgument);
+        // The whole staging prefix goes.
+        remove_prefix(storage.as_ref(), &root.join(".spark.kafkalog-job.x.tmp")).unwrap();
+        assert!(names(
+            &root
+                .join(".spark.kafkalog-job.x.tmp")
+                .join("task")
+                .join("orders-0")
+        )
+        .iter()
+        .all(|n| !n.ends_with(".log")));
+        remove_prefix(storage.as_ref(), &root.join("missing")).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// Local files with versions (a counter per object) and a compare-and-swap, as an object
+    /// store's ETags and `If-Match`.
+    #[derive(Debug, Default)]
+    struct Versioned {
+        versions: std::sync::Mutex<std::collections::HashMap<PathBuf, u64>>,
+    }
+
+    impl Storage for Versioned {
+        fn stat(&self, path: &Path) -> Result<crate::storage::Stat> {
+            Local.stat(path)
+        }
+        fn list(&self, dir: &Path) -> Result<Vec<Entry>> {
+            Local.list(dir)
+        }
+        fn open(&self, path: &Path) -> Result<Box<dyn crate::storage::Object>> {
+            Local.open(path)
+        }
+        fn put(&self, path: &Path, bytes: Vec<u8>, mode: PutMode) -> Result<()> {
+            let mut v = self.versions.lock().unwrap();
+            Local.put(path, bytes, mode)?;
+            *v.entry(path.to_path_buf()).or_default() += 1;
+            Ok(())
+        }
+        fn delete(&self, path: &Path) -> Result<()> {
+            let mut v = self.versions.lock().unwrap();
+            v.remove(path);
+            Local.delete(path)
+        }
+        fn read_versioned(&self, path: &Path) -> Result<Option<(Vec<u8>, Option<String>)>> {
+            let v = self.versions.lock().unwrap();
+            let version = v.get(path).copied().unwrap_or(0).to_string();
+            Ok(Local.read(path)?.map(|b| (b, Some(version))))
+        }
+        fn replace_if(&self, path: &Path, bytes: Vec<u8>, version: &str) -> Result<()> {
+            let mut v = self.versions.lock().unwrap();
+            let now = v.get(path).copied().unwrap_or(0);
+            if now.to_string() != version || Local.read(path)?.is_none() {
+                return Err(crate::storage::already_exists(path));
+            }
+            // Give a racing writer time to read the same version.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            Local.put(path, bytes, PutMode::Overwrite)?;
+            v.insert(path.to_path_buf(), now + 1);
+            Ok(())
+        }
+    }
+
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn writer_notes_round_trip_and_tell_a_dead_writer() {
+        let mine = WriterNote::mine();
+        assert_eq!(WriterNote::parse(&mine.text()), Some(mine.clone()));
+        assert!(!mine.is_dead_here(), "this process is alive");
+        let dead = WriterNote {
+            pid: dead_pid(),
+            ..mine.clone()
+        };
+        assert!(dead.is_dead_here());
+        let elsewhere = WriterNote {
+            host: format!("{}-other", mine.host),
+            ..dead.clone()
+        };
+        assert!(
+            !elsewhere.is_dead_here(),
+            "another host's process is not known dead"
+        );
+        assert_eq!(
+            WriterNote::parse("kafkalog write started by process 1\n"),
+            None
+        );
+        assert_eq!(
+            WriterNote::parse(&mine.text().replace("pid ", "pid x")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_dead_writers_marker_is_taken_over_by_exactly_one_of_two_writers() {
+        let root = scratch("takeover");
+        let target = root.join("orders-0");
+        std::fs::create_dir_all(&target).unwrap();
+        let storage: Arc<dyn Storage> = Arc::new(Versioned::default());
+        // A live writer's marker (this process's) is a conflict.
+        storage
+            .put(
+                &target.join(WRITING),
+                WriterNote::mine().text().into_bytes(),
+                PutMode::Create,
+            )
+            .unwrap();
+        let err = ObjectStoreWriter::create(storage.clone(), &target, options()).err();
+        assert_eq!(err.unwrap().kind, ErrorKind::Conflict);
+        // So is one from another host, or not a note at all.
+        for text in [
+            WriterNote {
+                host: "elsewhere.example".into(),
+                pid: dead_pid(),
+                ..WriterNote::mine()
+            }
+            .text(),
+            "kafkalog write started by process 1 at 0 ms\n".to_string(),
+        ] {
+            storage.delete(&target.join(WRITING)).unwrap();
+            storage
+                .put(&target.join(WRITING), text.into_bytes(), PutMode::Create)
+                .unwrap();
+            let err = ObjectStoreWriter::create(storage.clone(), &target, options()).err();
+            assert_eq!(err.unwrap().kind, ErrorKind::Conflict);
+        }
+        // A dead writer of this host: two writers race to take it over; one wins.
+        storage.delete(&target.join(WRITING)).unwrap();
+        let dead = WriterNote {
+            pid: dead_pid(),
+            ..WriterNote::mine()
+        };
+        storage
+            .put(
+                &target.join(WRITING),
+                dead.text().into_bytes(),
+                PutMode::Create,
+            )
+            .unwrap();
+        let results: Vec<std::result::Result<ObjectStoreWriter, Error>> = std::thread::scope(|s| {
+            let a = s.spawn(|| ObjectStoreWriter::create(storage.clone(), &target, options()));
+            let b = s.spawn(|| ObjectStoreWriter::create(storage.clone(), &target, options()));
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        let (won, lost): (Vec<_>, Vec<_>) = results.into_iter().partition(|r| r.is_ok());
+        assert_eq!((won.len(), lost.len()), (1, 1));
+        assert_eq!(lost[0].as_ref().err().unwrap().kind, ErrorKind::Conflict);
+        let mut writer = won.into_iter().next().unwrap().unwrap();
+        let held = std::fs::read_to_string(target.join(WRITING)).unwrap();
+        assert_eq!(WriterNote::parse(&held).unwrap().pid, std::process::id());
+        for batch in batches(30) {
+            writer.write(&batch).unwrap();
+        }
+        writer.finish().unwrap();
+        assert_eq!(offsets(&storage, &target), (0..30).collect::<Vec<_>>());
+        assert!(!names(&target).contains(&WRITING.to_string()));
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

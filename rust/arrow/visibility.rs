@@ -69,6 +69,29 @@ impl Visible {
     }
 }
 
+/// Why a whole segment is outside what a consumer could fetch, when its offsets say so: its
+/// base offset is at or above the high watermark (nothing in it was acknowledged), or the next
+/// segment starts at or below the log start offset (retention or DeleteRecords removed all of
+/// it; the broker deletes such a segment at its next retention check). `None` when some of
+/// it may be fetchable (a segment the bounds cut through is `None` too: the bounds say where).
+pub fn segment_hidden(
+    base_offset: Option<i64>,
+    next_base_offset: Option<i64>,
+    visible: &Visible,
+) -> Option<&'static str> {
+    if let (Some(base), Some(hw)) = (base_offset, visible.high_watermark) {
+        if base >= hw {
+            return Some("above_high_watermark");
+        }
+    }
+    if let (Some(next), Some(start)) = (next_base_offset, visible.log_start) {
+        if next <= start {
+            return Some("below_log_start");
+        }
+    }
+    None
+}
+
 /// The checkpoint files of the log directories a plan touches, each read once.
 #[derive(Debug, Default)]
 pub struct Checkpoints {
@@ -186,5 +209,26 @@ mod tests {
         assert_eq!(err.kind, crate::ErrorKind::Corrupt);
         assert!(err.to_string().contains("replication-offset-checkpoint"));
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_segment_is_hidden_only_when_its_offsets_say_so() {
+        let v = Visible {
+            log_start: Some(100),
+            high_watermark: Some(200),
+        };
+        assert_eq!(
+            segment_hidden(Some(0), Some(100), &v),
+            Some("below_log_start")
+        );
+        assert_eq!(segment_hidden(Some(0), Some(101), &v), None); // offset 100 is in it
+        assert_eq!(segment_hidden(Some(150), Some(200), &v), None);
+        assert_eq!(segment_hidden(Some(199), None, &v), None);
+        assert_eq!(
+            segment_hidden(Some(200), None, &v),
+            Some("above_high_watermark")
+        );
+        assert_eq!(segment_hidden(None, None, &v), None); // a file without an offset name
+        assert_eq!(segment_hidden(Some(500), None, &Visible::default()), None);
     }
 }

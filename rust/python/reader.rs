@@ -460,7 +460,10 @@ pub fn rebuild_indexes<'py>(
 }
 
 /// The segment files `read` reads for `path`, in its order, with their topic, partition and
-/// base offset (from the file and directory names).
+/// base offset (from the file and directory names), and what a consumer could fetch of their
+/// partition: the broker's checkpointed log start offset and high watermark (`None` where
+/// no checkpoint lists the partition, or one cannot be parsed), and `hidden`, why a whole segment is outside that
+/// (see `visibility::segment_hidden`). Every segment on disk is listed, hidden or not.
 #[pyfunction]
 #[pyo3(signature = (paths, storage_options=None, filesystem=None))]
 pub fn segments<'py>(
@@ -469,13 +472,36 @@ pub fn segments<'py>(
     storage_options: Option<BTreeMap<String, String>>,
     filesystem: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
+    use crate::arrow::visibility::{segment_hidden, Checkpoints, Visible};
     use pyo3::types::PyDict;
     let storage = storage(storage_options, filesystem);
-    let files = detach(py, || discover_all(storage.as_ref(), &paths))?;
+    let (files, bounds) = detach(py, || {
+        let files = discover_all(storage.as_ref(), &paths)?;
+        let mut checkpoints = Checkpoints::new();
+        let mut bounds: Vec<(Visible, Option<&'static str>)> = Vec::with_capacity(files.len());
+        for (i, f) in files.iter().enumerate() {
+            let dir = f.path.parent().unwrap_or(std::path::Path::new(""));
+            // A listing of what is on disk: a checkpoint that cannot be read bounds nothing
+            // here (a read with visibility='consumer' reports it).
+            let visible = checkpoints
+                .visible(storage.as_ref(), dir)
+                .unwrap_or_default();
+            let next = files
+                .get(i + 1)
+                .filter(|n| n.path.parent() == f.path.parent())
+                .and_then(|n| n.base_offset);
+            bounds.push((visible, segment_hidden(f.base_offset, next, &visible)));
+        }
+        Ok::<_, crate::error::Error>((files, bounds))
+    })?;
     let items = files
         .iter()
-        .map(|f| -> PyResult<_> {
+        .zip(&bounds)
+        .map(|(f, (visible, hidden))| -> PyResult<_> {
             let d = PyDict::new(py);
+            d.set_item("log_start_offset", visible.log_start)?;
+            d.set_item("high_watermark", visible.high_watermark)?;
+            d.set_item("hidden", *hidden)?;
             d.set_item("path", path_str(&f.path))?;
             d.set_item("topic", &f.origin.topic)?;
             d.set_item("partition", f.origin.partition)?;

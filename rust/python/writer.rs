@@ -263,30 +263,101 @@ pub fn is_staging_dir_name(name: &str) -> bool {
 }
 
 /// Moves the complete directory `staged` to `target` (a path from [`partition_dir`]) under the
-/// target's lock: a new directory, or with `overwrite` an atomic swap with the one there.
+/// target's lock: a new directory, or with `overwrite` an atomic swap with the one there. For
+/// an object-store `target`, `staged` is a prefix a kafkalog write published: its files are
+/// copied to `target` and published there with a manifest (see `arrow::publish`).
 #[pyfunction]
-#[pyo3(signature = (staged, target, overwrite, fsync=true))]
+#[pyo3(signature = (staged, target, overwrite, fsync=true, storage_options=None))]
 pub fn publish(
     py: Python<'_>,
     staged: std::path::PathBuf,
     target: std::path::PathBuf,
     overwrite: bool,
     fsync: bool,
+    storage_options: Option<std::collections::BTreeMap<String, String>>,
 ) -> PyResult<()> {
+    if !crate::storage::is_local(&target) {
+        let storage = remote_storage(storage_options);
+        return detach(py, || {
+            crate::arrow::publish::publish_staged(storage, &staged, &target, overwrite)
+        });
+    }
     detach(py, || {
         placement::publish(&staged, &target, overwrite, fsync)
     })
 }
 
-/// Creates a job's staging directory in `parent` (see `placement::create_job_staging`).
+/// The store a job's remote staging and publishing goes to (plain objects, no tiered layer).
+fn remote_storage(
+    storage_options: Option<std::collections::BTreeMap<String, String>>,
+) -> std::sync::Arc<dyn crate::storage::Storage> {
+    std::sync::Arc::new(crate::storage::Router::new(
+        storage_options.unwrap_or_default().into_iter().collect(),
+    ))
+}
+
+/// Creates a job's staging directory in `parent` (see `placement::create_job_staging`). In an
+/// object store it is only a name (`<parent>/.<tag>.kafkalog-job.<unique>.tmp`, which readers
+/// skip): prefixes need no creating.
 #[pyfunction]
 pub fn create_job_staging(
     py: Python<'_>,
     parent: std::path::PathBuf,
     tag: String,
 ) -> PyResult<String> {
+    if !crate::storage::is_local(&parent) {
+        crate::format::segment::validate_topic(&tag).py_err()?;
+        let name =
+            crate::format::segment::job_staging_dir_name(&tag, &crate::arrow::placement::unique());
+        return Ok(parent.join(name).to_string_lossy().into_owned());
+    }
     detach(py, || placement::create_job_staging(&parent, &tag))
         .map(|p| p.to_string_lossy().into_owned())
+}
+
+/// Refuses object-store targets that hold something already (see `arrow::publish`).
+#[pyfunction]
+#[pyo3(signature = (targets, storage_options=None))]
+pub fn check_targets_absent(
+    py: Python<'_>,
+    targets: Vec<std::path::PathBuf>,
+    storage_options: Option<std::collections::BTreeMap<String, String>>,
+) -> PyResult<()> {
+    let storage = remote_storage(storage_options);
+    detach(py, || {
+        crate::arrow::publish::check_absent(storage.as_ref(), &targets)
+    })
+}
+
+/// Removes a job's staging directory, local or in an object store (every object under the
+/// prefix); one already gone is not an error.
+#[pyfunction]
+#[pyo3(signature = (path, storage_options=None))]
+pub fn remove_staging(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    storage_options: Option<std::collections::BTreeMap<String, String>>,
+) -> PyResult<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !crate::format::segment::is_staging_dir_name(&name) {
+        return Err(super::errors::to_py(
+            py,
+            Error::invalid_argument("not a kafkalog staging directory").with_path(&path),
+        ));
+    }
+    if crate::storage::is_local(&path) {
+        return detach(py, || match std::fs::remove_dir_all(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(e, &path)),
+            _ => Ok(()),
+        });
+    }
+    let storage = remote_storage(storage_options);
+    detach(py, || {
+        crate::arrow::publish::remove_prefix(storage.as_ref(), &path)
+    })
 }
 
 /// The partition directory name `<topic>-<partition>`, checked as Kafka checks both parts.

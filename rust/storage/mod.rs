@@ -152,6 +152,30 @@ pub trait Storage: Send + Sync + fmt::Debug {
         let bytes = std::fs::read(from).map_err(|e| Error::io(e, from))?;
         self.put(path, bytes, PutMode::Overwrite)
     }
+
+    /// Reads a whole object with its version (an object store's ETag), for a later
+    /// [`Storage::replace_if`]; `None` when it is not there. Stores without versions give
+    /// `None` for the version.
+    fn read_versioned(&self, path: &Path) -> Result<Option<(Vec<u8>, Option<String>)>> {
+        Ok(self.read(path)?.map(|bytes| (bytes, None)))
+    }
+
+    /// Replaces an object only if it is still at `version` (a compare-and-swap: the store's
+    /// `If-Match`), so that of two writers replacing the same version exactly one succeeds;
+    /// the other gets an I/O error of kind `AlreadyExists`. Stores without it refuse.
+    fn replace_if(&self, path: &Path, _bytes: Vec<u8>, _version: &str) -> Result<()> {
+        Err(
+            Error::invalid_argument("this store cannot replace an object conditionally")
+                .with_path(path),
+        )
+    }
+
+    /// Copies the object `from` to `to` (overwriting) in the same store. Object stores copy
+    /// server-side; the default reads the object and puts it.
+    fn copy(&self, from: &Path, to: &Path) -> Result<()> {
+        let bytes = self.read(from)?.ok_or_else(|| not_found(from))?;
+        self.put(to, bytes, PutMode::Overwrite)
+    }
 }
 
 /// How [`Storage::put`] treats an object already at the location.
@@ -285,6 +309,20 @@ impl Storage for Router {
     fn upload(&self, path: &Path, from: &Path) -> Result<()> {
         self.pick(path).upload(path, from)
     }
+    fn read_versioned(&self, path: &Path) -> Result<Option<(Vec<u8>, Option<String>)>> {
+        self.pick(path).read_versioned(path)
+    }
+    fn replace_if(&self, path: &Path, bytes: Vec<u8>, version: &str) -> Result<()> {
+        self.pick(path).replace_if(path, bytes, version)
+    }
+    fn copy(&self, from: &Path, to: &Path) -> Result<()> {
+        if is_local(from) == is_local(to) {
+            self.pick(to).copy(from, to)
+        } else {
+            let bytes = self.read(from)?.ok_or_else(|| not_found(from))?;
+            self.put(to, bytes, PutMode::Overwrite)
+        }
+    }
 }
 
 /// The default storage: local files, and object stores configured from the environment.
@@ -388,6 +426,15 @@ impl Storage for Counting {
     }
     fn upload(&self, path: &Path, from: &Path) -> Result<()> {
         self.inner.upload(path, from)
+    }
+    fn copy(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.copy(from, to)
+    }
+    fn read_versioned(&self, path: &Path) -> Result<Option<(Vec<u8>, Option<String>)>> {
+        self.inner.read_versioned(path)
+    }
+    fn replace_if(&self, path: &Path, bytes: Vec<u8>, version: &str) -> Result<()> {
+        self.inner.replace_if(path, bytes, version)
     }
 }
 

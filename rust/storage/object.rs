@@ -32,7 +32,7 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use url::Url;
 
 /// Options for object stores: `object_store` configuration keys and values, plus
@@ -240,6 +240,31 @@ fn store_error(err: object_store::Error, what: Option<(&Path, Option<&Range<u64>
 pub struct ObjectStores {
     options: StorageOptions,
     stores: Mutex<HashMap<String, Arc<dyn ObjectStore>>>,
+    /// What recent requests already said, so that planning a read does not ask again (each
+    /// request costs a round trip, and against some servers milliseconds of their CPU).
+    seen: Mutex<Seen>,
+}
+
+/// How long a listing's answers are used instead of asking again. Objects are written whole
+/// and replaced whole; a size this old is as good as a HEAD's would be a moment before the GET.
+const SEEN_FRESH: Duration = Duration::from_secs(10);
+
+/// Answers of recent requests, each with when it was received.
+#[derive(Default)]
+struct Seen {
+    /// A directory's listing, made by `stat` (to tell that it is one), for the `list` that
+    /// usually follows.
+    listings: HashMap<PathBuf, (Instant, Vec<Entry>)>,
+    /// Object sizes from listings, for `open`, which would otherwise HEAD each object.
+    sizes: HashMap<PathBuf, (Instant, u64)>,
+}
+
+impl Seen {
+    fn forget_old(&mut self) {
+        let fresh = |at: &Instant| at.elapsed() < SEEN_FRESH;
+        self.listings.retain(|_, (at, _)| fresh(at));
+        self.sizes.retain(|_, (at, _)| fresh(at));
+    }
 }
 
 impl fmt::Debug for ObjectStores {
@@ -258,6 +283,7 @@ impl ObjectStores {
         ObjectStores {
             options,
             stores: Mutex::default(),
+            seen: Mutex::default(),
         }
     }
 
@@ -276,31 +302,21 @@ impl ObjectStores {
     }
 }
 
-impl Storage for ObjectStores {
-    fn stat(&self, path: &Path) -> Result<Stat> {
-        let (store, loc) = self.store(path)?;
-        if loc.key.as_ref().is_empty() {
-            return Ok(Stat::Dir); // the bucket itself
+impl ObjectStores {
+    /// Forgets what listings said: this writer is changing the store.
+    fn forget(&self) {
+        if let Ok(mut seen) = self.seen.lock() {
+            *seen = Seen::default();
         }
-        match block_on(store.head(&loc.key))? {
-            Ok(meta) => return Ok(Stat::File { size: meta.size }),
-            Err(object_store::Error::NotFound { .. }) => {}
-            Err(e) => return Err(store_error(e, Some((path, None)))),
-        }
-        let listed = block_on(store.list_with_delimiter(Some(&loc.key)))?
-            .map_err(|e| store_error(e, Some((path, None))))?;
-        Ok(
-            if listed.objects.is_empty() && listed.common_prefixes.is_empty() {
-                Stat::Missing
-            } else {
-                Stat::Dir
-            },
-        )
     }
 
-    fn list(&self, dir: &Path) -> Result<Vec<Entry>> {
-        let (store, loc) = self.store(dir)?;
-        let prefix = (!loc.key.as_ref().is_empty()).then_some(&loc.key);
+    /// Lists `dir` with one request, remembering the sizes of the objects in it for `open`.
+    fn list_now(
+        &self,
+        dir: &Path,
+        store: &Arc<dyn ObjectStore>,
+        prefix: Option<&Key>,
+    ) -> Result<Vec<Entry>> {
         let listed = block_on(store.list_with_delimiter(prefix))?
             .map_err(|e| store_error(e, Some((dir, None))))?;
         let child = |key: &Key| -> Option<PathBuf> { key.filename().map(|name| dir.join(name)) };
@@ -323,21 +339,88 @@ impl Storage for ObjectStores {
                 });
             }
         }
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.forget_old();
+            let now = Instant::now();
+            for e in out.iter().filter(|e| !e.is_dir) {
+                seen.sizes.insert(e.path.clone(), (now, e.size));
+            }
+        }
         Ok(out)
+    }
+}
+
+impl Storage for ObjectStores {
+    /// One GET of the whole object (no HEAD first): an index, a checkpoint, a snapshot.
+    fn read(&self, path: &Path) -> Result<Option<Vec<u8>>> {
+        let (store, loc) = self.store(path)?;
+        let got = block_on(async {
+            match store.get(&loc.key).await {
+                Ok(result) => result.bytes().await,
+                Err(e) => Err(e),
+            }
+        })?;
+        match got {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(store_error(e, Some((path, None)))),
+        }
+    }
+
+    fn stat(&self, path: &Path) -> Result<Stat> {
+        let (store, loc) = self.store(path)?;
+        if loc.key.as_ref().is_empty() {
+            return Ok(Stat::Dir); // the bucket itself
+        }
+        match block_on(store.head(&loc.key))? {
+            Ok(meta) => return Ok(Stat::File { size: meta.size }),
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(store_error(e, Some((path, None)))),
+        }
+        let entries = self.list_now(path, &store, Some(&loc.key))?;
+        if entries.is_empty() {
+            return Ok(Stat::Missing);
+        }
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.forget_old();
+            seen.listings
+                .insert(path.to_path_buf(), (Instant::now(), entries));
+        }
+        Ok(Stat::Dir)
+    }
+
+    fn list(&self, dir: &Path) -> Result<Vec<Entry>> {
+        let listed = self.seen.lock().ok().and_then(|mut seen| {
+            let (at, entries) = seen.listings.remove(dir)?;
+            (at.elapsed() < SEEN_FRESH).then_some(entries)
+        });
+        if let Some(entries) = listed {
+            return Ok(entries);
+        }
+        let (store, loc) = self.store(dir)?;
+        let prefix = (!loc.key.as_ref().is_empty()).then_some(&loc.key);
+        self.list_now(dir, &store, prefix)
     }
 
     fn open(&self, path: &Path) -> Result<Box<dyn Object>> {
         let (store, loc) = self.store(path)?;
-        let meta = match block_on(store.head(&loc.key))? {
-            Ok(meta) => meta,
-            Err(object_store::Error::NotFound { .. }) => return Err(not_found(path)),
-            Err(e) => return Err(store_error(e, Some((path, None)))),
+        let listed = self.seen.lock().ok().and_then(|mut seen| {
+            let (at, size) = seen.sizes.remove(path)?;
+            (at.elapsed() < SEEN_FRESH).then_some(size)
+        });
+        let size = match listed {
+            Some(size) => size,
+            None => match block_on(store.head(&loc.key))? {
+                Ok(meta) => meta.size,
+                Err(object_store::Error::NotFound { .. }) => return Err(not_found(path)),
+                Err(e) => return Err(store_error(e, Some((path, None)))),
+            },
         };
         Ok(Box::new(RemoteObject {
             store,
             key: loc.key,
             path: path.to_path_buf(),
-            len: meta.size,
+            len: size,
             stream: None,
             current: None,
             ahead: VecDeque::new(),
@@ -347,6 +430,7 @@ impl Storage for ObjectStores {
     }
 
     fn put(&self, path: &Path, bytes: Vec<u8>, mode: PutMode) -> Result<()> {
+        self.forget();
         let (store, loc) = self.store(path)?;
         let options = object_store::PutOptions {
             mode: match mode {
@@ -366,6 +450,7 @@ impl Storage for ObjectStores {
     }
 
     fn delete(&self, path: &Path) -> Result<()> {
+        self.forget();
         let (store, loc) = self.store(path)?;
         match block_on(store.delete(&loc.key))? {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
@@ -373,7 +458,61 @@ impl Storage for ObjectStores {
         }
     }
 
+    fn read_versioned(&self, path: &Path) -> Result<Option<(Vec<u8>, Option<String>)>> {
+        let (store, loc) = self.store(path)?;
+        let got = block_on(async {
+            match store.get(&loc.key).await {
+                Ok(result) => {
+                    let e_tag = result.meta.e_tag.clone();
+                    result.bytes().await.map(|b| (b, e_tag))
+                }
+                Err(e) => Err(e),
+            }
+        })?;
+        match got {
+            Ok((bytes, e_tag)) => Ok(Some((bytes.to_vec(), e_tag))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(store_error(e, Some((path, None)))),
+        }
+    }
+
+    fn replace_if(&self, path: &Path, bytes: Vec<u8>, version: &str) -> Result<()> {
+        self.forget();
+        let (store, loc) = self.store(path)?;
+        let options = object_store::PutOptions {
+            mode: object_store::PutMode::Update(object_store::UpdateVersion {
+                e_tag: Some(version.to_string()),
+                version: None,
+            }),
+            ..Default::default()
+        };
+        match block_on(store.put_opts(&loc.key, bytes.into(), options))? {
+            Ok(_) => Ok(()),
+            Err(
+                object_store::Error::Precondition { .. }
+                | object_store::Error::AlreadyExists { .. }
+                | object_store::Error::NotFound { .. },
+            ) => Err(already_exists(path)),
+            Err(e) => Err(store_error(e, Some((path, None)))),
+        }
+    }
+
+    fn copy(&self, from: &Path, to: &Path) -> Result<()> {
+        self.forget();
+        let (store, src) = self.store(from)?;
+        let (_, dst) = self.store(to)?;
+        if src.base != dst.base {
+            let bytes = self.read(from)?.ok_or_else(|| not_found(from))?;
+            return self.put(to, bytes, PutMode::Overwrite);
+        }
+        match block_on(store.copy(&src.key, &dst.key))? {
+            Ok(()) => Ok(()),
+            Err(e) => Err(store_error(e, Some((from, None)))),
+        }
+    }
+
     fn upload(&self, path: &Path, from: &Path) -> Result<()> {
+        self.forget();
         use std::io::Read;
         let mut file = std::fs::File::open(from).map_err(|e| Error::io(e, from))?;
         let size = file.metadata().map_err(|e| Error::io(e, from))?.len();
@@ -431,8 +570,10 @@ struct RemoteObject {
 
 /// A streaming GET of one byte range, handed over in order through a bounded channel.
 struct Streaming {
-    rx: tokio::sync::mpsc::Receiver<object_store::Result<Bytes>>,
+    rx: tokio::sync::mpsc::Receiver<object_store::Result<Vec<Bytes>>>,
     task: tokio::task::JoinHandle<()>,
+    /// Chunks received and not yet handed to the reader, in order.
+    pending: VecDeque<Bytes>,
     /// Where the next byte the stream hands over sits in the object.
     next: u64,
     end: u64,
@@ -473,19 +614,24 @@ fn stream(
                 return;
             }
         };
-        let mut piece = bytes::BytesMut::new();
+        // The body's chunks are handed over as they are (no copy), grouped so that one
+        // hand-over carries about a piece's worth of bytes.
+        let mut group = Vec::new();
+        let mut grouped = 0;
         loop {
             match std::future::poll_fn(|cx| body.as_mut().poll_next(cx)).await {
                 Some(Ok(chunk)) => {
-                    piece.extend_from_slice(&chunk);
-                    if piece.len() >= STREAM_PIECE
-                        && tx.send(Ok(piece.split().freeze())).await.is_err()
-                    {
-                        return; // the reader is gone
+                    grouped += chunk.len();
+                    group.push(chunk);
+                    if grouped >= STREAM_PIECE {
+                        grouped = 0;
+                        if tx.send(Ok(std::mem::take(&mut group))).await.is_err() {
+                            return; // the reader is gone
+                        }
                     }
                 }
                 end => {
-                    if !piece.is_empty() && tx.send(Ok(piece.split().freeze())).await.is_err() {
+                    if !group.is_empty() && tx.send(Ok(group)).await.is_err() {
                         return;
                     }
                     if let Some(Err(e)) = end {
@@ -499,6 +645,7 @@ fn stream(
     Ok(Streaming {
         rx,
         task,
+        pending: VecDeque::new(),
         next: range.start,
         end: range.end,
         failures,
@@ -516,17 +663,34 @@ impl RemoteObject {
             self.stream = None; // off its track, or done
             return Ok(false);
         }
-        let failure = match s.rx.blocking_recv() {
-            Some(Ok(bytes)) if !bytes.is_empty() => {
+        if s.pending.is_empty() {
+            match s.rx.blocking_recv() {
+                Some(Ok(group)) => s
+                    .pending
+                    .extend(group.into_iter().filter(|c| !c.is_empty())),
+                Some(Err(e)) => return self.restart_stream(Some(e)),
+                None => return self.restart_stream(None), // ended early: the connection dropped
+            }
+        }
+        let Some(s) = &mut self.stream else {
+            return Ok(false);
+        };
+        match s.pending.pop_front() {
+            Some(bytes) => {
                 let start = s.next;
                 s.next += bytes.len() as u64;
                 s.failures = 0;
                 self.current = Some((start, bytes));
-                return Ok(true);
+                Ok(true)
             }
-            Some(Ok(_)) => None,
-            Some(Err(e)) => Some(e),
-            None => None, // ended early: the connection dropped
+            None => self.restart_stream(None),
+        }
+    }
+
+    /// Starts the stream again from the next byte not yet received, after a failure.
+    fn restart_stream(&mut self, failure: Option<object_store::Error>) -> Result<bool> {
+        let Some(s) = &mut self.stream else {
+            return Ok(false);
         };
         let range = s.next..s.end;
         if s.failures >= STREAM_RETRIES {

@@ -598,6 +598,14 @@ impl Storage for Tiered {
     fn upload(&self, path: &Path, from: &Path) -> Result<()> {
         self.inner.upload(path, from)
     }
+
+    fn read_versioned(&self, path: &Path) -> Result<Option<(Vec<u8>, Option<String>)>> {
+        self.inner.read_versioned(path)
+    }
+
+    fn replace_if(&self, path: &Path, bytes: Vec<u8>, version: &str) -> Result<()> {
+        self.inner.replace_if(path, bytes, version)
+    }
 }
 
 fn suffix_of(path: &Path) -> &str {

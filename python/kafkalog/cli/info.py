@@ -140,13 +140,17 @@ def _merge(items: list[dict[str, Any]], extra: dict[str, Any]) -> dict[str, Any]
 def log_info(path: str) -> dict[str, Any]:
     """The summary ``kafkalog info`` prints, as a dict (what ``--json`` prints)."""
     partitions: dict[tuple[str | None, int | None, str], list[dict[str, Any]]] = {}
+    bounds: dict[tuple[str | None, int | None, str], tuple[int | None, int | None]] = {}
     for seg in kafkalog.segments(path):
         key = (seg["topic"], seg["partition"], os.path.dirname(seg["path"]))
         partitions.setdefault(key, []).append(_segment_summary(seg["path"], seg["size"] or 0))
+        partitions[key][-1]["hidden"] = seg["hidden"]  # outside what a consumer sees
+        bounds[key] = (seg["log_start_offset"], seg["high_watermark"])
     topics: dict[str | None, list[dict[str, Any]]] = {}
     for (topic, partition, directory), segs in partitions.items():
         summary = _merge(segs, {"topic": topic, "partition": partition, "path": directory or "."})
         summary["segments"] = segs
+        summary["logStartOffset"], summary["highWatermark"] = bounds[(topic, partition, directory)]
         topics.setdefault(topic, []).append(summary)
     topic_list = []
     for topic, parts in topics.items():
@@ -166,6 +170,10 @@ def log_info(path: str) -> dict[str, Any]:
     ]
     total["topics"] = topic_list
     return total
+
+
+def _or_dash(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def _range(a: int | None, b: int | None) -> str:
@@ -202,6 +210,11 @@ def _print_info(info: dict[str, Any], out: _Output) -> None:
                 f"({p['records']:,} records in {p['batches']:,} batches)"
             )
             out.line(f"  timestamps   {_time_range(p['firstTimestamp'], p['lastTimestamp'])}")
+            if p["logStartOffset"] is not None or p["highWatermark"] is not None:
+                out.line(
+                    f"  consumer     log start offset {_or_dash(p['logStartOffset'])}, high "
+                    f"watermark {_or_dash(p['highWatermark'])} (from the broker's checkpoints)"
+                )
             out.line(
                 "  magic        "
                 + (", ".join(str(m) for m in p["magics"]) or "-")
@@ -233,6 +246,8 @@ def _print_info(info: dict[str, Any], out: _Output) -> None:
                     line += f"  {_time_range(s['firstTimestamp'], s['lastTimestamp'])}"
                 if s["trailingBytes"]:
                     line += f"  ({s['trailingBytes']} trailing bytes)"
+                if s.get("hidden"):
+                    line += f"  (not fetchable: {s['hidden'].replace('_', ' ')})"
                 if s["error"]:
                     line += "  (stopped at a corrupt batch)"
                 out.line(line)

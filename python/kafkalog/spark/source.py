@@ -36,7 +36,7 @@ from kafkalog.spark.planning import (
     offset_ranges,
 )
 from kafkalog.spark.schema import SPARK_SCHEMA, arrow_schema, spark_schema
-from kafkalog.spark.writing import WRITE_OPTIONS, StreamWriter, Writer, local_dir
+from kafkalog.spark.writing import WRITE_OPTIONS, StreamWriter, Writer, write_target
 
 __all__ = [
     "KafkaLogDataSource",
@@ -265,7 +265,7 @@ class KafkaLogDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         path, options, _ = self._write_options(streaming=False)
-        return Writer(path, options, overwrite)
+        return Writer(path, options, overwrite, options.pop("storage_options", None))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamArrowWriter:
         if overwrite:
@@ -279,7 +279,7 @@ class KafkaLogDataSource(DataSource):
         o = {str(k).lower(): v for k, v in self.options.items()}
         if "path" not in o:
             raise InvalidArgumentError('give the directory to write: .save("/path/to/logs")')
-        path = local_dir(o.pop("path"))
+        path = write_target(o.pop("path"))
         writer_id = str(o.pop("writerid", "spark")) if streaming else ""
         options: dict[str, Any] = {}
         for key, value in o.items():
@@ -290,6 +290,8 @@ class KafkaLogDataSource(DataSource):
                 options[arg] = parse(value)
             elif key == "rowsgrouped" and not streaming:
                 options["grouped"] = parse_bool(value, "rowsGrouped")
+            elif key.startswith("storage.") and not streaming:
+                options.setdefault("storage_options", {})[key[len("storage.") :]] = str(value)
             elif key.startswith("kafka.") or key in ("includeheaders", "checkpointlocation"):
                 continue  # Spark's Kafka sink options with nothing to do on files
             else:

@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -41,6 +41,7 @@ __all__ = [
     "encode",
     "write",
     "local_dir",
+    "write_target",
 ]
 
 #: The rows :func:`encode` yields: one per segment written.
@@ -191,7 +192,7 @@ def _runs(
             )
         done.add(key)
 
-        def run(key=key):
+        def run(key: tuple[str, int] = key) -> Iterator[pa.RecordBatch]:
             nonlocal pending
             while pending is not None and pending[0] == key:
                 yield pending[1]
@@ -203,7 +204,19 @@ def _runs(
             pass
 
 
-def local_dir(path: str | os.PathLike) -> str:
+def _is_remote(path: str) -> bool:
+    """Whether ``path`` is a URI other than ``file:`` (an object store)."""
+    return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.\-]+:", path)) and not path.startswith("file:")
+
+
+def write_target(path: str | os.PathLike[str]) -> str:
+    """Where the data source writes: a local directory (:func:`local_dir`) or an object-store
+    prefix (``s3://bucket/logs``, kept as it is)."""
+    text = os.fspath(path)
+    return text.rstrip("/") if _is_remote(text) else local_dir(text)
+
+
+def local_dir(path: str | os.PathLike[str]) -> str:
     """The local directory a write goes to (plain paths and ``file:`` URIs)."""
     text = os.fspath(path)
     if text.startswith("file:"):
@@ -218,7 +231,13 @@ def local_dir(path: str | os.PathLike) -> str:
 class _Encoder:
     """The ``mapInArrow`` function :func:`encode` returns (picklable)."""
 
-    def __init__(self, out_dir: str, options: dict, topic: str | None, partition: int | None):
+    def __init__(
+        self,
+        out_dir: str,
+        options: dict[str, Any],
+        topic: str | None,
+        partition: int | None,
+    ) -> None:
         self.out_dir = local_dir(out_dir)
         self.options = options
         self.topic = topic
@@ -241,11 +260,11 @@ class _Encoder:
 
 
 def encode(
-    out_dir: str | os.PathLike,
+    out_dir: str | os.PathLike[str],
     *,
     topic: str | None = None,
     partition: int | None = None,
-    **write_options,
+    **write_options: Any,
 ) -> _Encoder:
     """A ``mapInArrow`` function that writes its input as Kafka partition directories::
 
@@ -273,17 +292,44 @@ class _Staged(WriterCommitMessage):
     """What one write task left in the staging directory: (topic, partition, dir, segments),
     and the task's own staging directory where it made one."""
 
-    partitions: list[tuple[str, int, str, list[dict]]]
+    partitions: list[tuple[str, int, str, list[kafkalog.WrittenSegment]]]
     staging: str | None = None
 
 
-class Writer(DataSourceArrowWriter):
-    """The data source's batch writer: tasks stage, the driver publishes."""
+def _staged(messages: list[WriterCommitMessage | None]) -> list[_Staged | None]:
+    """The commit messages of this module's tasks (Spark passes None for a task that sent
+    none)."""
+    out: list[_Staged | None] = []
+    for m in messages:
+        if m is not None and not isinstance(m, _Staged):
+            raise InvalidArgumentError(f"not a kafkalog writer's commit message: {m!r}")
+        out.append(m)
+    return out
 
-    def __init__(self, path: str, options: dict, overwrite: bool) -> None:
+
+class Writer(DataSourceArrowWriter):
+    """The data source's batch writer: tasks stage, the driver publishes.
+
+    Locally, tasks write complete partition directories in the job's staging directory and
+    the driver renames each into place. In an object store (``s3://...``), tasks write each
+    partition to the job's staging prefix with :func:`kafkalog.write` (which publishes it
+    there with its manifest); the driver then copies each one's files (server-side) to
+    ``<path>/<topic>-<partition>`` and publishes it there with a conditional put of its
+    manifest. Either way a reader sees no partition of a job before its commit, and none of a
+    job that failed or was aborted; the staging directory is removed by commit and abort."""
+
+    def __init__(
+        self,
+        path: str,
+        options: dict[str, Any],
+        overwrite: bool,
+        storage_options: dict[str, str] | None = None,
+    ) -> None:
         self.path = path
         self.options = options
         self.overwrite = overwrite
+        self.storage_options = storage_options
+        self.remote = _is_remote(path)
         self.topic = options.pop("topic", None)
         partition = options.pop("partition", None)
         self.partition = None if partition is None else int(partition)
@@ -295,21 +341,24 @@ class Writer(DataSourceArrowWriter):
         self.staging = _native.create_job_staging(path, "spark")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _Staged:
-        task_dir = os.path.join(self.staging, uuid.uuid4().hex)
+        task_dir = f"{self.staging}/{uuid.uuid4().hex}"
         staged = []
         groups = _runs if self.grouped else _groups
+        extra: dict[str, Any] = {}
+        if self.remote:
+            extra["storage_options"] = self.storage_options
         for topic, partition, table in groups(iterator, self.topic, self.partition):
             segments = kafkalog.write(
-                task_dir, table, topic=topic, partition=partition, **self.options
+                task_dir, table, topic=topic, partition=partition, **self.options, **extra
             )
             target = _native.partition_dir(task_dir, topic, partition)
             staged.append((topic, partition, target, segments))
         return _Staged(staged)
 
-    def commit(self, messages: list[_Staged | None]) -> None:
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         try:
             owners: dict[tuple[str, int], str] = {}
-            for m in messages:
+            for m in _staged(messages):
                 for topic, partition, staged, _ in m.partitions if m else ():
                     if (topic, partition) in owners:
                         raise InvalidArgumentError(
@@ -322,22 +371,37 @@ class Writer(DataSourceArrowWriter):
                         )
                     owners[(topic, partition)] = staged
             targets = {tp: _native.partition_dir(self.path, tp[0], tp[1]) for tp in owners}
-            if not self.overwrite:
+            if not self.overwrite and self.remote:
+                _native.check_targets_absent(list(targets.values()), self.storage_options)
+            elif not self.overwrite:
                 there = [t for t in targets.values() if os.path.exists(t)]
                 if there:
                     raise InvalidArgumentError(
                         f"{', '.join(sorted(there))} already exist: kafkalog cannot append to a "
                         'partition directory; use mode("overwrite") to replace them'
                     )
-            fsync = self.options.get("fsync", True)
+            fsync = bool(self.options.get("fsync", True))
             for tp, staged in owners.items():
-                # Under the target's lock; an overwrite is one atomic swap.
-                _native.publish(staged, targets[tp], self.overwrite, fsync)
+                # Under the target's lock (a conditional put of its marker in an object
+                # store); an overwrite replaces the old partition in one step for readers.
+                _native.publish(
+                    staged,
+                    targets[tp],
+                    self.overwrite,
+                    fsync,
+                    storage_options=self.storage_options if self.remote else None,
+                )
         finally:
-            shutil.rmtree(self.staging, ignore_errors=True)
+            self._remove_staging()
 
-    def abort(self, messages: list[_Staged | None]) -> None:
-        shutil.rmtree(self.staging, ignore_errors=True)
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        self._remove_staging()
+
+    def _remove_staging(self) -> None:
+        try:
+            _native.remove_staging(self.staging, self.storage_options if self.remote else None)
+        except kafkalog.KafkaLogError:
+            pass  # left for a later write's cleanup (locally) or the bucket's lifecycle rule
 
 
 class StreamWriter(DataSourceStreamArrowWriter):
@@ -354,7 +418,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
     it), magic 2 batches, the record's ``timestamp`` when given.
     """
 
-    def __init__(self, path: str, options: dict, writer_id: str) -> None:
+    def __init__(self, path: str, options: dict[str, Any], writer_id: str) -> None:
         self.path = path
         self.options = dict(options)
         self.topic = self.options.pop("topic", None)
@@ -366,6 +430,12 @@ class StreamWriter(DataSourceStreamArrowWriter):
         self.fsync = self.options.get("fsync", True)
         for fixed in ("base_offset", "magic", "preserve_batches"):
             self.options.pop(fixed, None)
+        if _is_remote(path):
+            raise InvalidArgumentError(
+                f"the kafkalog streaming sink appends to local (or mounted) directories; "
+                f"{path!r} is an object store (write micro-batches with foreachBatch and "
+                "kafkalog.spark.write instead)"
+            )
         os.makedirs(self.path, exist_ok=True)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _Staged:
@@ -386,16 +456,16 @@ class StreamWriter(DataSourceStreamArrowWriter):
             staged.append((topic, partition, target, segments))
         return _Staged(staged, staging)
 
-    def commit(self, messages: list[_Staged | None], batchId: int) -> None:  # noqa: N803
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         try:
             by_partition: dict[tuple[str, int], list[str]] = {}
-            for m in messages:
+            for m in _staged(messages):
                 for topic, partition, staged, _ in m.partitions if m else ():
                     by_partition.setdefault((topic, partition), []).append(staged)
-            for (topic, partition), staged in sorted(by_partition.items()):
+            for (topic, partition), dirs in sorted(by_partition.items()):
                 _native.append(
                     _native.partition_dir(self.path, topic, partition),
-                    staged,
+                    dirs,
                     writer_id=self.writer_id,
                     sequence=int(batchId),
                     segment_bytes=self.segment_bytes,
@@ -405,18 +475,19 @@ class StreamWriter(DataSourceStreamArrowWriter):
         finally:
             self.abort(messages, batchId)
 
-    def abort(self, messages: list[_Staged | None], batchId: int) -> None:  # noqa: N803
-        for m in messages:
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        for m in _staged(messages):
             if m is not None and m.staging:
                 shutil.rmtree(m.staging, ignore_errors=True)
 
 
 def write(
-    df,
-    path: str | os.PathLike,
+    df: Any,
+    path: str | os.PathLike[str],
     *,
     mode: str = "append",
-    **write_options,
+    storage_options: Mapping[str, str] | None = None,
+    **write_options: Any,
 ) -> None:
     """Write a DataFrame of records as Kafka partition directories ``<path>/<topic>-<partition>``:
     groups the rows of each topic-partition into one task in offset order, then saves with the
@@ -425,7 +496,10 @@ def write(
     left alone). ``write_options`` as :func:`kafkalog.write` takes them (``magic``,
     ``compression``, ``segment_bytes``, ...), and ``topic``/``partition`` for rows without
     those columns. Each task streams its rows into segments as they come, so a topic-partition
-    larger than a task's memory is written all the same."""
+    larger than a task's memory is written all the same. ``path`` may be an object-store URI
+    (``s3://bucket/logs``, with ``storage_options`` as :func:`kafkalog.write` takes them):
+    tasks stage, and the driver publishes each partition when the job commits (see
+    :class:`Writer`)."""
     by = [c for c in ("topic", "partition") if c in df.columns]
     order = by + (["offset"] if "offset" in df.columns else [])
     if by:
@@ -441,6 +515,8 @@ def write(
             options[names[key]] = str(value)
         else:
             raise InvalidArgumentError(f"unknown write option {key!r}")
+    for key, value in (storage_options or {}).items():
+        options[f"storage.{key}"] = str(value)
     # Grouped and sorted: each task streams its rows into segments.
     options["rowsGrouped"] = "true"
     df.write.format("kafkalog").mode(mode).options(**options).save(os.fspath(path))
