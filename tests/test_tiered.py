@@ -712,3 +712,55 @@ def test_spark_reads_an_encrypted_bucket_with_encryption_keys(tmp_path, keys, sp
     assert decoded.num_rows == want.num_rows
     with pytest.raises(Exception, match=keys.key_id):
         spark.read.format("kafkalog").load(str(tmp_path)).count()  # no key: named, refused
+
+
+def _remote_and_local(tmp_path) -> tuple[Path, Path]:
+    """orders-0 with all its segments in an Aiven bucket and its newest one still local."""
+    src = EXAMPLES / "orders-0"
+    aiven_partition(
+        tmp_path / "bucket", src, "orders", 0, chunk_size=64, index="variable", compression=True
+    )
+    local = tmp_path / "logs" / "orders-0"
+    local.mkdir(parents=True)
+    for f in src.glob("00000000000000000015.*"):
+        shutil.copy(f, local / f.name)
+    return tmp_path / "bucket", local
+
+
+def test_remote_and_local_list_as_one_partition(tmp_path):
+    """segments() says the broker's segments continue the tiered ones, and ListOffsets
+    answers for one partition from the first remote offset to the local log end."""
+    from kafkalog.spark import planning
+
+    bucket, local = _remote_and_local(tmp_path)
+    for paths in ([bucket, local], [local, bucket]):
+        segs = kafkalog.segments(paths)
+        assert [s["continues"] for s in segs] == [False] + [True] * (len(segs) - 1)
+        parts = planning.discover(paths)
+        assert [p.key for p in parts] == [("orders", 0)]
+        planning.list_offsets(parts)
+        want = table(EXAMPLES / "orders-0")
+        assert (parts[0].earliest, parts[0].latest) == (
+            want["offset"][0].as_py(),
+            want["offset"][-1].as_py() + 1,
+        )
+    # Two copies of one broker partition are two logs, as before.
+    other = tmp_path / "copy" / "orders-0"
+    shutil.copytree(local, other)
+    assert [p.key for p in planning.discover([local, other])] == [("orders", 0)] * 2
+
+
+def test_spark_reads_remote_and_local_as_one_partition_split_at_chunks(tmp_path, spark):
+    """Each offset once, in one Spark partition key, and a tiered segment spread over several
+    tasks (cut at chunk boundaries) when targetBytes asks for small pieces."""
+    bucket, local = _remote_and_local(tmp_path)
+    want = table(EXAMPLES / "orders-0")
+    df = spark.read.format("kafkalog").option("targetBytes", "1").load([str(bucket), str(local)])
+    rows = df.select("partition", "offset", "value").collect()
+    assert sorted(r.offset for r in rows) == want["offset"].to_pylist()
+    assert {r.partition for r in rows} == {0}
+    got = sorted((r.offset, bytes(r.value)) for r in rows)
+    assert got == list(zip(want["offset"].to_pylist(), want["value"].to_pylist(), strict=True))
+    assert df.rdd.getNumPartitions() > 2
+    tasks_with_rows = df.rdd.mapPartitions(lambda it: [sum(1 for _ in it)]).collect()
+    assert sum(1 for n in tasks_with_rows if n) > 2, tasks_with_rows

@@ -83,6 +83,9 @@ class Segment(TypedDict):
     #: Why the whole segment is outside that, when its offsets say so:
     #: ``"above_high_watermark"`` or ``"below_log_start"``; else ``None``.
     hidden: str | None
+    #: Whether it continues the log of the segment listed before it: the same partition in
+    #: the same directory, or a partition's broker segments after its tiered-storage ones.
+    continues: bool
 
 
 class Issue(TypedDict):

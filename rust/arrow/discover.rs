@@ -41,6 +41,25 @@ impl SegmentFile {
         }
     }
 
+    /// Whether this is a segment in a tiered-storage layout (named `<offset>-<segment id>`,
+    /// as a RemoteStorageManager names what it copied), not in a broker's log directory.
+    pub fn is_tiered(&self) -> bool {
+        self.path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(crate::format::tiered::SegmentName::parse)
+            .is_some()
+    }
+
+    /// Whether `next`, listed right after this file, continues the same partition's log: the
+    /// same topic-partition in the same directory, or its local segments following its
+    /// tiered ones (a partition read from a bucket and a broker directory at once, which
+    /// [`super::tiered::merge_remote_and_local`] puts in offset order).
+    pub fn continued_by(&self, next: &SegmentFile) -> bool {
+        self.origin == next.origin
+            && (self.path.parent() == next.path.parent() || self.is_tiered() || next.is_tiered())
+    }
+
     fn sized(mut self, size: u64) -> Self {
         self.size = Some(size);
         self

@@ -58,7 +58,8 @@ pub fn list_offsets(
     });
     for group in by_partition(files) {
         let origin = group[0].origin.clone();
-        let visible = match (visibility, group[0].path.parent()) {
+        // A partition's checkpoints are its broker's: beside its last (local) segments.
+        let visible = match (visibility, group[group.len() - 1].path.parent()) {
             (Visibility::Consumer, Some(dir)) => checkpoints.visible(storage, dir)?,
             _ => Visible::default(),
         };
@@ -128,14 +129,16 @@ fn unexplained_gaps(
     decoder: &mut BatchDecoder,
     issues: &mut Vec<Issue>,
 ) -> Result<Vec<(i64, i64)>> {
-    let Some((topic, partition)) = group[0]
+    // The broker's log directory: that of the partition's last (local) segments.
+    let last = &group[group.len() - 1];
+    let Some((topic, partition)) = last
         .path
         .parent()
         .and_then(crate::format::segment::topic_partition_from_dir)
     else {
         return Ok(Vec::new());
     };
-    let Some(log_dir) = group[0].path.parent().and_then(|d| d.parent()) else {
+    let Some(log_dir) = last.path.parent().and_then(|d| d.parent()) else {
         return Ok(Vec::new());
     };
     let checkpoint = log_dir.join(CLEANER_OFFSET_CHECKPOINT);

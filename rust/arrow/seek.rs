@@ -412,14 +412,13 @@ fn partition_segments(storage: &dyn Storage, group: &[SegmentFile]) -> Vec<Segme
     }
 }
 
-/// The files of each partition: consecutive files of one directory and origin.
+/// The files of each partition: consecutive files that continue one partition's log (see
+/// [`SegmentFile::continued_by`]).
 pub fn by_partition(files: Vec<SegmentFile>) -> Vec<Vec<SegmentFile>> {
     let mut groups: Vec<Vec<SegmentFile>> = Vec::new();
     for f in files {
         match groups.last_mut() {
-            Some(g) if g[0].path.parent() == f.path.parent() && g[0].origin == f.origin => {
-                g.push(f)
-            }
+            Some(g) if g[g.len() - 1].continued_by(&f) => g.push(f),
             _ => groups.push(vec![f]),
         }
     }
@@ -455,7 +454,8 @@ fn visible_of(
     bounds: &Bounds,
     checkpoints: &mut Checkpoints,
 ) -> Result<Visible> {
-    match (bounds.visibility, group[0].path.parent()) {
+    // A partition's checkpoints are its broker's: beside its last (local) segments.
+    match (bounds.visibility, group[group.len() - 1].path.parent()) {
         (Visibility::Consumer, Some(dir)) => checkpoints.visible(storage, dir),
         _ => Ok(Visible::default()),
     }

@@ -7,17 +7,8 @@ use super::discover::SegmentFile;
 use super::origin::Origin;
 use super::seek::seek_position;
 use crate::error::Result;
-use crate::format::tiered::SegmentName;
 use crate::storage::Storage;
 use std::collections::{HashMap, HashSet};
-
-fn is_remote(file: &SegmentFile) -> bool {
-    file.path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(SegmentName::parse)
-        .is_some()
-}
 
 /// `files` (in reading order) with each partition that has both remote and local segments
 /// made one offset-ordered run: its remote segments below the local log start offset, then its
@@ -30,7 +21,7 @@ pub fn merge_remote_and_local(
     let mut kinds: HashMap<Origin, (bool, bool)> = HashMap::new();
     for f in files.iter().filter(|f| known(&f.origin)) {
         let k = kinds.entry(f.origin.clone()).or_default();
-        if is_remote(f) {
+        if f.is_tiered() {
             k.0 = true;
         } else {
             k.1 = true;
@@ -57,7 +48,7 @@ pub fn merge_remote_and_local(
         let mut remote: Vec<SegmentFile> = Vec::new();
         let mut local: Vec<SegmentFile> = Vec::new();
         for g in files.iter().filter(|g| g.origin == f.origin) {
-            if is_remote(g) {
+            if g.is_tiered() {
                 remote.push(g.clone());
             } else {
                 local.push(g.clone());

@@ -463,7 +463,9 @@ pub fn rebuild_indexes<'py>(
 /// base offset (from the file and directory names), and what a consumer could fetch of their
 /// partition: the broker's checkpointed log start offset and high watermark (`None` where
 /// no checkpoint lists the partition, or one cannot be parsed), and `hidden`, why a whole segment is outside that
-/// (see `visibility::segment_hidden`). Every segment on disk is listed, hidden or not.
+/// (see `visibility::segment_hidden`), and `continues`: whether it continues the partition of
+/// the segment before it (see `SegmentFile::continued_by`). Every segment on disk is listed,
+/// hidden or not.
 #[pyfunction]
 #[pyo3(signature = (paths, storage_options=None, filesystem=None))]
 pub fn segments<'py>(
@@ -478,9 +480,17 @@ pub fn segments<'py>(
     let (files, bounds) = detach(py, || {
         let files = discover_all(storage.as_ref(), &paths)?;
         let mut checkpoints = Checkpoints::new();
-        let mut bounds: Vec<(Visible, Option<&'static str>)> = Vec::with_capacity(files.len());
+        let mut bounds: Vec<(Visible, Option<&'static str>, bool)> =
+            Vec::with_capacity(files.len());
         for (i, f) in files.iter().enumerate() {
-            let dir = f.path.parent().unwrap_or(std::path::Path::new(""));
+            let continues = i > 0 && files[i - 1].continued_by(f);
+            // The partition's checkpoints are beside its last (local) segments.
+            let last = files[i..]
+                .windows(2)
+                .take_while(|w| w[0].continued_by(&w[1]))
+                .last()
+                .map_or(f, |w| &w[1]);
+            let dir = last.path.parent().unwrap_or(std::path::Path::new(""));
             // A listing of what is on disk: a checkpoint that cannot be read bounds nothing
             // here (a read with visibility='consumer' reports it).
             let visible = checkpoints
@@ -488,17 +498,22 @@ pub fn segments<'py>(
                 .unwrap_or_default();
             let next = files
                 .get(i + 1)
-                .filter(|n| n.path.parent() == f.path.parent())
+                .filter(|n| f.continued_by(n))
                 .and_then(|n| n.base_offset);
-            bounds.push((visible, segment_hidden(f.base_offset, next, &visible)));
+            bounds.push((
+                visible,
+                segment_hidden(f.base_offset, next, &visible),
+                continues,
+            ));
         }
         Ok::<_, crate::error::Error>((files, bounds))
     })?;
     let items = files
         .iter()
         .zip(&bounds)
-        .map(|(f, (visible, hidden))| -> PyResult<_> {
+        .map(|(f, (visible, hidden, continues))| -> PyResult<_> {
             let d = PyDict::new(py);
+            d.set_item("continues", *continues)?;
             d.set_item("log_start_offset", visible.log_start)?;
             d.set_item("high_watermark", visible.high_watermark)?;
             d.set_item("hidden", *hidden)?;

@@ -141,8 +141,12 @@ def log_info(path: str) -> dict[str, Any]:
     """The summary ``kafkalog info`` prints, as a dict (what ``--json`` prints)."""
     partitions: dict[tuple[str | None, int | None, str], list[dict[str, Any]]] = {}
     bounds: dict[tuple[str | None, int | None, str], tuple[int | None, int | None]] = {}
+    directory = ""
     for seg in kafkalog.segments(path):
-        key = (seg["topic"], seg["partition"], os.path.dirname(seg["path"]))
+        # One partition per log the core sees (a partition's tiered and broker segments are one).
+        if not seg["continues"]:
+            directory = os.path.dirname(seg["path"])
+        key = (seg["topic"], seg["partition"], directory)
         partitions.setdefault(key, []).append(_segment_summary(seg["path"], seg["size"] or 0))
         partitions[key][-1]["hidden"] = seg["hidden"]  # outside what a consumer sees
         bounds[key] = (seg["log_start_offset"], seg["high_watermark"])

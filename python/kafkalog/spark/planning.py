@@ -109,12 +109,9 @@ def discover(
             topic, partition = s["topic"], s["partition"]
             if subscription is not None and not subscription(topic, partition):
                 continue
-            directory = os.path.dirname(s["path"])
-            if (
-                current is None
-                or current.key != (topic, partition)
-                or os.path.dirname(current.segments[-1][0]) != directory
-            ):
+            # One Partition per log the core sees: a partition's tiered-storage segments and
+            # its broker segments are one log, two replicas' directories are two.
+            if current is None or not s["continues"]:
                 current = Partition(topic, partition, [], r)
                 parts.append(current)
             current.segments.append((s["path"], topic, partition, s.get("size")))
