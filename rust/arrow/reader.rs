@@ -21,6 +21,8 @@ use std::sync::Arc;
 
 /// Bytes read from a file at a time.
 const CHUNK: usize = 4 << 20;
+/// The first read of a segment.
+const FIRST_FILL: usize = 64 << 10;
 
 /// One segment file to read, with the topic and partition its records belong to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -404,6 +406,9 @@ struct OpenFile<O> {
     end: usize,
     /// Bytes of the range not yet read into `buf`.
     unread: u64,
+    /// Bytes the next read asks for: small first, doubling to `CHUNK`, so that a bounded read
+    /// of a remote (tiered) segment fetches little more than it decodes.
+    fill: usize,
 }
 
 impl<O: Output> OpenFile<O> {
@@ -427,6 +432,7 @@ impl<O: Output> OpenFile<O> {
             buf: Vec::new(),
             start: 0,
             end: 0,
+            fill: FIRST_FILL,
         })
     }
 
@@ -439,7 +445,8 @@ impl<O: Output> OpenFile<O> {
         self.buf.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;
-        let want = CHUNK.max(self.decoder.need());
+        let want = self.fill.max(self.decoder.need());
+        self.fill = (self.fill * 2).min(CHUNK);
         // Never more than the bytes the file has: a size field claiming gigabytes is a torn tail
         // here, not an allocation.
         let take = (want.saturating_sub(self.end).max(1) as u64).min(self.unread) as usize;
