@@ -23,6 +23,8 @@ use std::sync::Arc;
 
 /// Bytes read from a file at a time.
 const CHUNK: usize = 4 << 20;
+/// The first read of a segment.
+const FIRST_FILL: usize = 64 << 10;
 
 /// Options for reading, after arrow-rs's `ReaderBuilder`.
 #[derive(Clone, Debug)]
@@ -266,6 +268,9 @@ struct OpenFile<O> {
     /// A local file's map: then the bytes are `map[start..end]`, all of the range at once, and
     /// `buf` stays empty.
     map: Option<Mapped>,
+    /// Bytes the next read asks for: small first, doubling to `CHUNK`, so that a bounded read
+    /// of a remote (tiered) segment fetches little more than it decodes.
+    fill: usize,
 }
 
 impl<O: Output> OpenFile<O> {
@@ -292,6 +297,7 @@ impl<O: Output> OpenFile<O> {
                 decoder,
                 buf: Vec::new(),
                 map,
+                fill: FIRST_FILL,
             });
         }
         Ok(OpenFile {
@@ -304,6 +310,7 @@ impl<O: Output> OpenFile<O> {
             start: 0,
             end: 0,
             map: None,
+            fill: FIRST_FILL,
         })
     }
 
@@ -333,7 +340,8 @@ impl<O: Output> OpenFile<O> {
         self.buf.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;
-        let want = CHUNK.max(self.decoder.need());
+        let want = self.fill.max(self.decoder.need());
+        self.fill = (self.fill * 2).min(CHUNK);
         // Never more than the bytes the file has: a size field claiming gigabytes is a torn tail
         // here, not an allocation.
         let take = (want.saturating_sub(self.end).max(1) as u64).min(self.unread) as usize;

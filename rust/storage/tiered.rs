@@ -307,6 +307,8 @@ impl Tiered {
             object,
             cache: self.chunks.clone(),
             ahead: None,
+            streak: 0,
+            next_at: 0,
         })
     }
 
@@ -671,10 +673,16 @@ struct TieredLog {
     cache: ChunkCache,
     /// The range announced with `will_read`.
     ahead: Option<std::ops::Range<u64>>,
+    /// Bytes read in order up to `next_at`: the read-ahead grows with it, so that a read that
+    /// stops early (an offset or timestamp bound) fetches little more than it used.
+    streak: u64,
+    next_at: u64,
 }
 
 impl TieredLog {
-    fn chunk(&mut self, id: usize) -> Result<Arc<Vec<u8>>> {
+    /// Chunk `id`, fetched with the chunks after it up to `need_end` (the end of the read
+    /// asked for) and, inside an announced range, as far again as has been read in order.
+    fn chunk(&mut self, id: usize, need_end: u64) -> Result<Arc<Vec<u8>>> {
         if let Some(c) = self.cache.get(&self.segment.log, id) {
             return Ok(c);
         }
@@ -686,8 +694,10 @@ impl TieredLog {
         let mut last = first.clone();
         if let Some(ahead) = &self.ahead {
             if ahead.contains(&first.original.start) {
+                let grown = first.original.start + self.streak.min(READ_AHEAD);
+                let limit = ahead.end.min(need_end.max(grown));
                 while let Some(next) = index.chunk(last.id + 1) {
-                    if next.original.start >= ahead.end
+                    if next.original.start >= limit
                         || next.original.end - first.original.start > READ_AHEAD
                     {
                         break;
@@ -772,17 +782,22 @@ impl Object for TieredLog {
 
     fn read_into(&mut self, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<usize> {
         let end = offset.saturating_add(len as u64).min(self.len);
+        if offset != self.next_at {
+            self.streak = 0;
+        }
         let mut at = offset;
         while at < end {
             let Some(c) = self.segment.manifest.chunk_index.chunk_at(at) else {
                 break;
             };
-            let bytes = self.chunk(c.id)?;
+            let bytes = self.chunk(c.id, end)?;
             let from = (at - c.original.start) as usize;
             let to = ((end.min(c.original.end)) - c.original.start) as usize;
             out.extend_from_slice(&bytes[from..to]);
             at += (to - from) as u64;
         }
+        self.streak += at - offset.min(at);
+        self.next_at = at;
         Ok((at - offset.min(at)) as usize)
     }
 
@@ -1332,6 +1347,85 @@ mod tests {
         assert!(discover(&tiered, &part.join("nothing"), &[])
             .unwrap()
             .is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A store that counts the bytes read from it.
+    #[derive(Debug, Default)]
+    struct Counting(Arc<std::sync::atomic::AtomicU64>);
+
+    struct CountingObject(Box<dyn Object>, Arc<std::sync::atomic::AtomicU64>);
+
+    impl Object for CountingObject {
+        fn len(&self) -> u64 {
+            self.0.len()
+        }
+        fn read_into(&mut self, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<usize> {
+            let n = self.0.read_into(offset, len, out)?;
+            self.1
+                .fetch_add(n as u64, std::sync::atomic::Ordering::SeqCst);
+            Ok(n)
+        }
+    }
+
+    impl Storage for Counting {
+        fn stat(&self, path: &Path) -> Result<Stat> {
+            Local.stat(path)
+        }
+        fn list(&self, dir: &Path) -> Result<Vec<Entry>> {
+            Local.list(dir)
+        }
+        fn open(&self, path: &Path) -> Result<Box<dyn Object>> {
+            Ok(Box::new(CountingObject(Local.open(path)?, self.0.clone())))
+        }
+    }
+
+    #[test]
+    fn read_ahead_grows_only_with_reads_in_order() {
+        let dir = temp("ahead");
+        let part = dir.join("t-MWJ6FHTfRYy67jzwZdeqSQ/2");
+        // Bytes that do not compress, so that fetched bytes track chunks read.
+        let mut x = 1u64;
+        let original: Vec<u8> = (0..100_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let log = write_segment(
+            &part,
+            0,
+            "AAAAAAAAAAAAAAAAAAAAAA",
+            &original,
+            999,
+            "{}",
+            1000,
+        );
+        let counter = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let tiered = Tiered::new(Arc::new(Counting(counter.clone())), KeyRing::default());
+        let mut object = tiered.open(&log).unwrap();
+        let chunk_log = std::fs::metadata(&log).unwrap().len();
+        let before = counter.load(std::sync::atomic::Ordering::SeqCst);
+        // A whole-object read is announced, but only the first chunk is used.
+        object.will_read(0..100_000);
+        assert_eq!(read_range(object.as_mut(), 0..10).unwrap(), original[..10]);
+        let first = counter.load(std::sync::atomic::Ordering::SeqCst) - before;
+        assert!(first > 1000 && first < 1100, "{first} of {chunk_log}");
+        // Reading on, the fetches grow with what has been read in order.
+        assert_eq!(
+            read_range(object.as_mut(), 10..3000).unwrap(),
+            original[10..3000]
+        );
+        let second = counter.load(std::sync::atomic::Ordering::SeqCst) - before - first;
+        assert!(second < 4 * 1100, "{second}");
+        assert_eq!(
+            read_range(object.as_mut(), 3000..100_000).unwrap(),
+            original[3000..]
+        );
+        let all = counter.load(std::sync::atomic::Ordering::SeqCst) - before;
+        assert!(all <= chunk_log, "{all} of {chunk_log}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
