@@ -18,7 +18,7 @@ use crate::format::batch::CrcPolicy;
 use crate::format::index::{
     write_txn_entry, AbortedTxn, SegmentIndexer, DEFAULT_INDEX_INTERVAL_BYTES,
 };
-use crate::format::segment::segment_file_name;
+use crate::format::segment::{segment_file_name, MIN_ENTRY_SIZE};
 use crate::format::snapshot::{write_producer_snapshot, ProducerEntry};
 use arrow_array::RecordBatch;
 use std::fs::File;
@@ -136,7 +136,8 @@ impl PartitionWriter {
     pub fn create(target: &Path, options: WriteOptions) -> Result<Self> {
         // Everything that can be refused is refused before a directory is made.
         let encoder = Encoder::new(options.encode)?;
-        if options.segment_bytes < 14 {
+        // Kafka's `segment.bytes` has the same floor: the smallest entry of any magic.
+        if options.segment_bytes < MIN_ENTRY_SIZE as u64 {
             return Err(Error::invalid_argument(
                 "segment_bytes is too small to hold a batch",
             ));
@@ -442,4 +443,36 @@ fn write_file(path: &Path, bytes: &[u8], fsync: bool) -> Result<()> {
         file.sync_all().map_err(|e| Error::io(e, path))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn create_with(segment_bytes: u64) -> Result<PartitionWriter> {
+        let target = std::env::temp_dir()
+            .join(format!(
+                "kafkalog-floor-{}-{segment_bytes}",
+                std::process::id()
+            ))
+            .join("topic-0");
+        let made = PartitionWriter::create(
+            &target,
+            WriteOptions {
+                segment_bytes,
+                ..WriteOptions::default()
+            },
+        );
+        let _ = std::fs::remove_dir_all(target.parent().unwrap());
+        made
+    }
+
+    #[test]
+    fn segment_bytes_floor_is_kafkas_smallest_entry() {
+        // Kafka's `segment.bytes` accepts 14 (a v0 message's overhead) and refuses 13.
+        let refused = create_with(13).err().expect("13 bytes is refused");
+        assert_eq!(refused.kind, ErrorKind::InvalidArgument);
+        assert!(create_with(14).is_ok());
+    }
 }
