@@ -27,6 +27,15 @@ pub enum ErrorKind {
     Conflict,
     /// A bug in kafkalog (a panic, caught before it could reach the caller).
     Internal,
+    /// A tiered-storage segment's objects disagree with each other: a manifest that does not
+    /// parse, a chunk index that does not fit the object, a chunk of the wrong size.
+    TieredStorage,
+    /// An encrypted tiered-storage object does not decrypt: a chunk or index whose AES-GCM tag
+    /// fails, or a data key that does not unwrap to an AES-256 key.
+    Decryption,
+    /// An encryption key given for tiered storage cannot be used: missing for a segment that
+    /// needs it, not an RSA private key, or not the key the segment's data key was wrapped with.
+    EncryptionKey,
 }
 
 impl ErrorKind {
@@ -41,6 +50,9 @@ impl ErrorKind {
             ErrorKind::Io => "io",
             ErrorKind::Conflict => "conflict",
             ErrorKind::Internal => "internal",
+            ErrorKind::TieredStorage => "tiered_storage",
+            ErrorKind::Decryption => "decryption",
+            ErrorKind::EncryptionKey => "encryption_key",
         }
     }
 }

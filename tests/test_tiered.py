@@ -22,7 +22,13 @@ import pyarrow.fs as pafs
 import pytest
 
 import kafkalog
-from kafkalog.errors import CorruptRecordError, InvalidArgumentError, KafkaLogError
+from kafkalog.errors import (
+    CorruptRecordError,
+    DecryptionError,
+    EncryptionKeyError,
+    InvalidArgumentError,
+    TieredStorageError,
+)
 
 zstandard = pytest.importorskip("zstandard")
 aead = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
@@ -561,14 +567,14 @@ def _one_encrypted(tmp_path, keys) -> Path:
 
 def test_missing_and_wrong_keys(tmp_path, keys):
     _one_encrypted(tmp_path, keys)
-    with pytest.raises(InvalidArgumentError, match="key-2024.*not given") as e:
+    with pytest.raises(EncryptionKeyError, match="key-2024.*not given") as e:
         table(tmp_path)
     assert ".rsm-manifest" in str(e.value)
     other = Keys(keys.key_id)
-    with pytest.raises(InvalidArgumentError, match="could not be unwrapped") as e:
+    with pytest.raises(EncryptionKeyError, match="could not be unwrapped") as e:
         table(tmp_path, encryption_keys={keys.key_id: other.pem})
     assert "PRIVATE KEY" not in str(e.value)
-    with pytest.raises(InvalidArgumentError, match="not an RSA private key"):
+    with pytest.raises(EncryptionKeyError, match="not an RSA private key"):
         table(tmp_path, encryption_keys={keys.key_id: b"-----BEGIN PRIVATE KEY-----\nAAAA\n"})
 
 
@@ -579,9 +585,13 @@ def test_a_tampered_chunk_fails_its_tag(tmp_path, keys):
     data[len(data) // 2] ^= 1
     log.write_bytes(bytes(data))
     failed = r"chunk \d+ \(object bytes \d+\.\.\d+.*authentication failed"
-    with pytest.raises(CorruptRecordError, match=failed) as e:
+    with pytest.raises(DecryptionError, match=failed) as e:
         table(tmp_path, encryption_keys={keys.key_id: keys.pem})
     assert e.value.path.endswith(".log")
+    assert e.value.kind == "decryption"
+    assert str(keys.pem if isinstance(keys.pem, str) else keys.pem.decode())[40:80] not in str(
+        e.value
+    )
 
 
 def test_bad_manifest_and_chunk_index(tmp_path):
@@ -598,14 +608,18 @@ def test_bad_manifest_and_chunk_index(tmp_path):
     manifest = next(d.glob("*.rsm-manifest"))
     good = manifest.read_text()
     log.write_bytes(log.read_bytes()[:-5])
-    with pytest.raises(CorruptRecordError, match="chunk index.*describes") as e:
+    with pytest.raises(TieredStorageError, match="chunk index.*describes") as e:
         table(tmp_path)
     assert e.value.path == str(log)
+    assert e.value.kind == "tiered_storage"
     manifest.write_text(good[:50])
-    with pytest.raises(CorruptRecordError, match="segment manifest: not JSON") as e:
+    with pytest.raises(TieredStorageError, match="segment manifest: not JSON") as e:
         table(tmp_path)
     assert e.value.path == str(manifest)
-    assert issubclass(CorruptRecordError, KafkaLogError)
+    # Each also the broader class a caller may already catch.
+    assert issubclass(TieredStorageError, CorruptRecordError)
+    assert issubclass(DecryptionError, TieredStorageError)
+    assert issubclass(EncryptionKeyError, InvalidArgumentError)
 
 
 def test_a_remote_segment_crossing_the_local_log_start_ends_there(tmp_path):

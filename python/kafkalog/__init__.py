@@ -54,6 +54,8 @@ from kafkalog.errors import (
     CorruptRecordError,
     CrcMismatchError,
     DecompressionError,
+    DecryptionError,
+    EncryptionKeyError,
     IndexNotUsedWarning,
     InvalidArgumentError,
     KafkaLogError,
@@ -64,6 +66,7 @@ from kafkalog.errors import (
     LimitExceededError,
     SkippedBatchWarning,
     StoppedAtCorruptionWarning,
+    TieredStorageError,
     TruncatedSegmentWarning,
 )
 from kafkalog.types import (
@@ -138,6 +141,9 @@ __all__ = [
     "KafkaLogFileNotFoundError",
     "KafkaLogPermissionError",
     "ConcurrentWriteError",
+    "TieredStorageError",
+    "DecryptionError",
+    "EncryptionKeyError",
     "KafkaLogWarning",
     "TruncatedSegmentWarning",
     "SkippedBatchWarning",

@@ -28,6 +28,9 @@ __all__ = [
     "KafkaLogFileNotFoundError",
     "KafkaLogPermissionError",
     "ConcurrentWriteError",
+    "TieredStorageError",
+    "DecryptionError",
+    "EncryptionKeyError",
     "KafkaLogWarning",
     "TruncatedSegmentWarning",
     "SkippedBatchWarning",
@@ -93,6 +96,24 @@ class LimitExceededError(KafkaLogError):
 
 class InvalidArgumentError(KafkaLogError, ValueError):
     """An option or input value is not acceptable."""
+
+
+class TieredStorageError(CorruptRecordError):
+    """A tiered-storage segment's objects disagree with each other: a ``.rsm-manifest`` that
+    does not parse, a chunk index that does not fit the ``.log`` object, a chunk that decodes
+    to the wrong size. ``path`` names the object; the message names the chunk and byte range."""
+
+
+class DecryptionError(TieredStorageError):
+    """An encrypted tiered-storage chunk or index does not decrypt (its AES-GCM tag fails: the
+    object was altered), or a data key unwraps to something that is not an AES-256 key. The
+    message never holds a key or decrypted bytes."""
+
+
+class EncryptionKeyError(InvalidArgumentError):
+    """An encryption key for tiered storage cannot be used: none was given for the key id a
+    segment's manifest names, it is not an RSA private key, or the segment's data key does not
+    unwrap with it (a wrong key). The message names the key id, never the key."""
 
 
 class KafkaLogIOError(KafkaLogError, OSError):

@@ -57,6 +57,9 @@ ErrorKind = Literal[
     "io",
     "conflict",
     "internal",
+    "tiered_storage",
+    "decryption",
+    "encryption_key",
 ]
 
 #: What a read passed over without failing (each also a :class:`kafkalog.KafkaLogWarning`):

@@ -34,6 +34,9 @@ fn error_class(err: &Error) -> Class {
         ErrorKind::Io => class!("KafkaLogIOError"),
         ErrorKind::Conflict => class!("ConcurrentWriteError"),
         ErrorKind::Internal => class!("KafkaLogError"),
+        ErrorKind::TieredStorage => class!("TieredStorageError"),
+        ErrorKind::Decryption => class!("DecryptionError"),
+        ErrorKind::EncryptionKey => class!("EncryptionKeyError"),
     }
 }
 

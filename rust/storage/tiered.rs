@@ -81,9 +81,12 @@ impl KeyRing {
                 .or_else(|| rsa::RsaPrivateKey::from_pkcs1_der(key).ok()),
         };
         let parsed = parsed.ok_or_else(|| {
-            Error::invalid_argument(format!(
+            Error::new(
+                ErrorKind::EncryptionKey,
+                format!(
                 "encryption key {id:?} is not an RSA private key (PEM or DER, PKCS#8 or PKCS#1)"
-            ))
+            ),
+            )
         })?;
         self.keys.insert(id.to_string(), parsed);
         Ok(())
@@ -98,26 +101,35 @@ impl KeyRing {
     /// MGF1 (BouncyCastle's `OAEPWithSHA3-512AndMGF1Padding`), no label.
     fn unwrap(&self, manifest: &Path, key_id: &str, wrapped: &[u8]) -> Result<[u8; 32]> {
         let key = self.keys.get(key_id).ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "segment is encrypted with key {key_id:?}, which was not given (pass \
+            Error::new(
+                ErrorKind::EncryptionKey,
+                format!(
+                    "segment is encrypted with key {key_id:?}, which was not given (pass \
                  encryption_keys={{{key_id:?}: <private key PEM or path>}})"
-            ))
+                ),
+            )
             .with_path(manifest)
         })?;
         let unwrapped = key
             .decrypt(rsa::Oaep::new::<sha3::Sha3_512>(), wrapped)
             .map_err(|_| {
-                Error::invalid_argument(format!(
-                    "the data key could not be unwrapped with key {key_id:?} (a wrong key, or \
+                Error::new(
+                    ErrorKind::EncryptionKey,
+                    format!(
+                        "the data key could not be unwrapped with key {key_id:?} (a wrong key, or \
                      an altered manifest)"
-                ))
+                    ),
+                )
                 .with_path(manifest)
             })?;
         unwrapped.as_slice().try_into().map_err(|_| {
-            Error::corrupt(format!(
-                "the unwrapped data key has {} bytes, not 32 (AES-256)",
-                unwrapped.len()
-            ))
+            Error::new(
+                ErrorKind::Decryption,
+                format!(
+                    "the unwrapped data key has {} bytes, not 32 (AES-256)",
+                    unwrapped.len()
+                ),
+            )
             .with_path(manifest)
         })
     }
@@ -292,13 +304,16 @@ impl Tiered {
         }
         let object = self.inner.open(&segment.log)?;
         if object.len() != index.transformed_size() {
-            return Err(Error::corrupt(format!(
-                "the chunk index ({} chunks, {}) describes {} bytes of object, it has {}",
-                index.count(),
-                index.kind,
-                index.transformed_size(),
-                object.len()
-            ))
+            return Err(Error::new(
+                ErrorKind::TieredStorage,
+                format!(
+                    "the chunk index ({} chunks, {}) describes {} bytes of object, it has {}",
+                    index.count(),
+                    index.kind,
+                    index.transformed_size(),
+                    object.len()
+                ),
+            )
             .with_path(&segment.log));
         }
         Ok(TieredLog {
@@ -325,24 +340,30 @@ impl Tiered {
             Vec::new()
         };
         if bytes.len() as u64 != size {
-            return Err(Error::corrupt(format!(
-                "the manifest puts the {} index at bytes {}..{} of the object, which has {}",
-                slot.suffix(),
-                range.start,
-                range.end,
-                object.len()
-            ))
+            return Err(Error::new(
+                ErrorKind::TieredStorage,
+                format!(
+                    "the manifest puts the {} index at bytes {}..{} of the object, which has {}",
+                    slot.suffix(),
+                    range.start,
+                    range.end,
+                    object.len()
+                ),
+            )
             .with_path(&segment.indexes));
         }
         match &segment.cipher {
             None => Ok(Some(bytes)),
             Some((cipher, aad)) => decrypt(cipher, aad, &bytes).map(Some).map_err(|e| {
-                Error::corrupt(format!(
-                    "{} index (bytes {}..{}): {e}",
-                    slot.suffix(),
-                    range.start,
-                    range.end
-                ))
+                Error::new(
+                    ErrorKind::Decryption,
+                    format!(
+                        "{} index (bytes {}..{}): {e}",
+                        slot.suffix(),
+                        range.start,
+                        range.end
+                    ),
+                )
                 .with_path(&segment.indexes)
             }),
         }
@@ -709,14 +730,17 @@ impl TieredLog {
         let range = first.transformed.start..last.transformed.end;
         let bytes = read_range(self.object.as_mut(), range.clone())?;
         if bytes.len() as u64 != range.end - range.start {
-            return Err(Error::corrupt(format!(
-                "chunks {}..={} should be at bytes {}..{} of the object, which has {}",
-                first.id,
-                last.id,
-                range.start,
-                range.end,
-                self.object.len()
-            ))
+            return Err(Error::new(
+                ErrorKind::TieredStorage,
+                format!(
+                    "chunks {}..={} should be at bytes {}..{} of the object, which has {}",
+                    first.id,
+                    last.id,
+                    range.start,
+                    range.end,
+                    self.object.len()
+                ),
+            )
             .with_path(&self.segment.log));
         }
         let mut wanted = None;
@@ -746,7 +770,7 @@ impl TieredLog {
             None => raw,
             Some((cipher, aad)) => {
                 plain = decrypt(cipher, aad, raw).map_err(|e| {
-                    Error::corrupt(whose(e))
+                    Error::new(ErrorKind::Decryption, whose(e))
                         .with_path(&self.segment.log)
                         .at(c.original.start)
                 })?;
@@ -764,10 +788,13 @@ impl TieredLog {
             data.to_vec()
         };
         if out.len() != want {
-            return Err(Error::corrupt(whose(format!(
-                "decodes to {} bytes, the chunk index says {want}",
-                out.len()
-            )))
+            return Err(Error::new(
+                ErrorKind::TieredStorage,
+                whose(format!(
+                    "decodes to {} bytes, the chunk index says {want}",
+                    out.len()
+                )),
+            )
             .with_path(&self.segment.log)
             .at(c.original.start));
         }
@@ -1287,7 +1314,7 @@ mod tests {
         std::fs::write(&log, &bytes[..bytes.len() - 1]).unwrap();
         let tiered = Tiered::new(Arc::new(Local), KeyRing::default());
         let err = tiered.open(&log).err().unwrap();
-        assert_eq!(err.kind, ErrorKind::Corrupt);
+        assert_eq!(err.kind, ErrorKind::TieredStorage);
         assert_eq!(err.path.as_deref(), Some(log.as_path()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -1441,6 +1468,6 @@ mod tests {
         let err = ring
             .unwrap(Path::new("m.rsm-manifest"), "k2", b"xx")
             .unwrap_err();
-        assert_eq!(err.kind, ErrorKind::InvalidArgument);
+        assert_eq!(err.kind, ErrorKind::EncryptionKey);
     }
 }

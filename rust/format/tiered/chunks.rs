@@ -13,7 +13,7 @@
 //! bytes), `count - 1` values minus `base` in `width` bytes each, then the last value as a full
 //! `i32`.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use std::ops::Range;
 
 /// Cap on the decoded binary codec, as the plugin caps it (10 MiB).
@@ -55,14 +55,20 @@ pub struct ChunkIndex {
 impl ChunkIndex {
     fn check_sizes(original_chunk_size: i64, original_file_size: i64) -> Result<(u64, u64)> {
         if original_chunk_size <= 0 || original_chunk_size > i32::MAX as i64 {
-            return Err(Error::corrupt(format!(
-                "chunk index: originalChunkSize {original_chunk_size} is not a positive int"
-            )));
+            return Err(Error::new(
+                ErrorKind::TieredStorage,
+                format!(
+                    "chunk index: originalChunkSize {original_chunk_size} is not a positive int"
+                ),
+            ));
         }
         if !(0..=i32::MAX as i64).contains(&original_file_size) {
-            return Err(Error::corrupt(format!(
-                "chunk index: originalFileSize {original_file_size} is not a non-negative int"
-            )));
+            return Err(Error::new(
+                ErrorKind::TieredStorage,
+                format!(
+                    "chunk index: originalFileSize {original_file_size} is not a non-negative int"
+                ),
+            ));
         }
         Ok((original_chunk_size as u64, original_file_size as u64))
     }
@@ -80,7 +86,8 @@ impl ChunkIndex {
     ) -> Result<Self> {
         let (chunk, file) = Self::check_sizes(original_chunk_size, original_file_size)?;
         if transformed_chunk_size < 0 || final_transformed_chunk_size < 0 {
-            return Err(Error::corrupt(
+            return Err(Error::new(
+                ErrorKind::TieredStorage,
                 "chunk index: a transformed chunk size is negative",
             ));
         }
@@ -106,17 +113,21 @@ impl ChunkIndex {
         let (chunk, file) = Self::check_sizes(original_chunk_size, original_file_size)?;
         let count = Self::original_count(chunk, file);
         if sizes.len() != count {
-            return Err(Error::corrupt(format!(
+            return Err(Error::new(
+                ErrorKind::TieredStorage,
+                format!(
                 "chunk index: {} transformed chunk sizes for {count} chunks of {chunk} bytes in \
                  {file} bytes",
                 sizes.len()
-            )));
+            ),
+            ));
         }
         let mut starts = Vec::with_capacity(count + 1);
         let mut at = 0u64;
         for &s in sizes {
             if s < 0 {
-                return Err(Error::corrupt(
+                return Err(Error::new(
+                    ErrorKind::TieredStorage,
                     "chunk index: a transformed chunk size is negative",
                 ));
             }
@@ -184,7 +195,12 @@ impl ChunkIndex {
 
 /// Decodes the binary codec of variable transformed chunk sizes.
 pub fn decode_chunk_sizes(bytes: &[u8]) -> Result<Vec<i32>> {
-    let bad = |what: &str| Error::corrupt(format!("chunk index: transformedChunks {what}"));
+    let bad = |what: &str| {
+        Error::new(
+            ErrorKind::TieredStorage,
+            format!("chunk index: transformedChunks {what}"),
+        )
+    };
     let int = |at: usize| -> Result<i32> {
         bytes
             .get(at..at + 4)
@@ -224,21 +240,32 @@ pub fn decode_transformed_chunks(text: &str) -> Result<Vec<i32>> {
     use base64::Engine;
     let compressed = base64::engine::general_purpose::STANDARD
         .decode(text.trim())
-        .map_err(|_| Error::corrupt("chunk index: transformedChunks is not base64"))?;
+        .map_err(|_| {
+            Error::new(
+                ErrorKind::TieredStorage,
+                "chunk index: transformedChunks is not base64",
+            )
+        })?;
     let mut out = Vec::new();
-    let mut decoder = zstd::stream::read::Decoder::new(&compressed[..])
-        .map_err(|_| Error::corrupt("chunk index: transformedChunks is not a zstd frame"))?;
+    let mut decoder = zstd::stream::read::Decoder::new(&compressed[..]).map_err(|_| {
+        Error::new(
+            ErrorKind::TieredStorage,
+            "chunk index: transformedChunks is not a zstd frame",
+        )
+    })?;
     let read = std::io::Read::read_to_end(
         &mut std::io::Read::take(&mut decoder, MAX_CODEC_BYTES as u64 + 1),
         &mut out,
     );
     if read.is_err() {
-        return Err(Error::corrupt(
+        return Err(Error::new(
+            ErrorKind::TieredStorage,
             "chunk index: transformedChunks is not a valid zstd frame",
         ));
     }
     if out.len() > MAX_CODEC_BYTES {
-        return Err(Error::corrupt(
+        return Err(Error::new(
+            ErrorKind::TieredStorage,
             "chunk index: transformedChunks is too large",
         ));
     }

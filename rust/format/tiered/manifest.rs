@@ -15,7 +15,7 @@
 //!   `{"<epoch>": <start offset>}`). Older manifests lack it.
 
 use super::chunks::{decode_transformed_chunks, ChunkIndex};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use serde_json::Value;
 
 /// The indexes a segment carries, in the order the plugin stores them in `.indexes`.
@@ -129,7 +129,10 @@ pub struct Manifest {
 }
 
 fn bad(what: impl std::fmt::Display) -> Error {
-    Error::corrupt(format!("segment manifest: {what}"))
+    Error::new(
+        ErrorKind::TieredStorage,
+        format!("segment manifest: {what}"),
+    )
 }
 
 fn int(v: &Value, field: &str) -> Result<i64> {
@@ -374,7 +377,7 @@ mod tests {
             &FIXED.replace(r#""endOffset":1999"#, r#""endOffset":"x""#),
         ] {
             let err = Manifest::parse(bad.as_bytes()).unwrap_err();
-            assert_eq!(err.kind, crate::error::ErrorKind::Corrupt, "{bad}");
+            assert_eq!(err.kind, crate::error::ErrorKind::TieredStorage, "{bad}");
             assert!(
                 err.message.starts_with("segment manifest")
                     || err.message.starts_with("chunk index")
