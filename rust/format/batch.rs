@@ -6,7 +6,7 @@
 //! wrapper message with its inner messages, or a single uncompressed v0/v1 message.
 
 use super::compression::Compression;
-use super::{legacy, v2};
+use super::varint::{read_varint, VarintError};
 use crate::error::{Error, Result};
 
 /// How a batch's timestamps are to be read: set by the producer (`CreateTime`) or by the
@@ -217,14 +217,34 @@ impl Iterator for HeaderSpans<'_> {
         self.remaining -= 1;
         // The record parser validated these bytes; a failure here would mean a bug, and ends
         // the iteration instead of panicking.
-        let key = v2::read_span(self.bytes, &mut self.pos).ok()?;
-        let value = v2::read_span(self.bytes, &mut self.pos).ok()?;
+        let key = read_span(self.bytes, &mut self.pos).ok()?;
+        let value = read_span(self.bytes, &mut self.pos).ok()?;
         Some((key, value))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, Some(self.remaining as usize))
     }
+}
+
+/// Reads a varint length (as v2 records and headers frame keys and values) and moves past that many bytes; a negative length is null. `buf`
+/// must be shorter than 4 GiB.
+#[inline(always)]
+pub(crate) fn read_span(buf: &[u8], pos: &mut usize) -> Result<ByteSpan, VarintError> {
+    let len = read_varint(buf, pos)?;
+    if len < 0 {
+        return Ok(ByteSpan::NULL);
+    }
+    let start = *pos;
+    let end = start
+        .checked_add(len as usize)
+        .filter(|&end| end <= buf.len())
+        .ok_or(VarintError::Truncated)?;
+    *pos = end;
+    Ok(ByteSpan {
+        start: start as u32,
+        len,
+    })
 }
 
 /// Where a field's bytes lie in a batch's record bytes; a negative `len` is null.
@@ -396,7 +416,16 @@ impl Default for DecodeOptions {
     }
 }
 
-/// Decodes log entries of any magic, reusing its buffers from one entry to the next.
+/// Where an inner message of the current v0/v1 wrapper lies in the decompressed bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Inner {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+/// Decodes log entries of any magic, reusing its buffers from one entry to the next. Its
+/// buffers are here, beside the model the formats share; its decoding, which dispatches to
+/// `v2.rs` or `legacy.rs` by magic, is in `decoder.rs` (so that neither format depends on it).
 #[derive(Default)]
 pub struct BatchDecoder {
     /// How entries are decoded (CRC policy, decompression cap).
@@ -404,7 +433,7 @@ pub struct BatchDecoder {
     /// Decompressed records of the current batch.
     pub(crate) scratch: Vec<u8>,
     /// Inner message spans of the current v0/v1 wrapper.
-    pub(crate) inner: Vec<legacy::Inner>,
+    pub(crate) inner: Vec<Inner>,
     /// The run of v2 records being parsed.
     pub(crate) spans: Vec<RecordSpan>,
     /// Decompressed bytes of the last batch decoded (0 when it was not compressed).
@@ -423,41 +452,9 @@ impl BatchDecoder {
         }
     }
 
-    /// Decodes one complete log entry (as framed by [`super::segment::next_entry`]) found at
-    /// `position`, feeding its records to `sink`. On error the sink may have seen part of the
-    /// batch; the error names the position and the offset.
-    pub fn decode<S: RecordSink>(
-        &mut self,
-        entry: &[u8],
-        position: u64,
-        sink: &mut S,
-    ) -> Result<BatchInfo> {
-        self.decompressed = 0;
-        let magic = entry_magic(entry).map_err(|e| annotate(e, entry, position))?;
-        let result = if magic >= 2 {
-            v2::decode(self, entry, position, sink)
-        } else {
-            legacy::decode(self, entry, position, sink)
-        };
-        result.map_err(|e| annotate(e, entry, position))
-    }
-
     /// Decompressed bytes of the last batch decoded (0 when it was not compressed).
     pub fn decompressed_len(&self) -> usize {
         self.decompressed
-    }
-
-    /// Reads a batch's header (and, for v0/v1 wrappers, its inner offsets) without passing its
-    /// records anywhere.
-    pub fn header(&mut self, entry: &[u8], position: u64) -> Result<BatchInfo> {
-        struct Nothing;
-        impl RecordSink for Nothing {
-            fn begin_batch(&mut self, _: &BatchInfo) -> bool {
-                false
-            }
-            fn record(&mut self, _: &BatchInfo, _: &Record<'_>) {}
-        }
-        self.decode(entry, position, &mut Nothing)
     }
 }
 

@@ -10,7 +10,7 @@
 //! whose own offset is that of the last inner message.
 
 use super::batch::{
-    check_crc, BatchDecoder, BatchInfo, Headers, Record, RecordSink, TimestampType,
+    check_crc, BatchDecoder, BatchInfo, Headers, Inner, Record, RecordSink, TimestampType,
 };
 use super::compression::{self, Compression};
 use super::crc;
@@ -66,13 +66,6 @@ impl Message<'_> {
             TimestampType::CreateTime
         }
     }
-}
-
-/// Where an inner message of the current wrapper lies in the decompressed bytes.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Inner {
-    start: usize,
-    end: usize,
 }
 
 /// Parses a complete log entry (offset, size, message) of magic 0 or 1.

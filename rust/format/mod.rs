@@ -6,7 +6,8 @@
 //! | `varint.rs` | zig-zag varints of v2 records |
 //! | `crc.rs` | CRC-32C (v2) and CRC-32 (v0/v1) |
 //! | `compression/` | gzip, snappy (xerial and raw), lz4 (Kafka's frame), zstd |
-//! | `batch.rs` | the decoded model: batch info, record views, the sink, the per-entry decoder |
+//! | `batch.rs` | the decoded model: batch info, record views, the sink, the decoder's buffers |
+//! | `decoder.rs` | decoding one log entry of any magic (dispatch to `v2.rs` or `legacy.rs`) |
 //! | `v2.rs` | magic v2 record batches |
 //! | `legacy.rs` | magic v0 and v1 messages and compressed wrappers |
 //! | `control.rs` | control records: transaction markers, KRaft control records |
@@ -23,6 +24,7 @@ pub mod checkpoint;
 pub mod compression;
 pub mod control;
 pub mod crc;
+mod decoder;
 pub mod filter;
 pub mod index;
 // Crate-private: the arrow layer's internal-topic tables and the bindings' `dump` are its only

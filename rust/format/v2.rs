@@ -9,8 +9,8 @@
 //! zig-zag varints; a negative key/value/header-value length means null.
 
 use super::batch::{
-    check_crc, BatchDecoder, BatchInfo, ByteSpan, CrcPolicy, RecordRun, RecordSink, RecordSpan,
-    TimestampType,
+    check_crc, read_span, BatchDecoder, BatchInfo, ByteSpan, CrcPolicy, RecordRun, RecordSink,
+    RecordSpan, TimestampType,
 };
 use super::compression::{self, Compression};
 use super::control;
@@ -254,26 +254,6 @@ fn invalid_structure(_: VarintError) -> Error {
 
 fn premature_eof(_: VarintError) -> Error {
     Error::corrupt("incorrect declared batch size, premature EOF reached")
-}
-
-/// Reads a varint length and moves past that many bytes; a negative length is null. `buf`
-/// must be shorter than 4 GiB.
-#[inline(always)]
-pub(crate) fn read_span(buf: &[u8], pos: &mut usize) -> Result<ByteSpan, VarintError> {
-    let len = read_varint(buf, pos)?;
-    if len < 0 {
-        return Ok(ByteSpan::NULL);
-    }
-    let start = *pos;
-    let end = start
-        .checked_add(len as usize)
-        .filter(|&end| end <= buf.len())
-        .ok_or(VarintError::Truncated)?;
-    *pos = end;
-    Ok(ByteSpan {
-        start: start as u32,
-        len,
-    })
 }
 
 /// The header fields of a v2 batch to write; sizes, counts and the CRC are computed.
