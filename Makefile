@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # Tests build with the `ci` profile: optimised, without fat LTO's minutes on two cores.
 PROFILE ?= ci
 
-.PHONY: demo develop test test-rust test-python test-wheel lint docs fmt bench fuzz fuzz-smoke clean
+.PHONY: demo develop install-wheel test test-rust test-python test-wheel lint docs fmt bench fuzz fuzz-smoke clean
 
 $(BIN)/maturin:
 	python3 -m venv $(VENV)
@@ -22,7 +22,21 @@ develop: $(BIN)/maturin
 demo: develop
 	PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python examples/spark_job.py examples/logs
 
-test: develop test-rust test-python lint docs fuzz-smoke
+# The Python suite runs against the package as a wheel installs it (not python/'s sources):
+# what users get, with its included files and entry points.
+test: install-wheel test-rust test-python lint docs fuzz-smoke
+
+# The extension built into a wheel (the same build and profile as `develop`, so no second
+# compile) and installed into the virtualenv in place of the editable install, with the test
+# and dev extras; `make develop` goes back to the editable install.
+CI_WHEEL_DIR := target/ci-wheel
+install-wheel: $(BIN)/maturin
+	rm -rf $(CI_WHEEL_DIR)
+	$(BIN)/maturin build -q --profile $(PROFILE) --out $(CI_WHEEL_DIR)
+	$(BIN)/pip install -q "$$(ls $(CI_WHEEL_DIR)/*.whl)[test,dev]"
+	$(BIN)/pip install -q --force-reinstall --no-deps $(CI_WHEEL_DIR)/*.whl
+	cd $(CI_WHEEL_DIR) && $(abspath $(BIN))/python -c "import kafkalog, sys; \
+	  print('testing', kafkalog.__file__); sys.exit('site-packages' not in kafkalog.__file__)"
 
 test-rust:
 	cargo test --all-targets
