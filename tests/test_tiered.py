@@ -362,20 +362,13 @@ def test_local_tiered_storage_layout(tmp_path):
 
 
 def test_remote_and_local_read_as_one_partition(tmp_path):
-    src = EXAMPLES / "orders-0"
-    aiven_partition(
-        tmp_path / "bucket", src, "orders", 0, chunk_size=256, index="variable", compression=True
-    )
     # The broker still holds the newest segment (already uploaded too).
-    local = tmp_path / "logs" / "orders-0"
-    local.mkdir(parents=True)
-    for f in src.glob("00000000000000000015.*"):
-        shutil.copy(f, local / f.name)
-    want = table(src)
-    for paths in ([tmp_path / "bucket", local], [local, tmp_path / "bucket"]):
+    bucket, local = _remote_and_local(tmp_path, chunk_size=256)
+    want = table(EXAMPLES / "orders-0")
+    for paths in ([bucket, local], [local, bucket]):
         got = table(paths)
         assert got.equals(want), paths
-    items = kafkalog.plan([tmp_path / "bucket", local], target_bytes=None)
+    items = kafkalog.plan([bucket, local], target_bytes=None)
     assert kafkalog.read_items(items).read_all().equals(want)
 
 
@@ -729,11 +722,17 @@ def test_spark_reads_an_encrypted_bucket_with_encryption_keys(tmp_path, keys, sp
         spark.read.format("kafkalog").load(str(tmp_path)).count()  # no key: named, refused
 
 
-def _remote_and_local(tmp_path) -> tuple[Path, Path]:
+def _remote_and_local(tmp_path, chunk_size: int = 64) -> tuple[Path, Path]:
     """orders-0 with all its segments in an Aiven bucket and its newest one still local."""
     src = EXAMPLES / "orders-0"
     aiven_partition(
-        tmp_path / "bucket", src, "orders", 0, chunk_size=64, index="variable", compression=True
+        tmp_path / "bucket",
+        src,
+        "orders",
+        0,
+        chunk_size=chunk_size,
+        index="variable",
+        compression=True,
     )
     local = tmp_path / "logs" / "orders-0"
     local.mkdir(parents=True)
