@@ -20,13 +20,15 @@ pub fn storage(
     // Tiered-storage options (encryption keys) are the core's, not the store's.
     let mut options: Vec<(String, String)> =
         storage_options.unwrap_or_default().into_iter().collect();
-    let tiered = Tiered::from_options(&mut options);
+    let tiered = Tiered::from_options(&mut options).and_then(|keys| {
+        Tiered::settings_from_options(&mut options).map(|settings| (keys, settings))
+    });
     let inner: Arc<dyn Storage> = match filesystem {
         Some(fs) => Arc::new(PyStorage { fs }),
         None => Arc::new(Router::new(options.into_iter().collect())),
     };
     match tiered {
-        Ok(keys) => Arc::new(Tiered::new(inner, keys)),
+        Ok((keys, settings)) => Arc::new(Tiered::new(inner, keys).with_settings(settings)),
         Err(err) => Arc::new(Tiered::failing(inner, err)),
     }
 }

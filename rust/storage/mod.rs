@@ -132,6 +132,12 @@ pub trait Storage: Send + Sync + fmt::Debug {
         None
     }
 
+    /// How tiered-storage layouts are read through this storage (the layout to assume, where
+    /// `__remote_log_metadata` is): `None` for a storage that does not read them.
+    fn tiered_settings(&self) -> Option<&tiered::TieredSettings> {
+        None
+    }
+
     // Writing. Each call is atomic: a reader sees the whole new object or none of it.
 
     /// Writes a whole object. With [`PutMode::Create`] it must not exist yet: then an object

@@ -167,6 +167,8 @@ pub struct Tiered {
     chunks: ChunkCache,
     /// Manifest bytes, by path (`None`: there is none).
     raw_manifests: Mutex<HashMap<PathBuf, Option<Vec<u8>>>>,
+    /// The layout to assume and where `__remote_log_metadata` is.
+    settings: TieredSettings,
     /// Why every request fails (options that did not parse).
     broken: Option<Error>,
 }
@@ -186,6 +188,7 @@ impl Tiered {
         Tiered {
             inner,
             keys,
+            settings: TieredSettings::default(),
             manifests: Mutex::default(),
             segments: Mutex::default(),
             windows: Mutex::default(),
@@ -208,6 +211,34 @@ impl Tiered {
             Some(err) => Err(err.clone()),
             None => Ok(()),
         }
+    }
+
+    /// This storage with `settings` (from [`Tiered::settings_from_options`]).
+    pub fn with_settings(mut self, settings: TieredSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Takes [`LAYOUT_OPTION`] and [`METADATA_OPTION`] out of storage options.
+    pub fn settings_from_options(options: &mut Vec<(String, String)>) -> Result<TieredSettings> {
+        let mut settings = TieredSettings::default();
+        let mut rest = Vec::with_capacity(options.len());
+        for (k, v) in options.drain(..) {
+            if k == LAYOUT_OPTION {
+                settings.layout = Layout::from_name(&v)?;
+            } else if k == METADATA_OPTION {
+                settings.remote_log_metadata = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(PathBuf::from)
+                    .collect();
+            } else {
+                rest.push((k, v));
+            }
+        }
+        *options = rest;
+        Ok(settings)
     }
 
     /// Takes the tiered-storage options out of storage options: `kafkalog.encryption_key.<id>`,
@@ -251,6 +282,10 @@ impl Tiered {
     /// The Aiven segment whose `.log` or index `path` names, or `None` (not a tiered name, not
     /// a file this storage shows, no manifest).
     fn segment(&self, path: &Path) -> Result<Option<Arc<Segment>>> {
+        // Only Aiven's layout is reassembled from chunks.
+        if matches!(self.settings.layout, Layout::Broker | Layout::Kafka) {
+            return Ok(None);
+        }
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             return Ok(None);
         };
@@ -391,7 +426,7 @@ impl Tiered {
 
     fn compute_windows(&self, dir: &Path) -> Result<HashMap<PathBuf, u64>> {
         let listed = self.inner.list(dir)?;
-        let found = partition_candidates(self, &listed)?;
+        let found = partition_candidates(self, &listed, self.settings.layout)?;
         let mut out = HashMap::new();
         let choices = choose(
             &found
@@ -510,6 +545,10 @@ fn window_last(tiered: &Tiered, segment: &Arc<Segment>, len: u64) -> Result<Opti
 }
 
 impl Storage for Tiered {
+    fn tiered_settings(&self) -> Option<&TieredSettings> {
+        Some(&self.settings)
+    }
+
     fn stat(&self, path: &Path) -> Result<Stat> {
         self.check()?;
         let Some(segment) = self.segment(path)? else {
@@ -835,6 +874,60 @@ impl Object for TieredLog {
 
 /// Storage option naming an RSA private key (PEM) by its key id.
 pub const KEY_OPTION: &str = "kafkalog.encryption_key.";
+/// The storage option that forces a layout: `auto` (the default), `broker`, `aiven` or
+/// `kafka` (see [`Layout`]).
+pub const LAYOUT_OPTION: &str = "kafkalog.tiered_layout";
+/// The storage option naming where the `__remote_log_metadata` topic's partitions are (a
+/// partition directory or a log directory holding them; several separated by commas).
+pub const METADATA_OPTION: &str = "kafkalog.remote_log_metadata";
+
+/// Which naming of remote segments a path is read by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// Detected per prefix: Aiven's plugin, Kafka's own naming, or a broker's directories.
+    #[default]
+    Auto,
+    /// A broker's log directories only: tiered names are not interpreted.
+    Broker,
+    /// Aiven's tiered-storage-for-apache-kafka only (`.log`, `.indexes`, `.rsm-manifest`).
+    Aiven,
+    /// Kafka's own naming only (LocalTieredStorage: `<topic>-<partition>-<topicId>/...`).
+    Kafka,
+}
+
+impl Layout {
+    /// The layout an option value names.
+    pub fn from_name(name: &str) -> Result<Layout> {
+        match name {
+            "auto" => Ok(Layout::Auto),
+            "broker" => Ok(Layout::Broker),
+            "aiven" => Ok(Layout::Aiven),
+            "kafka" => Ok(Layout::Kafka),
+            other => Err(Error::invalid_argument(format!(
+                "{LAYOUT_OPTION}={other:?}: expected one of auto, broker, aiven, kafka"
+            ))),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Layout::Auto => "auto",
+            Layout::Broker => "broker",
+            Layout::Aiven => "aiven",
+            Layout::Kafka => "kafka",
+        }
+    }
+}
+
+/// How a [`Tiered`] storage reads tiered-storage layouts, from its storage options.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TieredSettings {
+    /// The layout to assume ([`LAYOUT_OPTION`]).
+    pub layout: Layout,
+    /// Where `__remote_log_metadata`'s partitions are ([`METADATA_OPTION`]): when given, its
+    /// segment states decide which remote segments are read.
+    pub remote_log_metadata: Vec<PathBuf>,
+}
 
 /// One remote segment found by [`discover`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -871,7 +964,11 @@ struct Listed {
 
 /// The segments of one tiered partition directory (either layout), with what the lineage
 /// needs, from its listing. Orphans are not among them (see [`partition_orphans`]).
-fn partition_candidates(storage: &dyn Storage, listed: &[Entry]) -> Result<Vec<Listed>> {
+fn partition_candidates(
+    storage: &dyn Storage,
+    listed: &[Entry],
+    layout: Layout,
+) -> Result<Vec<Listed>> {
     let names: HashMap<String, &Entry> = listed
         .iter()
         .filter(|e| !e.is_dir)
@@ -887,7 +984,12 @@ fn partition_candidates(storage: &dyn Storage, listed: &[Entry]) -> Result<Vec<L
         }
         let stem = &name[..name.len() - 4];
         let dir = entry.path.parent().unwrap_or(Path::new(""));
-        if names.contains_key(&format!("{stem}.rsm-manifest")) {
+        let aiven = names.contains_key(&format!("{stem}.rsm-manifest"));
+        let kafka = !aiven && names.contains_key(&format!("{stem}.snapshot"));
+        if (aiven && layout == Layout::Kafka) || (kafka && layout == Layout::Aiven) {
+            continue; // another layout than the one forced
+        }
+        if aiven {
             let key = dir.join(format!("{stem}.rsm-manifest"));
             let bytes = storage.read(&key)?.ok_or_else(|| not_found(&key))?;
             let m = Manifest::parse(&bytes).map_err(|e| e.with_path(&key))?;
@@ -918,7 +1020,7 @@ fn partition_candidates(storage: &dyn Storage, listed: &[Entry]) -> Result<Vec<L
                     leader_epochs: epochs,
                 },
             });
-        } else if names.contains_key(&format!("{stem}.snapshot")) {
+        } else if kafka {
             // LocalTieredStorage: the producer snapshot is the last file it copies.
             let epochs = storage
                 .read(&dir.join(format!("{stem}.leader_epoch_checkpoint")))?
@@ -1031,6 +1133,10 @@ pub fn discover(
     path: &Path,
     listed: &[Entry],
 ) -> Result<Option<Discovered>> {
+    let layout = storage.tiered_settings().map_or(Layout::Auto, |s| s.layout);
+    if layout == Layout::Broker {
+        return Ok(None);
+    }
     let mut found = Discovered::default();
     let mut partitions: Vec<Vec<Entry>> = Vec::new();
     if has_segment_objects(listed) {
@@ -1097,7 +1203,7 @@ pub fn discover(
                 "{orphan}: no manifest (an upload that did not finish); skipped"
             ));
         }
-        let segments = partition_candidates(storage, &listing)?;
+        let segments = partition_candidates(storage, &listing, layout)?;
         let choices = choose(
             &segments
                 .iter()
@@ -1126,6 +1232,14 @@ pub fn discover(
     }
     if !any && found.skipped.is_empty() {
         return Ok(None);
+    }
+    if any && found.segments.is_empty() && matches!(layout, Layout::Aiven | Layout::Kafka) {
+        return Err(Error::invalid_argument(format!(
+            "{LAYOUT_OPTION}={:?}, but the tiered-storage segments under {} are of another \
+             layout",
+            layout.name(),
+            path.display()
+        )));
     }
     // Partition order: topic, partition (directories sort by name, not number).
     let mut order: Vec<(Option<String>, Option<i32>)> = Vec::new();
