@@ -778,3 +778,108 @@ def test_spark_reads_remote_and_local_as_one_partition_split_at_chunks(tmp_path,
     assert df.rdd.getNumPartitions() > 2
     tasks_with_rows = df.rdd.mapPartitions(lambda it: [sum(1 for _ in it)]).collect()
     assert sum(1 for n in tasks_with_rows if n) > 2, tasks_with_rows
+
+
+def test_a_forced_layout(tmp_path):
+    """kafkalog.tiered_layout forces how names are read; a layout that does not match what
+    is there is an error naming the path."""
+    src = EXAMPLES / "orders-0"
+    aiven_partition(tmp_path, src, "orders", 0, chunk_size=256, index="variable")
+    want = table(src)
+    assert table(tmp_path, storage_options={"kafkalog.tiered_layout": "aiven"}).equals(want)
+    assert table(tmp_path, storage_options={"kafkalog.tiered_layout": "auto"}).equals(want)
+    with pytest.raises(InvalidArgumentError, match='tiered_layout="kafka".*another layout'):
+        table(tmp_path, storage_options={"kafkalog.tiered_layout": "kafka"})
+    with pytest.warns(UserWarning, match="no Kafka"):
+        got = table(tmp_path, storage_options={"kafkalog.tiered_layout": "broker"})
+    assert got.num_rows == 0
+    with pytest.raises(InvalidArgumentError, match="auto, broker, aiven, kafka"):
+        table(tmp_path, storage_options={"kafkalog.tiered_layout": "s3"})
+    # Kafka's own naming read with its layout forced.
+    local = tmp_path / "local"
+    local_tiered_partition(local, src, "orders", 0)
+    assert table(local, storage_options={"kafkalog.tiered_layout": "kafka"}).equals(want)
+    with pytest.raises(InvalidArgumentError, match="another layout"):
+        table(local, storage_options={"kafkalog.tiered_layout": "aiven"})
+
+
+def _remote_log_metadata(root: Path, segments: list[tuple[str, bytes, int, int, list[int]]]):
+    """A __remote_log_metadata-0 directory: per segment (topic, segment id, start, end,
+    states after the first record), a RemoteLogSegmentMetadataRecord (COPY_SEGMENT_STARTED)
+    and a RemoteLogSegmentMetadataUpdateRecord per further state."""
+    from test_internal_topics import _framed, _segment_id, _uvarint, write_topic
+
+    topic_id = bytes(range(16))
+    records = []
+    for topic, seg, start, end, states in segments:
+        sid = _segment_id(topic, topic_id, 0, seg)
+        records.append(
+            _framed(
+                0,
+                sid
+                + struct.pack(">qqiqq", start, end, 1, 5000, 6000)
+                + _uvarint(2)
+                + struct.pack(">iq", 0, start)
+                + b"\0"
+                + struct.pack(">i", 4096)
+                + b"\0"
+                + struct.pack(">b", 0)
+                + b"\0",
+            )
+        )
+        for state in states:
+            update = sid + struct.pack(">iq", 1, 7000) + b"\0" + struct.pack(">b", state) + b"\0"
+            records.append(_framed(1, update))
+    return Path(write_topic(root, "__remote_log_metadata", 0, [(None, r) for r in records]))
+
+
+def _segment_ids(bucket: Path) -> dict[int, bytes]:
+    """Each remote .log's base offset -> its segment id's 16 bytes (from its object name)."""
+    out = {}
+    for log in bucket.rglob("*.log"):
+        base, ident = log.stem.split("-", 1)
+        out[int(base)] = base64.urlsafe_b64decode(ident + "==")
+    return out
+
+
+def test_remote_log_metadata_is_the_authoritative_list(tmp_path):
+    """With __remote_log_metadata given, only segments it has as COPY_SEGMENT_FINISHED are
+    read; one still copying and one it does not know are skipped with a warning naming them,
+    and a finished one missing from the bucket is named too."""
+    src = EXAMPLES / "orders-0"
+    bucket = tmp_path / "bucket"
+    aiven_partition(bucket, src, "orders", 0, chunk_size=256, index="variable")
+    ids = _segment_ids(bucket)
+    assert sorted(ids) == [0, 15]
+    want = table(src)
+    meta = _remote_log_metadata(
+        tmp_path / "meta",
+        [
+            ("orders", ids[0], 0, 14, [1]),  # COPY_SEGMENT_FINISHED
+            ("orders", ids[15], 15, 29, []),  # COPY_SEGMENT_STARTED only
+            ("orders", bytes(range(100, 116)), 30, 40, [1]),  # finished, not in the bucket
+        ],
+    )
+    opts = {"kafkalog.remote_log_metadata": str(meta)}
+    with pytest.warns(UserWarning) as w:
+        got = table(bucket, storage_options=opts)
+    text = "\n".join(str(x.message) for x in w)
+    assert "COPY_SEGMENT_STARTED" in text and "not among the paths read" in text
+    assert got["offset"].to_pylist() == [o for o in want["offset"].to_pylist() if o < 15]
+    assert got.equals(want.slice(0, got.num_rows))
+    # Without it, the listing's heuristic reads both.
+    assert table(bucket).equals(want)
+    # Once the second segment finished copying, it is read too; a segment the metadata does
+    # not know is not.
+    meta2 = _remote_log_metadata(
+        tmp_path / "meta2",
+        [("orders", ids[0], 0, 14, [1]), ("orders", ids[15], 15, 29, [1])],
+    )
+    assert table(bucket, storage_options={"kafkalog.remote_log_metadata": str(meta2)}).equals(want)
+    meta3 = _remote_log_metadata(tmp_path / "meta3", [("orders", ids[15], 15, 29, [1, 2])])
+    with pytest.warns(UserWarning, match="not in __remote_log_metadata"):
+        got = table(bucket, storage_options={"kafkalog.remote_log_metadata": str(meta3)})
+    assert got.num_rows == 0  # the first unknown, the second being deleted
+    (tmp_path / "meta4").mkdir()
+    with pytest.raises(InvalidArgumentError, match="no segment of __remote_log_metadata"):
+        table(bucket, storage_options={"kafkalog.remote_log_metadata": str(tmp_path / "meta4")})

@@ -158,6 +158,29 @@ fn binary_value(a: Option<&BinaryArray>, i: usize) -> Option<&[u8]> {
     a.filter(|a| a.is_valid(i)).map(|a| a.value(i))
 }
 
+/// A remote log segment's latest state, as `__remote_log_metadata` holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteSegmentState {
+    /// The segment's id as Kafka prints a Uuid (base64url, 22 characters): the id in the
+    /// names of the segment's objects.
+    pub segment_id: String,
+    /// Its topic.
+    pub topic: String,
+    /// Its partition.
+    pub partition: i32,
+    /// Its first offset.
+    pub start_offset: i64,
+    /// Its last offset.
+    pub end_offset: i64,
+    /// `RemoteLogSegmentState`'s id: 0 COPY_SEGMENT_STARTED, 1 COPY_SEGMENT_FINISHED,
+    /// 2 DELETE_SEGMENT_STARTED, 3 DELETE_SEGMENT_FINISHED.
+    pub state: i64,
+}
+
+/// `RemoteLogSegmentState.COPY_SEGMENT_FINISHED`: the one state in which a broker serves a
+/// remote segment's records.
+pub const COPY_SEGMENT_FINISHED: i64 = 1;
+
 /// A fold of one internal topic's records into a table.
 pub struct Fold {
     kind: Kind,
@@ -170,6 +193,8 @@ pub struct Fold {
     transactions: BTreeMap<String, TxnRow>,
     records: RecordRows,
     remote_segments: BTreeMap<[u8; 16], RemoteRow>,
+    /// `RemotePartitionDeleteMetadataRecord` states, by topic and partition.
+    partition_deletes: BTreeMap<(String, i32), i64>,
     log_ends: BTreeMap<(String, i32), i64>,
     /// The segment files (base offset, path) of the partition being fed, to name the file of
     /// an error.
@@ -320,6 +345,7 @@ impl Fold {
             transactions: BTreeMap::new(),
             records: RecordRows::default(),
             remote_segments: BTreeMap::new(),
+            partition_deletes: BTreeMap::new(),
             log_ends: BTreeMap::new(),
             files: Vec::new(),
         }
@@ -712,6 +738,17 @@ impl Fold {
 
     /// A remote segment's latest state: its metadata record, then its updates.
     fn remote_state(&mut self, d: &Struct<'_>, source: Source) {
+        if let (Some(Value::Struct(tp)), Some(state)) = (
+            d.get("topicIdPartition"),
+            d.int("remotePartitionDeleteState"),
+        ) {
+            let key = (
+                string_of(tp, "name").unwrap_or_default(),
+                i32_of(tp, "partition").unwrap_or(-1),
+            );
+            self.partition_deletes.insert(key, state);
+            return;
+        }
         let Some(Value::Struct(id)) = d.get("remoteLogSegmentId") else {
             return;
         };
@@ -747,6 +784,27 @@ impl Fold {
             seg.event_timestamp = d.int("eventTimestampMs").unwrap_or(seg.event_timestamp);
             seg.source = source;
         }
+    }
+
+    /// Each remote segment's latest state folded so far (of `__remote_log_metadata`).
+    pub fn remote_segment_states(&self) -> Vec<RemoteSegmentState> {
+        self.remote_segments
+            .iter()
+            .map(|(id, r)| RemoteSegmentState {
+                segment_id: uuid_string(id),
+                topic: r.topic.clone(),
+                partition: r.partition,
+                start_offset: r.start_offset,
+                end_offset: r.end_offset,
+                state: r.state,
+            })
+            .collect()
+    }
+
+    /// The topic-partitions whose remote data is being or was deleted
+    /// (`RemotePartitionDeleteMetadataRecord`, any state): a broker serves none of it.
+    pub fn deleted_partitions(&self) -> Vec<(String, i32)> {
+        self.partition_deletes.keys().cloned().collect()
     }
 
     /// The table.

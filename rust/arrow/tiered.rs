@@ -2,13 +2,21 @@
 //! broker's directory, read as one: the broker serves offsets from its local log from the local
 //! log start offset on, and from remote storage below it. So remote segments from the first
 //! local segment's base offset on are left out, and one that crosses it ends there.
+//!
+//! Also the `__remote_log_metadata` topic's segment states as the authoritative list of remote
+//! segments, where its partitions are given ([`apply_remote_log_metadata`]).
 
-use super::discover::SegmentFile;
+use super::discover::{discover, SegmentFile};
+use super::internal_tables::{Fold, FoldOptions, Kind, RemoteSegmentState, COPY_SEGMENT_FINISHED};
 use super::origin::Origin;
-use super::seek::seek_position;
-use crate::error::Result;
+use super::reader::ReaderBuilder;
+use super::seek::{by_partition, seek_position};
+use crate::error::{Error, Result};
+use crate::format::tiered::SegmentName;
+use crate::storage::tiered::METADATA_OPTION;
 use crate::storage::Storage;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// `files` (in reading order) with each partition that has both remote and local segments
 /// made one offset-ordered run: its remote segments below the local log start offset, then its
@@ -108,4 +116,127 @@ fn end_at(
         at += 12 + size as u64;
     }
     Ok(None)
+}
+
+/// `files` with the remote segments that `__remote_log_metadata` does not list as served left
+/// out, when the storage names that topic's partitions ([`TieredSettings`]'s
+/// `remote_log_metadata`): there its segment states are the authoritative list, as a broker's
+/// `RemoteLogMetadataCache` is. For each topic-partition the metadata covers, a remote segment
+/// is read only in state COPY_SEGMENT_FINISHED; one copying, being deleted or deleted, one the
+/// metadata does not know (an upload that failed before its metadata was written), and every
+/// segment of a partition whose remote data is being deleted, are left out, noted in
+/// `skipped`, as is a finished segment missing from the bucket. Partitions the metadata does
+/// not cover, and local segments, are kept as they are (the listing's heuristic applies).
+///
+/// [`TieredSettings`]: crate::storage::tiered::TieredSettings
+pub fn apply_remote_log_metadata(
+    storage: &Arc<dyn Storage>,
+    files: Vec<SegmentFile>,
+    skipped: &mut Vec<String>,
+) -> Result<Vec<SegmentFile>> {
+    let paths = match storage.tiered_settings() {
+        Some(s) if !s.remote_log_metadata.is_empty() => s.remote_log_metadata.clone(),
+        _ => return Ok(files),
+    };
+    let mut fold = Fold::new(Kind::RemoteLogMetadata, FoldOptions::default());
+    for path in &paths {
+        let metadata = discover(storage.as_ref(), path)?;
+        if metadata.is_empty() {
+            return Err(Error::invalid_argument(format!(
+                "{METADATA_OPTION}: no segment of __remote_log_metadata under {}",
+                path.display()
+            )));
+        }
+        for partition in by_partition(metadata) {
+            let reader = ReaderBuilder::new()
+                .with_storage(storage.clone())
+                .build_files(partition)?;
+            for batch in reader {
+                let batch = batch.map_err(|e| Error::corrupt(e.to_string()))?;
+                fold.feed(&batch, None)?;
+            }
+        }
+    }
+    let states = fold.remote_segment_states();
+    let deleted: HashSet<(String, i32)> = fold.deleted_partitions().into_iter().collect();
+    let covered: HashSet<(String, i32)> = states
+        .iter()
+        .map(|s| (s.topic.clone(), s.partition))
+        .chain(deleted.iter().cloned())
+        .collect();
+    let by_id: HashMap<&str, &RemoteSegmentState> =
+        states.iter().map(|s| (s.segment_id.as_str(), s)).collect();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        let key = match (&f.origin.topic, f.origin.partition) {
+            (Some(t), Some(p)) => (t.clone(), p),
+            _ => {
+                out.push(f);
+                continue;
+            }
+        };
+        let name = f.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let Some(id) = SegmentName::parse(name).map(|n| n.segment_id.to_string()) else {
+            out.push(f); // a broker's own segment
+            continue;
+        };
+        if !covered.contains(&key) {
+            out.push(f);
+            continue;
+        }
+        let shown = f.path.display();
+        if deleted.contains(&key) {
+            skipped.push(format!(
+                "{shown}: __remote_log_metadata marks {}-{}'s remote data deleted; skipped",
+                key.0, key.1
+            ));
+            continue;
+        }
+        match by_id.get(id.as_str()) {
+            Some(s) if s.state == COPY_SEGMENT_FINISHED => {
+                seen.insert(id);
+                out.push(f);
+            }
+            Some(s) => skipped.push(format!(
+                "{shown}: __remote_log_metadata has it in state {} ({}), not \
+                 COPY_SEGMENT_FINISHED; skipped",
+                s.state,
+                state_name(s.state)
+            )),
+            None => skipped.push(format!(
+                "{shown}: not in __remote_log_metadata (an upload whose metadata was never \
+                 written); skipped"
+            )),
+        }
+    }
+    let listed: HashSet<(String, i32)> = out
+        .iter()
+        .filter_map(|f| Some((f.origin.topic.clone()?, f.origin.partition?)))
+        .collect();
+    for s in &states {
+        let key = (s.topic.clone(), s.partition);
+        if s.state == COPY_SEGMENT_FINISHED
+            && !seen.contains(&s.segment_id)
+            && !deleted.contains(&key)
+            && listed.contains(&key)
+        {
+            skipped.push(format!(
+                "{}-{}: __remote_log_metadata lists segment {} (offsets {}..={}) as copied, \
+                 but it is not among the paths read",
+                s.topic, s.partition, s.segment_id, s.start_offset, s.end_offset
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn state_name(state: i64) -> &'static str {
+    match state {
+        0 => "COPY_SEGMENT_STARTED",
+        1 => "COPY_SEGMENT_FINISHED",
+        2 => "DELETE_SEGMENT_STARTED",
+        3 => "DELETE_SEGMENT_FINISHED",
+        _ => "unknown",
+    }
 }

@@ -223,7 +223,7 @@ impl Reader {
         let options = options.unwrap_or_default();
         let builder = options.builder().py_err()?;
         let storage = builder.storage().clone();
-        let mut files = detach(py, || discover_all(storage.as_ref(), &paths))?;
+        let mut files = detach(py, || discover_all(&storage, &paths))?;
         if options.start_position.is_some() || options.end_position.is_some() {
             let single = paths.len() == 1
                 && matches!(detach(py, || storage.stat(&paths[0]))?, Stat::File { .. });
@@ -478,7 +478,7 @@ pub fn segments<'py>(
     use pyo3::types::PyDict;
     let storage = storage(storage_options, filesystem);
     let (files, bounds) = detach(py, || {
-        let files = discover_all(storage.as_ref(), &paths)?;
+        let files = discover_all(&storage, &paths)?;
         let mut checkpoints = Checkpoints::new();
         let mut bounds: Vec<(Visible, Option<&'static str>, bool)> =
             Vec::with_capacity(files.len());
@@ -546,9 +546,11 @@ fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]
 /// Everything under each path (glob patterns expanded), in order; a file or partition listed
 /// twice is read once.
 fn discover_all(
-    storage: &dyn Storage,
+    storage: &Arc<dyn Storage>,
     paths: &[std::path::PathBuf],
 ) -> crate::Result<Vec<crate::arrow::discover::SegmentFile>> {
+    let shared = storage;
+    let storage = storage.as_ref();
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     let mut skipped = Vec::new();
@@ -561,6 +563,7 @@ fn discover_all(
             }
         }
     }
+    let out = crate::arrow::tiered::apply_remote_log_metadata(shared, out, &mut skipped)?;
     warn_skipped(&skipped);
     let out = crate::arrow::tiered::merge_remote_and_local(storage, out)?;
     if out.is_empty() {
