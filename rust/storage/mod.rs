@@ -37,6 +37,7 @@ pub struct ObjectStores;
 
 #[cfg(not(feature = "object-store"))]
 impl ObjectStores {
+    /// The stand-in: its options are ignored, as it reads nothing.
     pub fn new(_: StorageOptions) -> Self {
         ObjectStores
     }
