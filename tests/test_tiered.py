@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import struct
+import warnings
 from pathlib import Path
 
 import pyarrow as pa
@@ -803,13 +804,22 @@ def test_a_forced_layout(tmp_path):
         table(local, storage_options={"kafkalog.tiered_layout": "aiven"})
 
 
-def _remote_log_metadata(root: Path, segments: list[tuple[str, bytes, int, int, list[int]]]):
+def _remote_log_metadata(
+    root: Path,
+    segments: list[tuple[str, bytes, int, int, list[int]]],
+    *,
+    topic_id: bytes | None = None,
+    partition_deletes: list[tuple[str, bytes, int]] | None = None,
+):
     """A __remote_log_metadata-0 directory: per segment (topic, segment id, start, end,
     states after the first record), a RemoteLogSegmentMetadataRecord (COPY_SEGMENT_STARTED)
-    and a RemoteLogSegmentMetadataUpdateRecord per further state."""
+    and a RemoteLogSegmentMetadataUpdateRecord per further state, all of partition 0 of the
+    topic id ``topic_id`` (the bucket's by default); then per (topic, topic id, state) a
+    RemotePartitionDeleteMetadataRecord of partition 0."""
     from test_internal_topics import _framed, _segment_id, _uvarint, write_topic
 
-    topic_id = bytes(range(16))
+    if topic_id is None:
+        topic_id = base64.urlsafe_b64decode(TOPIC_ID + "==")
     records = []
     for topic, seg, start, end, states in segments:
         sid = _segment_id(topic, topic_id, 0, seg)
@@ -830,6 +840,9 @@ def _remote_log_metadata(root: Path, segments: list[tuple[str, bytes, int, int, 
         for state in states:
             update = sid + struct.pack(">iq", 1, 7000) + b"\0" + struct.pack(">b", state) + b"\0"
             records.append(_framed(1, update))
+    for topic, deleted_id, state in partition_deletes or []:
+        tp = _uvarint(len(topic) + 1) + topic.encode() + deleted_id + struct.pack(">i", 0) + b"\0"
+        records.append(_framed(2, tp + struct.pack(">iqb", 1, 8000, state) + b"\0"))
     return Path(write_topic(root, "__remote_log_metadata", 0, [(None, r) for r in records]))
 
 
@@ -883,3 +896,39 @@ def test_remote_log_metadata_is_the_authoritative_list(tmp_path):
     (tmp_path / "meta4").mkdir()
     with pytest.raises(InvalidArgumentError, match="no segment of __remote_log_metadata"):
         table(bucket, storage_options={"kafkalog.remote_log_metadata": str(tmp_path / "meta4")})
+
+
+def test_a_partition_delete_applies_to_its_topic_id_only(tmp_path):
+    """Kafka keeps remote log metadata per topic id and partition: the delete marker of a
+    topic deleted and created again under its name leaves the new topic's segments readable,
+    even where the metadata partition given holds only the old topic's records; a marker of
+    the bucket's own topic id skips its segments with a warning."""
+    src = EXAMPLES / "orders-0"
+    bucket = tmp_path / "bucket"
+    aiven_partition(bucket, src, "orders", 0, chunk_size=256, index="variable")
+    ids = _segment_ids(bucket)
+    want = table(src)
+    old_id, new_id = bytes(range(16)), base64.urlsafe_b64decode(TOPIC_ID + "==")
+    assert old_id != new_id
+    old_deleted = [("orders", old_id, 2)]  # DELETE_PARTITION_FINISHED
+    finished = [("orders", ids[0], 0, 14, [1]), ("orders", ids[15], 15, 29, [1])]
+    both = _remote_log_metadata(tmp_path / "m1", finished, partition_deletes=old_deleted)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = table(bucket, storage_options={"kafkalog.remote_log_metadata": str(both)})
+    assert got.equals(want)
+    assert not [x for x in w if "not read" in str(x.message)]
+    only_old = _remote_log_metadata(tmp_path / "m2", [], partition_deletes=old_deleted)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = table(bucket, storage_options={"kafkalog.remote_log_metadata": str(only_old)})
+    assert got.equals(want)
+    assert not [x for x in w if "not read" in str(x.message)]
+    for state in (0, 1, 2):  # marked, started, finished: none of it is served
+        own = _remote_log_metadata(
+            tmp_path / f"m3-{state}", finished, partition_deletes=[("orders", new_id, state)]
+        )
+        with pytest.warns(UserWarning, match="remote data deleted") as w:
+            got = table(bucket, storage_options={"kafkalog.remote_log_metadata": str(own)})
+        assert got.num_rows == 0
+        assert not any("not among the paths read" in str(x.message) for x in w)

@@ -166,6 +166,9 @@ pub struct RemoteSegmentState {
     pub segment_id: String,
     /// Its topic.
     pub topic: String,
+    /// Its topic's id as Kafka prints a Uuid: the id in the names of the topic's remote
+    /// directories.
+    pub topic_id: String,
     /// Its partition.
     pub partition: i32,
     /// Its first offset.
@@ -193,8 +196,9 @@ pub struct Fold {
     transactions: BTreeMap<String, TxnRow>,
     records: RecordRows,
     remote_segments: BTreeMap<[u8; 16], RemoteRow>,
-    /// `RemotePartitionDeleteMetadataRecord` states, by topic and partition.
-    partition_deletes: BTreeMap<(String, i32), i64>,
+    /// `RemotePartitionDeleteMetadataRecord` states, by topic, topic id and partition (a
+    /// topic deleted and created again under its name has a new id, and its own remote log).
+    partition_deletes: BTreeMap<(String, [u8; 16], i32), i64>,
     log_ends: BTreeMap<(String, i32), i64>,
     /// The segment files (base offset, path) of the partition being fed, to name the file of
     /// an error.
@@ -744,6 +748,10 @@ impl Fold {
         ) {
             let key = (
                 string_of(tp, "name").unwrap_or_default(),
+                match tp.get("id") {
+                    Some(Value::Uuid(u)) => *u,
+                    _ => [0; 16],
+                },
                 i32_of(tp, "partition").unwrap_or(-1),
             );
             self.partition_deletes.insert(key, state);
@@ -793,6 +801,7 @@ impl Fold {
             .map(|(id, r)| RemoteSegmentState {
                 segment_id: uuid_string(id),
                 topic: r.topic.clone(),
+                topic_id: uuid_string(&r.topic_id),
                 partition: r.partition,
                 start_offset: r.start_offset,
                 end_offset: r.end_offset,
@@ -801,10 +810,14 @@ impl Fold {
             .collect()
     }
 
-    /// The topic-partitions whose remote data is being or was deleted
-    /// (`RemotePartitionDeleteMetadataRecord`, any state): a broker serves none of it.
-    pub fn deleted_partitions(&self) -> Vec<(String, i32)> {
-        self.partition_deletes.keys().cloned().collect()
+    /// The (topic, topic id, partition)s whose remote data is being or was deleted
+    /// (`RemotePartitionDeleteMetadataRecord`, any state): a broker serves none of it. Kafka
+    /// keys this by topic id, so a topic created again under the same name is not affected.
+    pub fn deleted_partitions(&self) -> Vec<(String, String, i32)> {
+        self.partition_deletes
+            .keys()
+            .map(|(t, id, p)| (t.clone(), uuid_string(id), *p))
+            .collect()
     }
 
     /// The table.

@@ -12,7 +12,7 @@ use super::origin::Origin;
 use super::reader::ReaderBuilder;
 use super::seek::{by_partition, seek_position};
 use crate::error::{Error, Result};
-use crate::format::tiered::SegmentName;
+use crate::format::tiered::{SegmentName, TieredDir};
 use crate::storage::tiered::METADATA_OPTION;
 use crate::storage::Storage;
 use std::collections::{HashMap, HashSet};
@@ -158,18 +158,29 @@ pub fn apply_remote_log_metadata(
         }
     }
     let states = fold.remote_segment_states();
-    let deleted: HashSet<(String, i32)> = fold.deleted_partitions().into_iter().collect();
-    let covered: HashSet<(String, i32)> = states
+    // Kafka keeps a remote log per topic id and partition: a topic deleted and created again
+    // under its name has a new id, so a delete marker of the old one says nothing of the new.
+    let deletes = fold.deleted_partitions();
+    let deleted: HashSet<(&str, i32)> =
+        deletes.iter().map(|(_, id, p)| (id.as_str(), *p)).collect();
+    let covered: HashSet<(&str, i32)> = states
         .iter()
-        .map(|s| (s.topic.clone(), s.partition))
-        .chain(deleted.iter().cloned())
+        .map(|s| (s.topic_id.as_str(), s.partition))
+        .chain(deleted.iter().copied())
+        .collect();
+    // A name-keyed view, for a segment whose path does not say its topic id.
+    let covered_names: HashSet<(&str, i32)> = states
+        .iter()
+        .map(|s| (s.topic.as_str(), s.partition))
+        .chain(deletes.iter().map(|(t, _, p)| (t.as_str(), *p)))
         .collect();
     let by_id: HashMap<&str, &RemoteSegmentState> =
         states.iter().map(|s| (s.segment_id.as_str(), s)).collect();
     let mut seen: HashSet<String> = HashSet::new();
+    let mut listed: HashSet<(String, i32)> = HashSet::new();
     let mut out = Vec::with_capacity(files.len());
     for f in files {
-        let key = match (&f.origin.topic, f.origin.partition) {
+        let (topic, partition) = match (&f.origin.topic, f.origin.partition) {
             (Some(t), Some(p)) => (t.clone(), p),
             _ => {
                 out.push(f);
@@ -181,21 +192,37 @@ pub fn apply_remote_log_metadata(
             out.push(f); // a broker's own segment
             continue;
         };
-        if !covered.contains(&key) {
+        let state = by_id.get(id.as_str()).copied();
+        // The segment's topic id: the metadata's, else its directories'.
+        let topic_id = state
+            .map(|s| s.topic_id.clone())
+            .or_else(|| path_topic_id(&f.path));
+        let is_covered = match &topic_id {
+            Some(t) => covered.contains(&(t.as_str(), partition)),
+            None => covered_names.contains(&(topic.as_str(), partition)),
+        };
+        if !is_covered {
             out.push(f);
             continue;
         }
         let shown = f.path.display();
-        if deleted.contains(&key) {
+        let is_deleted = match &topic_id {
+            Some(t) => deleted.contains(&(t.as_str(), partition)),
+            None => deletes
+                .iter()
+                .any(|(n, _, p)| *n == topic && *p == partition),
+        };
+        if is_deleted {
             skipped.push(format!(
-                "{shown}: __remote_log_metadata marks {}-{}'s remote data deleted; skipped",
-                key.0, key.1
+                "{shown}: __remote_log_metadata marks {topic}-{partition}'s remote data \
+                 deleted; skipped"
             ));
             continue;
         }
-        match by_id.get(id.as_str()) {
+        match state {
             Some(s) if s.state == COPY_SEGMENT_FINISHED => {
                 seen.insert(id);
+                listed.insert((s.topic_id.clone(), partition));
                 out.push(f);
             }
             Some(s) => skipped.push(format!(
@@ -210,16 +237,12 @@ pub fn apply_remote_log_metadata(
             )),
         }
     }
-    let listed: HashSet<(String, i32)> = out
-        .iter()
-        .filter_map(|f| Some((f.origin.topic.clone()?, f.origin.partition?)))
-        .collect();
     for s in &states {
-        let key = (s.topic.clone(), s.partition);
+        let key = (s.topic_id.as_str(), s.partition);
         if s.state == COPY_SEGMENT_FINISHED
             && !seen.contains(&s.segment_id)
             && !deleted.contains(&key)
-            && listed.contains(&key)
+            && listed.contains(&(s.topic_id.clone(), s.partition))
         {
             skipped.push(format!(
                 "{}-{}: __remote_log_metadata lists segment {} (offsets {}..={}) as copied, \
@@ -229,6 +252,24 @@ pub fn apply_remote_log_metadata(
         }
     }
     Ok(out)
+}
+
+/// The topic id in the directories above a remote segment: LocalTieredStorage's
+/// `<topic>-<partition>-<topicId>` holding it, or Aiven's `<topic>-<topicId>/<partition>/`.
+fn path_topic_id(path: &std::path::Path) -> Option<String> {
+    fn dir(p: Option<&std::path::Path>) -> Option<&str> {
+        p?.file_name()?.to_str()
+    }
+    let parent = path.parent();
+    if let Some(TieredDir::LocalPartition { topic_id, .. }) =
+        dir(parent).and_then(TieredDir::local_partition)
+    {
+        return Some(topic_id);
+    }
+    match dir(parent.and_then(|p| p.parent())).and_then(TieredDir::aiven_topic) {
+        Some(TieredDir::AivenTopic { topic_id, .. }) => Some(topic_id),
+        _ => None,
+    }
 }
 
 fn state_name(state: i64) -> &'static str {
