@@ -636,10 +636,7 @@ def test_a_remote_segment_crossing_the_local_log_start_ends_there(tmp_path):
         index="variable",
         compression=True,
     )
-    local = tmp_path / "logs" / "orders-0"
-    local.mkdir(parents=True)
-    for f in src.glob("00000000000000000015.*"):
-        shutil.copy(f, local / f.name)
+    local = _broker_with_newest_segment(tmp_path)
     for got in (
         table([tmp_path / "bucket", local]),
         kafkalog.read_items(kafkalog.plan([local, tmp_path / "bucket"])).read_all(),
@@ -735,11 +732,16 @@ def _remote_and_local(tmp_path, chunk_size: int = 64) -> tuple[Path, Path]:
         index="variable",
         compression=True,
     )
+    return tmp_path / "bucket", _broker_with_newest_segment(tmp_path)
+
+
+def _broker_with_newest_segment(tmp_path) -> Path:
+    """A broker's orders-0 directory still holding its newest segment (base offset 15)."""
     local = tmp_path / "logs" / "orders-0"
     local.mkdir(parents=True)
-    for f in src.glob("00000000000000000015.*"):
+    for f in (EXAMPLES / "orders-0").glob("00000000000000000015.*"):
         shutil.copy(f, local / f.name)
-    return tmp_path / "bucket", local
+    return local
 
 
 def test_remote_and_local_list_as_one_partition(tmp_path):

@@ -482,29 +482,24 @@ pub fn segments<'py>(
         let mut checkpoints = Checkpoints::new();
         let mut bounds: Vec<(Visible, Option<&'static str>, bool)> =
             Vec::with_capacity(files.len());
-        for (i, f) in files.iter().enumerate() {
-            let continues = i > 0 && files[i - 1].continued_by(f);
-            // The partition's checkpoints are beside its last (local) segments.
-            let last = files[i..]
-                .windows(2)
-                .take_while(|w| w[0].continued_by(&w[1]))
-                .last()
-                .map_or(f, |w| &w[1]);
+        // One log at a time, as reads group them (`by_partition`): its checkpoints are beside
+        // its last (local) segments.
+        for group in crate::arrow::seek::by_partition(files.clone()) {
+            let last = &group[group.len() - 1];
             let dir = last.path.parent().unwrap_or(std::path::Path::new(""));
             // A listing of what is on disk: a checkpoint that cannot be read bounds nothing
             // here (a read with visibility='consumer' reports it).
             let visible = checkpoints
                 .visible(storage.as_ref(), dir)
                 .unwrap_or_default();
-            let next = files
-                .get(i + 1)
-                .filter(|n| f.continued_by(n))
-                .and_then(|n| n.base_offset);
-            bounds.push((
-                visible,
-                segment_hidden(f.base_offset, next, &visible),
-                continues,
-            ));
+            for (j, f) in group.iter().enumerate() {
+                let next = group.get(j + 1).and_then(|n| n.base_offset);
+                bounds.push((
+                    visible,
+                    segment_hidden(f.base_offset, next, &visible),
+                    j > 0,
+                ));
+            }
         }
         Ok::<_, crate::error::Error>((files, bounds))
     })?;
