@@ -231,6 +231,72 @@ def test_cli_convert_dump_info_verify(s3, logs, tmp_path, monkeypatch, capsys):
     assert cli.main(["verify", logs]) == 0
 
 
+def _no_aws_environment(monkeypatch) -> None:
+    for k in list(os.environ):
+        if k.startswith("AWS_"):
+            monkeypatch.delenv(k)
+
+
+def test_cli_storage_options(s3, tmp_path, monkeypatch, capsys):
+    """Every command that reads takes the store's options on the command line (-o KEY=VALUE),
+    with no AWS_* environment: dump of each kind of file prints what it prints for the local
+    copy, info, verify and convert (out to the store too) read the same records."""
+    _no_aws_environment(monkeypatch)
+    part = tmp_path / "cli-0"
+    n = 2000
+    data = pa.table(
+        {"key": [b"k%d" % (i % 7) for i in range(n)], "value": [b"v" * (i % 50) for i in range(n)]}
+    )
+    kafkalog.write(part, data, segment_bytes=32 << 10, index_interval_bytes=512, batch_bytes=1024)
+    remote = s3.upload(part, "cli-options/cli-0")
+    opts = [a for k, v in s3.options.items() for a in ("-o", f"{k}={v}")]
+    files = sorted(
+        p.name for p in part.iterdir() if p.suffix in (".log", ".index", ".timeindex", ".snapshot")
+    )
+    assert any(f.endswith(".index") and (part / f).stat().st_size > 8 for f in files)
+    for name in files:
+        for flags in ([], ["--print-data-log"], ["--verify-index-only"], ["--index-sanity-check"]):
+            capsys.readouterr()
+            local_code = cli.main(["dump", "--files", str(part / name), *flags])
+            local = capsys.readouterr()
+            code = cli.main(["dump", "--files", f"{remote}/{name}", *flags, *opts])
+            got = capsys.readouterr()
+            assert (code, got.err) == (local_code, local.err.replace(str(part), remote)), name
+            # The same lines, naming the file as kafka-dump-log names it (s3:// as s3:/).
+            shown = remote.replace("s3://", "s3:/")
+            assert got.out.replace(shown, "@") == local.out.replace(str(part), "@"), (name, flags)
+    # Without the options the store is not reachable (no environment to fall back on).
+    assert cli.main(["info", remote, "-o", "aws_endpoint=http://127.0.0.1:1"]) == 3
+    capsys.readouterr()
+    assert cli.main(["info", "--json", remote, *opts]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["records"] == n
+    assert cli.main(["verify", remote, *opts]) == 0
+    capsys.readouterr()
+    out = f"s3://{BUCKET}/cli-options/out.parquet"
+    assert cli.main(["convert", remote, out, *opts]) == 0
+    import pyarrow.parquet as pq
+
+    body = s3.client.get_object(Bucket=BUCKET, Key="cli-options/out.parquet")["Body"].read()
+    got = pq.read_table(pa.BufferReader(body))
+    assert got.column("value").to_pylist() == data.column("value").to_pylist()
+    # A malformed option is a usage error.
+    assert cli.main(["info", remote, "-o", "aws_endpoint"]) == 2
+
+
+def test_no_segment_warning_obeys_warning_filters(s3):
+    """The core's warnings go through Python's warnings machinery: a filter set to "error"
+    raises them."""
+    s3.client.put_object(Bucket=BUCKET, Key="not-kafka/readme.txt", Body=b"not a segment")
+    empty = f"s3://{BUCKET}/not-kafka"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="no Kafka segment"):
+            kafkalog.read(empty, storage_options=s3.options).read_all()
+        with pytest.raises(UserWarning, match="no Kafka segment"):
+            kafkalog.segments(empty, storage_options=s3.options)
+
+
 @pytest.mark.parametrize("bounds", BOUNDS, ids=lambda b: ",".join(b))
 @pytest.mark.parametrize("target", [1, None])
 def test_plan_then_read_items_is_a_read(s3, logs, bounds, target):

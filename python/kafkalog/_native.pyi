@@ -223,6 +223,16 @@ def check_targets_absent(
 def upload_file(
     source: str, target: str, storage_options: Mapping[str, str] | None = None
 ) -> None: ...
+def file_size(
+    path: str, storage_options: Mapping[str, str] | None = None, filesystem: Any | None = None
+) -> int: ...
+def read_range(
+    path: str,
+    start: int,
+    length: int,
+    storage_options: Mapping[str, str] | None = None,
+    filesystem: Any | None = None,
+) -> bytes: ...
 
 class AppendResult(TypedDict):
     skipped: bool

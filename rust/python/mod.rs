@@ -26,6 +26,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(writer::publish, m)?)?;
     m.add_function(wrap_pyfunction!(writer::append, m)?)?;
     m.add_function(wrap_pyfunction!(writer::upload_file, m)?)?;
+    m.add_function(wrap_pyfunction!(storage::file_size, m)?)?;
+    m.add_function(wrap_pyfunction!(storage::read_range, m)?)?;
     m.add_function(wrap_pyfunction!(reader::read_index, m)?)?;
     m.add_function(wrap_pyfunction!(reader::verify, m)?)?;
     m.add_function(wrap_pyfunction!(reader::segments, m)?)?;

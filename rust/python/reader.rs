@@ -223,7 +223,8 @@ impl Reader {
         let options = options.unwrap_or_default();
         let builder = options.builder().py_err()?;
         let storage = builder.storage().clone();
-        let mut files = detach(py, || discover_all(&storage, &paths))?;
+        let (mut files, notes) = detach(py, || discover_all(&storage, &paths))?;
+        warn_all(py, &notes)?;
         if options.start_position.is_some() || options.end_position.is_some() {
             let single = paths.len() == 1
                 && matches!(detach(py, || storage.stat(&paths[0]))?, Stat::File { .. });
@@ -477,8 +478,8 @@ pub fn segments<'py>(
     use crate::arrow::visibility::{segment_hidden, Checkpoints, Visible};
     use pyo3::types::PyDict;
     let storage = storage(storage_options, filesystem);
-    let (files, bounds) = detach(py, || {
-        let files = discover_all(&storage, &paths)?;
+    let (files, bounds, notes) = detach(py, || {
+        let (files, notes) = discover_all(&storage, &paths)?;
         let mut checkpoints = Checkpoints::new();
         let mut bounds: Vec<(Visible, Option<&'static str>, bool)> =
             Vec::with_capacity(files.len());
@@ -501,8 +502,9 @@ pub fn segments<'py>(
                 ));
             }
         }
-        Ok::<_, crate::error::Error>((files, bounds))
+        Ok::<_, crate::error::Error>((files, bounds, notes))
     })?;
+    warn_all(py, &notes)?;
     let items = files
         .iter()
         .zip(&bounds)
@@ -539,11 +541,13 @@ fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]
 }
 
 /// Everything under each path (glob patterns expanded), in order; a file or partition listed
-/// twice is read once.
+/// twice is read once. Also the warnings the caller gives Python once it holds the GIL: what a
+/// tiered-storage prefix held that is not read (orphaned uploads, duplicates), and a read that
+/// found no segment (never silently 0 rows).
 fn discover_all(
     storage: &Arc<dyn Storage>,
     paths: &[std::path::PathBuf],
-) -> crate::Result<Vec<crate::arrow::discover::SegmentFile>> {
+) -> crate::Result<(Vec<crate::arrow::discover::SegmentFile>, Vec<String>)> {
     let shared = storage;
     let storage = storage.as_ref();
     let mut seen = std::collections::HashSet::new();
@@ -559,53 +563,43 @@ fn discover_all(
         }
     }
     let out = crate::arrow::tiered::apply_remote_log_metadata(shared, out, &mut skipped)?;
-    warn_skipped(&skipped);
+    let mut notes = Vec::new();
+    if !skipped.is_empty() {
+        notes.push(format!(
+            "tiered storage: {} object(s) not read:\n{}",
+            skipped.len(),
+            skipped.join("\n")
+        ));
+    }
     let out = crate::arrow::tiered::merge_remote_and_local(storage, out)?;
     if out.is_empty() {
         let listed: Vec<String> = paths
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
-        warn_empty(&listed);
-    }
-    Ok(out)
-}
-
-/// Says what a tiered-storage prefix held that is not read (orphaned uploads, duplicates).
-fn warn_skipped(skipped: &[String]) {
-    if skipped.is_empty() {
-        return;
-    }
-    Python::attach(|py| {
-        let message = format!(
-            "tiered storage: {} object(s) not read:\n{}",
-            skipped.len(),
-            skipped.join("\n")
-        );
-        let _ = py.import("warnings").and_then(|w| {
-            w.call_method1(
-                "warn",
-                (message, py.get_type::<pyo3::exceptions::PyUserWarning>(), 3),
-            )
-        });
-    });
-}
-
-/// Says that a read found no segment, naming what it looked at: never silently 0 rows.
-fn warn_empty(paths: &[String]) {
-    Python::attach(|py| {
-        let message = format!(
+        notes.push(format!(
             "no Kafka segment (<20-digit offset>.log) found under {}: not a segment file, a \
              partition directory (<topic>-<partition>) or a log directory holding them",
-            paths.join(", ")
-        );
-        let _ = py.import("warnings").and_then(|w| {
-            w.call_method1(
-                "warn",
-                (message, py.get_type::<pyo3::exceptions::PyUserWarning>(), 3),
-            )
-        });
-    });
+            listed.join(", ")
+        ));
+    }
+    Ok((out, notes))
+}
+
+/// Gives each of `notes` to Python as a `UserWarning`. Raises what `warnings.warn` raises, so
+/// a warnings filter set to "error" turns them into exceptions.
+fn warn_all(py: Python<'_>, notes: &[String]) -> PyResult<()> {
+    if notes.is_empty() {
+        return Ok(());
+    }
+    let warnings = py.import("warnings")?;
+    for note in notes {
+        warnings.call_method1(
+            "warn",
+            (note, py.get_type::<pyo3::exceptions::PyUserWarning>(), 3),
+        )?;
+    }
+    Ok(())
 }
 
 /// A work item as it crosses to Python and back.

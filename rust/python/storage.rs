@@ -170,3 +170,38 @@ impl Drop for PyFile {
         });
     }
 }
+
+/// The size of one file or object, through the storage a read would use (a missing one is a
+/// `KafkaLogIOError` that is also a `FileNotFoundError`).
+#[pyfunction]
+#[pyo3(signature = (path, storage_options=None, filesystem=None))]
+pub fn file_size(
+    py: Python<'_>,
+    path: PathBuf,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
+) -> PyResult<u64> {
+    let storage = storage(storage_options, filesystem);
+    super::errors::detach(py, || Ok(storage.open(&path)?.len()))
+}
+
+/// The bytes `start..start + length` of one file or object (fewer at its end), through the
+/// storage a read would use.
+#[pyfunction]
+#[pyo3(signature = (path, start, length, storage_options=None, filesystem=None))]
+pub fn read_range(
+    py: Python<'_>,
+    path: PathBuf,
+    start: u64,
+    length: u64,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
+) -> PyResult<pyo3::Py<pyo3::types::PyBytes>> {
+    let storage = storage(storage_options, filesystem);
+    let bytes = super::errors::detach(py, || {
+        let mut object = storage.open(&path)?;
+        let end = start.saturating_add(length).min(object.len());
+        crate::storage::read_range(object.as_mut(), start.min(end)..end)
+    })?;
+    Ok(pyo3::types::PyBytes::new(py, &bytes).unbind())
+}

@@ -16,7 +16,12 @@ from typing import Any
 import pyarrow as pa
 
 import kafkalog
-from kafkalog.cli.arguments import _bound_value, _column_list
+from kafkalog.cli.arguments import (
+    _bound_value,
+    _column_list,
+    add_storage_arguments,
+    storage,
+)
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CliError
 from kafkalog.cli.text import _human_bytes, _ms_column
 
@@ -162,7 +167,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     out_schema = kafkalog.schema(columns, batch_metadata=args.batch_metadata)
     out_names = out_schema.names
 
-    total = sum(s["size"] or 0 for s in kafkalog.segments(args.logdir))
+    store = storage(args)
+    total = sum(s["size"] or 0 for s in kafkalog.segments(args.logdir, **store))
     if args.progress is None:
         show_progress = sys.stderr.isatty()
     else:
@@ -185,6 +191,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         on_corrupt=args.on_corrupt,
         visibility=getattr(args, "visibility", "consumer"),
         **bounds,
+        **store,
     )
     progress = _Progress(total, show_progress)
 
@@ -235,7 +242,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
             from kafkalog._native import upload_file
 
             assert tmp is not None
-            upload_file(tmp, target)
+            upload_file(tmp, target, store.get("storage_options"))
             os.unlink(tmp)
         elif tmp is not None:
             os.replace(tmp, target)
@@ -355,4 +362,5 @@ def register(sub: Any) -> None:
         help="consumer: what a consumer could fetch, within the log directory's high "
         "watermark and log start offset checkpoints (default); all: every record on disk",
     )
+    add_storage_arguments(c)
     c.set_defaults(func=cmd_convert)

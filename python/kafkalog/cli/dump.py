@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 import kafkalog
 from kafkalog import _native
-from kafkalog.cli.arguments import _positive_int
+from kafkalog.cli.arguments import _positive_int, add_storage_arguments, storage
 from kafkalog.cli.exits import (
     EXIT_CODES_HELP,
     EXIT_DATA,
@@ -144,9 +144,10 @@ class _LogBatches:
     """The batches of a ``.log`` file (position, size, last offset), read once per file, to
     verify index entries against."""
 
-    def __init__(self, log_path: str) -> None:
+    def __init__(self, log_path: str, store: dict[str, Any]) -> None:
         self.path = log_path
-        if not os.path.exists(log_path):
+        self.storage = store
+        if not _is_uri(log_path) and not os.path.exists(log_path):
             raise FileNotFoundError(2, "No such file or directory", log_path)
         positions: list[int] = []
         sizes: list[int] = []
@@ -154,7 +155,7 @@ class _LogBatches:
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
             reader = kafkalog.read_batches(
-                log_path, check_crc=False, on_corrupt="stop", visibility="all"
+                log_path, check_crc=False, on_corrupt="stop", visibility="all", **store
             )
             for chunk in reader:
                 positions += chunk.column("batchPosition").to_pylist()
@@ -172,9 +173,9 @@ class _LogBatches:
         if i is not None and self.sizes[i] <= max_size:
             return self.last_offsets[i]
         # Not a batch boundary the whole-file read found: read that slice as Kafka does.
-        with open(self.path, "rb") as f:
-            f.seek(position)
-            data = f.read(max_size)
+        data = _native.read_range(
+            self.path, position, max_size, self.storage.get("storage_options")
+        )
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
             table = kafkalog.read_batches(data, check_crc=False, on_corrupt="stop").read_all()
@@ -208,6 +209,7 @@ class Dumper:
         self.visibility: Visibility = (
             "consumer" if getattr(args, "visibility", "all") == "consumer" else "all"
         )
+        self.storage = storage(args)
         self.exit_code = EXIT_OK
         # reports printed to stderr after all files, as Kafka does
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
@@ -279,7 +281,7 @@ class Dumper:
             else:
                 self.out.line(f"Snapshot end offset: {end_offset}, epoch: {epoch}")
 
-        file_size = _size(path)
+        file_size = _size(path, self.storage)
         limit = min(self.max_bytes, file_size)
         pairs: list[tuple[int, int]] = []
         last_offset = -1
@@ -301,9 +303,12 @@ class Dumper:
                         on_corrupt="stop",
                         byte_range=byte_range,
                         visibility=self.visibility,
+                        **self.storage,
                     )
                     records = _Records(reader, self.print_data)
-            batches = kafkalog.read_batches(path, on_corrupt="stop", visibility=self.visibility)
+            batches = kafkalog.read_batches(
+                path, on_corrupt="stop", visibility=self.visibility, **self.storage
+            )
             done = False
             for chunk in batches:
                 cols = chunk.to_pydict()
@@ -345,7 +350,7 @@ class Dumper:
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
             for chunk in kafkalog.read_batches(
-                path, check_crc=False, on_corrupt="stop", visibility="all"
+                path, check_crc=False, on_corrupt="stop", visibility="all", **self.storage
             ):
                 ends = pc.add(chunk.column("batchPosition"), chunk.column("batchSize"))
                 inside = pc.filter(ends, pc.less_equal(ends, limit))
@@ -505,23 +510,21 @@ class Dumper:
 
     def _log_for(self, index_path: str) -> _LogBatches:
         name = os.path.basename(index_path)
-        log_path = os.path.join(
-            os.path.dirname(os.path.abspath(index_path)), name.split(".")[0] + ".log"
-        )
+        log_path = _sibling(index_path, name.split(".")[0] + ".log")
         if log_path not in self._logs:
-            self._logs[log_path] = _LogBatches(log_path)
+            self._logs[log_path] = _LogBatches(log_path, self.storage)
         return self._logs[log_path]
 
     def dump_index(self, path: str, shown: str) -> None:
         base = _base_offset(path)
-        size = os.path.getsize(path)
+        size = _size(path, self.storage)
         if size < 8:
             if self.json:
                 self.out.json({"type": "empty", "file": shown})
             else:
                 self.out.line(f"{shown} is empty.")
             return
-        table = kafkalog.read_index(path)
+        table = kafkalog.read_index(path, **self.storage)
         if self.sanity_only:
             self._sanity_index(path, shown, base, size, table)
             return
@@ -583,8 +586,8 @@ class Dumper:
 
     def dump_time_index(self, path: str, shown: str) -> None:
         base = _base_offset(path)
-        size = os.path.getsize(path)
-        table = kafkalog.read_index(path) if size >= 12 else None
+        size = _size(path, self.storage)
+        table = kafkalog.read_index(path, **self.storage) if size >= 12 else None
         if self.sanity_only:
             abs_path = os.path.abspath(path)
             if size % 12 != 0:
@@ -612,14 +615,15 @@ class Dumper:
         if table is None or table.num_rows == 0:
             return
         log = self._log_for(path)
-        index_path = os.path.join(
-            os.path.dirname(os.path.abspath(path)),
-            os.path.basename(path).split(".")[0] + ".index",
-        )
+        index_path = _sibling(path, os.path.basename(path).split(".")[0] + ".index")
         idx_offsets: list[int] = []
         idx_positions: list[int] = []
-        if os.path.exists(index_path) and os.path.getsize(index_path) >= 8:
-            idx = kafkalog.read_index(index_path)
+        try:
+            index_size = _size(index_path, self.storage)
+        except FileNotFoundError:
+            index_size = 0
+        if index_size >= 8:
+            idx = kafkalog.read_index(index_path, **self.storage)
             idx_offsets = idx.column("offset").to_pylist()
             idx_positions = idx.column("position").to_pylist()
         abs_path = _java_abs(path)
@@ -671,6 +675,7 @@ class Dumper:
             check_crc=False,
             byte_range=(position, position + log.sizes[i]),
             visibility="all",
+            **log.storage,
         ).read_all()
         ms = pc.fill_null(_ms_column(table.column("timestamp")), -1)
         best = pc.max(ms).as_py() if len(ms) else None
@@ -679,7 +684,7 @@ class Dumper:
     # ---- .txnindex and .snapshot
 
     def dump_txn_index(self, path: str, shown: str) -> None:
-        table = kafkalog.read_index(path)
+        table = kafkalog.read_index(path, **self.storage)
         for row in table.to_pylist():
             if self.json:
                 self.out.json({"type": "txn_index_entry", "file": shown, **row})
@@ -692,7 +697,7 @@ class Dumper:
 
     def dump_snapshot(self, path: str, shown: str) -> None:
         try:
-            table = kafkalog.read_index(path)
+            table = kafkalog.read_index(path, **self.storage)
         except KafkaLogIOError:
             raise
         except KafkaLogError as e:
@@ -773,9 +778,20 @@ def cmd_dump(args: argparse.Namespace) -> int:
 # segment discovery (which files a path stands for), for info and progress
 
 
-def _size(path: str) -> int:
-    """A segment file's size, local or in an object store."""
-    return kafkalog.segments(path)[0]["size"] or 0
+def _size(path: str, store: dict[str, Any]) -> int:
+    """A file's size, local or in an object store."""
+    return _native.file_size(path, store.get("storage_options"))
+
+
+def _is_uri(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
+
+
+def _sibling(path: str, name: str) -> str:
+    """The file ``name`` in the directory (or object-store prefix) of ``path``."""
+    if _is_uri(path):
+        return f"{path.rsplit('/', 1)[0]}/{name}"
+    return os.path.join(os.path.dirname(os.path.abspath(path)), name)
 
 
 DUMP_HELP = """\
@@ -916,4 +932,5 @@ def register(sub: Any) -> None:
         "offset checkpoints",
     )
     _add_decoder_options(d)
+    add_storage_arguments(d)
     d.set_defaults(func=cmd_dump)

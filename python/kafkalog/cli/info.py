@@ -7,12 +7,13 @@ import argparse
 import json
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pyarrow.compute as pc
 
 import kafkalog
+from kafkalog.cli.arguments import add_storage_arguments, storage
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK, PROG, _stop_text
 from kafkalog.cli.text import TIMESTAMP_TYPES, _err, _human_bytes, _iso_ms, _Output, _plural
 from kafkalog.errors import (
@@ -21,7 +22,7 @@ from kafkalog.errors import (
 )
 
 
-def _segment_summary(path: str, size: int) -> dict[str, Any]:
+def _segment_summary(path: str, size: int, storage: Mapping[str, Any]) -> dict[str, Any]:
     """What the batch headers of one segment file say (via :func:`kafkalog.read_batches`)."""
     s: dict[str, Any] = {
         "file": os.path.basename(path),
@@ -54,7 +55,7 @@ def _segment_summary(path: str, size: int) -> dict[str, Any]:
     last_ts: list[int] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for chunk in kafkalog.read_batches(path, on_corrupt="stop", visibility="all"):
+        for chunk in kafkalog.read_batches(path, on_corrupt="stop", visibility="all", **storage):
             if chunk.num_rows == 0:
                 continue
             s["batches"] += chunk.num_rows
@@ -137,17 +138,21 @@ def _merge(items: list[dict[str, Any]], extra: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def log_info(path: str) -> dict[str, Any]:
-    """The summary ``kafkalog info`` prints, as a dict (what ``--json`` prints)."""
+def log_info(path: str, storage_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The summary ``kafkalog info`` prints, as a dict (what ``--json`` prints);
+    ``storage_options`` as :func:`kafkalog.read` takes them."""
+    storage = {} if storage_options is None else {"storage_options": storage_options}
     partitions: dict[tuple[str | None, int | None, str], list[dict[str, Any]]] = {}
     bounds: dict[tuple[str | None, int | None, str], tuple[int | None, int | None]] = {}
     directory = ""
-    for seg in kafkalog.segments(path):
+    for seg in kafkalog.segments(path, **storage):
         # One partition per log the core sees (a partition's tiered and broker segments are one).
         if not seg["continues"]:
             directory = os.path.dirname(seg["path"])
         key = (seg["topic"], seg["partition"], directory)
-        partitions.setdefault(key, []).append(_segment_summary(seg["path"], seg["size"] or 0))
+        partitions.setdefault(key, []).append(
+            _segment_summary(seg["path"], seg["size"] or 0, storage)
+        )
         partitions[key][-1]["hidden"] = seg["hidden"]  # outside what a consumer sees
         bounds[key] = (seg["log_start_offset"], seg["high_watermark"])
     topics: dict[str | None, list[dict[str, Any]]] = {}
@@ -258,7 +263,7 @@ def _print_info(info: dict[str, Any], out: _Output) -> None:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    info = log_info(args.logdir)
+    info = log_info(args.logdir, **storage(args))
     out = _Output()
     if args.json:
         out.line(json.dumps(info, indent=2, ensure_ascii=False))
@@ -295,4 +300,5 @@ def register(sub: Any) -> None:
     )
     i.add_argument("logdir", metavar="LOGDIR", help="log directory, partition directory or segment")
     i.add_argument("--json", action="store_true", help="print one JSON document")
+    add_storage_arguments(i)
     i.set_defaults(func=cmd_info)

@@ -7,12 +7,13 @@ import json
 from typing import Any
 
 import kafkalog
+from kafkalog.cli.arguments import add_storage_arguments, storage
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK
 from kafkalog.cli.text import _finding_text, _Output, _plural
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    result = kafkalog.verify(args.path)
+    result = kafkalog.verify(args.path, **storage(args))
     out = _Output()
     if args.json:
         out.line(json.dumps(result, indent=2, ensure_ascii=False, default=str))
@@ -68,4 +69,5 @@ def register(sub: Any) -> None:
         help="also list notes (not wrong, worth knowing: missing indexes, index entries "
         "of multi-batch appends)",
     )
+    add_storage_arguments(v)
     v.set_defaults(func=cmd_verify)
