@@ -121,6 +121,9 @@ def spark():
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.execution.arrow.pyspark.validateSchema.enabled", "true")
         .config("spark.sql.session.timeZone", "America/New_York")
+        # Python workers (and the streaming source's planner process) connect back to the JVM
+        # within this time; the default 15 s is too short on a two-core machine busy building.
+        .config("spark.python.authenticate.socketTimeout", "120s")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
