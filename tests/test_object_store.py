@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 import warnings
 from pathlib import Path
@@ -382,3 +383,44 @@ def test_a_partition_read_asks_the_store_once_for_each_thing(s3, tmp_path):
     assert [r for r in seen if r.startswith("GET") and r.endswith(log)], seen
     assert not [r for r in seen if r.startswith("HEAD") and "checkpoint" in r], seen
     assert len(seen) <= 5, seen
+
+
+CORPUS = Path("/work/shared/corpus/segments")
+
+
+def test_internal_topics_from_the_store(s3, tmp_path, monkeypatch, capsys):
+    """The internal-topic tables of a broker's log directory read from an object store equal
+    those of the local copy: consumer offsets (with the lag against the data partitions),
+    groups, KRaft metadata and the cluster state from a snapshot plus the log after it; the
+    offsets command takes the store's options too."""
+    _no_aws_environment(monkeypatch)
+    logdir = CORPUS / "nomanazeem__Kafka-java" / "kafka-logs"
+    if not logdir.is_dir():
+        pytest.skip("corpus not present")
+    remote = s3.upload(logdir, "internal/kafka-logs")
+    opts = s3.options
+
+    def same(fn, local, uri, **kw) -> None:
+        want, got = fn(local, **kw), fn(uri, storage_options=opts, **kw)
+        assert got.to_pylist() == want.to_pylist(), fn.__name__
+
+    same(kafkalog.consumer_offsets, logdir, remote)
+    same(kafkalog.consumer_groups, logdir, remote)
+    meta = logdir / "__cluster_metadata-0"
+    same(kafkalog.cluster_metadata, meta, f"{remote}/__cluster_metadata-0")
+    # A snapshot beside the log: the state is the snapshot's plus what follows it.
+    part = tmp_path / "__cluster_metadata-0"
+    shutil.copytree(meta, part)
+    shutil.copy(
+        part / "00000000000000000000.log", part / "00000000000000000010-0000000001.checkpoint"
+    )
+    state_uri = s3.upload(part, "internal/with-snapshot/__cluster_metadata-0")
+    want = kafkalog.cluster_state(part)
+    got = kafkalog.cluster_state(state_uri, storage_options=opts)
+    assert {k: t.to_pylist() for k, t in got.items()} == {k: t.to_pylist() for k, t in want.items()}
+    capsys.readouterr()
+    assert cli.main(["offsets", str(logdir)]) == 0
+    local = capsys.readouterr().out
+    args = [a for k, v in opts.items() for a in ("-o", f"{k}={v}")]
+    assert cli.main(["offsets", remote, *args]) == 0
+    assert capsys.readouterr().out == local

@@ -6,7 +6,7 @@ Options dicts may leave out any key; the defaults are the constants below.
 """
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Protocol, TypedDict, final, type_check_only
+from typing import Any, Literal, Protocol, TypedDict, final, type_check_only
 
 from kafkalog.types import (
     CompactReport,
@@ -233,6 +233,12 @@ def read_range(
     storage_options: Mapping[str, str] | None = None,
     filesystem: Any | None = None,
 ) -> bytes: ...
+def path_kind(
+    path: str, storage_options: Mapping[str, str] | None = None, filesystem: Any | None = None
+) -> Literal["file", "dir", "missing"]: ...
+def list_files(
+    path: str, storage_options: Mapping[str, str] | None = None, filesystem: Any | None = None
+) -> list[tuple[str, int]]: ...
 
 class AppendResult(TypedDict):
     skipped: bool

@@ -6,6 +6,9 @@ or a segment file; KRaft snapshot ``.checkpoint`` files too), picks the partitio
 internal topic, reads them with :func:`kafkalog.read` and folds the records in the Rust core
 (``kafkalog._native.InternalFold``), where the record schemas and Kafka's loading rules are.
 
+Each also takes ``storage_options`` as :func:`kafkalog.read` does, for partitions in an object
+store (``s3://...``).
+
 Record types or versions newer than kafkalog knows are passed over with an
 :class:`~kafkalog.errors.UndecodedRecordWarning` (the raw key and value on it). A record that does
 not decode as its declared type and version raises :class:`~kafkalog.errors.CorruptRecordError`
@@ -17,15 +20,17 @@ from __future__ import annotations
 import datetime
 import os
 import warnings
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from kafkalog._native import ClusterStateFold as _ClusterStateFold
 from kafkalog._native import InternalFold as _InternalFold
+from kafkalog._native import list_files as _list_files
 from kafkalog._native import log_end_offset as _log_end_offset
+from kafkalog._native import path_kind as _path_kind
 from kafkalog._time import millis as _millis
 from kafkalog.errors import UndecodedRecordWarning
 
@@ -44,18 +49,48 @@ __all__ = [
 _COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "batchPosition"]
 
 
-def _partitions(path: str, topic: str) -> list[tuple[str, list[tuple[int, str]]]]:
+#: Storage keyword arguments of kafkalog's readers.
+_Storage = dict[str, Any]
+
+
+def _storage(storage_options: Mapping[str, Any] | None) -> _Storage:
+    return {} if storage_options is None else {"storage_options": dict(storage_options)}
+
+
+def _options(store: _Storage) -> dict[str, str] | None:
+    options = store.get("storage_options")
+    return None if options is None else {str(k): str(v) for k, v in options.items()}
+
+
+def _is_file(path: str, store: _Storage) -> bool:
+    return _path_kind(path, _options(store)) == "file"
+
+
+def _checkpoints(path: str, store: _Storage) -> list[str]:
+    """The KRaft snapshot files (``.checkpoint``) directly in ``path``, sorted."""
+    return [f for f, _ in _list_files(path, _options(store)) if f.endswith(".checkpoint")]
+
+
+def _name(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _partitions(path: str, topic: str, store: _Storage) -> list[tuple[str, list[tuple[int, str]]]]:
     """The partitions of ``topic`` under ``path``, each as (what to read, its segment files
     as (base offset, path)). A path whose names do not say the topic is taken as given."""
     import kafkalog
 
     path = os.fspath(path)
-    if os.path.isfile(path):
-        name = os.path.basename(path)
+    if _is_file(path, store):
+        name = _name(path)
         base = int(name.split(".")[0]) if name.split(".")[0].isdigit() else 0
         return [(path, [(base, path)])]
     groups: dict[tuple[str | None, int | None], list[tuple[int, str]]] = {}
-    for seg in kafkalog.segments(path):
+    with warnings.catch_warnings():
+        # A directory of KRaft snapshots only has no segment: not worth a warning here.
+        warnings.simplefilter("ignore", UserWarning)
+        segments = kafkalog.segments(path, **store)
+    for seg in segments:
         if seg["topic"] not in (topic, None):
             continue
         groups.setdefault((seg["topic"], seg["partition"]), []).append(
@@ -63,14 +98,12 @@ def _partitions(path: str, topic: str) -> list[tuple[str, list[tuple[int, str]]]
         )
     out = []
     for files in groups.values():
-        directory = os.path.dirname(files[0][1])
+        directory = files[0][1].rsplit("/", 1)[0]
         out.append((directory, files))
     # A KRaft snapshot (.checkpoint) is a sequence of batches too: read it as a file.
     if topic == "__cluster_metadata" and not out:
-        for name in sorted(os.listdir(path)):
-            if name.endswith(".checkpoint"):
-                full = os.path.join(path, name)
-                out.append((full, [(0, full)]))
+        for full in _checkpoints(path, store):
+            out.append((full, [(0, full)]))
     return out
 
 
@@ -100,6 +133,7 @@ def _fold(
     as_of: int | datetime.datetime | None = None,
     retention_ms: int | None = None,
     log_ends: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> pa.Table:
     import kafkalog
 
@@ -110,35 +144,39 @@ def _fold(
         as_of=_millis(as_of),
         retention_ms=retention_ms,
     )
-    for source, files in _partitions(os.fspath(path), topic):
+    store = _storage(storage_options)
+    for source, files in _partitions(os.fspath(path), topic, store):
         # read_committed: a coordinator loads only committed transactional records.
         reader = kafkalog.read(
             source,
             columns=_COLUMNS,
             isolation_level="read_committed",
             on_corrupt="skip" if on_corrupt == "skip" else "error",
+            **store,
         )
         for batch in reader:
             fold.feed(batch, source, files)
             _warn(fold.take_issues())
     if log_ends:
-        for (data_topic, partition), (base, last) in _last_segments(path).items():
-            listing = kafkalog.read_batches(last, check_crc=False, on_corrupt="skip")
+        for (data_topic, partition), (base, last) in _last_segments(path, store).items():
+            listing = kafkalog.read_batches(last, check_crc=False, on_corrupt="skip", **store)
             fold.set_log_end(data_topic, partition, _log_end_offset(listing, base))
     table = pa.Table.from_batches([pa.record_batch(fold.finish())])
     _warn(fold.take_issues())
     return table
 
 
-def _last_segments(path: str | os.PathLike[str]) -> dict[tuple[str, int], tuple[int, str]]:
+def _last_segments(
+    path: str | os.PathLike[str], store: _Storage
+) -> dict[tuple[str, int], tuple[int, str]]:
     """Each data partition's last segment (base offset, path) under ``path``."""
     import kafkalog
 
     path = os.fspath(path)
-    if os.path.isfile(path):
+    if _is_file(path, store):
         return {}
     last: dict[tuple[str, int], tuple[int, str]] = {}
-    for seg in kafkalog.segments(path):
+    for seg in kafkalog.segments(path, **store):
         topic, partition = seg["topic"], seg["partition"]
         if topic is None or partition is None or topic.startswith("__"):
             continue
@@ -154,6 +192,7 @@ def consumer_offsets(
     on_corrupt: str = "error",
     as_of: int | datetime.datetime | None = None,
     retention_ms: int | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> pa.Table:
     """The committed offsets in the ``__consumer_offsets`` partitions under ``path``, as a
     group coordinator loads them: one row per (group, topic, partition), the last commit
@@ -178,13 +217,19 @@ def consumer_offsets(
         as_of=as_of,
         retention_ms=retention_ms,
         log_ends=True,
+        storage_options=storage_options,
     )
     if group is not None:
         table = table.filter(pc.equal(table["group"], group))
     return table
 
 
-def consumer_groups(path: str | os.PathLike[str], *, on_corrupt: str = "error") -> pa.Table:
+def consumer_groups(
+    path: str | os.PathLike[str],
+    *,
+    on_corrupt: str = "error",
+    storage_options: Mapping[str, Any] | None = None,
+) -> pa.Table:
     """The groups in the ``__consumer_offsets`` partitions under ``path``, one row each:
     ``group``, ``type`` (classic, consumer, share), ``protocolType``, ``state`` (``Stable``
     with members, ``Empty`` without, as a coordinator loads a group), ``generation`` (the
@@ -192,29 +237,59 @@ def consumer_groups(path: str | os.PathLike[str], *, on_corrupt: str = "error") 
     ``currentStateTimestamp``, ``members`` (member and client ids, host, timeouts, subscribed
     topics and assigned ``topic-partition``s; consumer groups' assignments name topic ids) and
     where the group's record is."""
-    return _fold("consumer_groups", "__consumer_offsets", path, on_corrupt=on_corrupt)
+    return _fold(
+        "consumer_groups",
+        "__consumer_offsets",
+        path,
+        on_corrupt=on_corrupt,
+        storage_options=storage_options,
+    )
 
 
-def transactions(path: str | os.PathLike[str], *, on_corrupt: str = "error") -> pa.Table:
+def transactions(
+    path: str | os.PathLike[str],
+    *,
+    on_corrupt: str = "error",
+    storage_options: Mapping[str, Any] | None = None,
+) -> pa.Table:
     """The transactional ids in the ``__transaction_state`` partitions under ``path``, as the
     transaction coordinator loads them: ``transactionalId``, ``producerId``,
     ``producerEpoch``, ``previousProducerId``, ``nextProducerId``, ``state`` (``Ongoing``,
     ``PrepareCommit``, ``CompleteCommit``, ...), ``transactionTimeoutMs``, ``partitions``,
     ``lastUpdateTimestamp``, ``startTimestamp``, ``clientTransactionVersion`` and where the
     record is. A tombstone deletes the id."""
-    return _fold("transactions", "__transaction_state", path, on_corrupt=on_corrupt)
+    return _fold(
+        "transactions",
+        "__transaction_state",
+        path,
+        on_corrupt=on_corrupt,
+        storage_options=storage_options,
+    )
 
 
-def cluster_metadata(path: str | os.PathLike[str], *, on_corrupt: str = "error") -> pa.Table:
+def cluster_metadata(
+    path: str | os.PathLike[str],
+    *,
+    on_corrupt: str = "error",
+    storage_options: Mapping[str, Any] | None = None,
+) -> pa.Table:
     """One row per KRaft metadata record in ``__cluster_metadata-0`` (or a snapshot
     ``.checkpoint`` file): ``partition``, ``offset``, ``timestamp``, ``type`` (the record
     type's name, ``TopicRecord``, ``PartitionRecord``, ...), ``typeId``, ``version``, ``data``
     (the fields as JSON, in Kafka's field names) and ``raw`` (the value's bytes when it was not
     decoded)."""
-    return _fold("cluster_metadata", "__cluster_metadata", path, on_corrupt=on_corrupt)
+    return _fold(
+        "cluster_metadata",
+        "__cluster_metadata",
+        path,
+        on_corrupt=on_corrupt,
+        storage_options=storage_options,
+    )
 
 
-def cluster_state(path: str | os.PathLike[str]) -> dict[str, pa.Table]:
+def cluster_state(
+    path: str | os.PathLike[str], *, storage_options: Mapping[str, Any] | None = None
+) -> dict[str, pa.Table]:
     """The cluster's state from KRaft metadata, as a controller rebuilds it: the latest
     snapshot (``<end offset>-<epoch>.checkpoint``) in ``path`` when there is one, then the
     log's records from the snapshot's end offset on. Tables: ``topics`` (name, topicId,
@@ -226,22 +301,30 @@ def cluster_state(path: str | os.PathLike[str]) -> dict[str, pa.Table]:
     import kafkalog
 
     path = os.fspath(path)
+    store = _storage(storage_options)
     fold = _ClusterStateFold()
-    if os.path.isfile(path):
-        fold.feed(kafkalog.read(path, columns=["value"]))
+    if _is_file(path, store):
+        fold.feed(kafkalog.read(path, columns=["value"], **store))
     else:
-        snapshots = sorted(n for n in os.listdir(path) if n.endswith(".checkpoint"))
+        snapshots = _checkpoints(path, store)
         start = None
         if snapshots:
-            fold.feed(kafkalog.read(os.path.join(path, snapshots[-1]), columns=["value"]))
-            start = int(snapshots[-1].split("-")[0])
-        if kafkalog.segments(path):
-            fold.feed(kafkalog.read(path, columns=["value"], start_offset=start))
+            fold.feed(kafkalog.read(snapshots[-1], columns=["value"], **store))
+            start = int(_name(snapshots[-1]).split("-")[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # a directory of snapshots only
+            segments = kafkalog.segments(path, **store)
+        if segments:
+            fold.feed(kafkalog.read(path, columns=["value"], start_offset=start, **store))
     return {name: pa.Table.from_batches([pa.record_batch(b)]) for name, b in fold.tables()}
 
 
 def remote_log_metadata(
-    path: str | os.PathLike[str], *, history: bool = False, on_corrupt: str = "error"
+    path: str | os.PathLike[str],
+    *,
+    history: bool = False,
+    on_corrupt: str = "error",
+    storage_options: Mapping[str, Any] | None = None,
 ) -> pa.Table:
     """Tiered storage's remote log segments from the ``__remote_log_metadata`` partitions
     under ``path``, one row per segment in its latest state (``COPY_SEGMENT_STARTED``,
@@ -254,4 +337,5 @@ def remote_log_metadata(
         path,
         history=history,
         on_corrupt=on_corrupt,
+        storage_options=storage_options,
     )

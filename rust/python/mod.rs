@@ -28,6 +28,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(writer::upload_file, m)?)?;
     m.add_function(wrap_pyfunction!(storage::file_size, m)?)?;
     m.add_function(wrap_pyfunction!(storage::read_range, m)?)?;
+    m.add_function(wrap_pyfunction!(storage::path_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(storage::list_files, m)?)?;
     m.add_function(wrap_pyfunction!(reader::read_index, m)?)?;
     m.add_function(wrap_pyfunction!(reader::verify, m)?)?;
     m.add_function(wrap_pyfunction!(reader::segments, m)?)?;

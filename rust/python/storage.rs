@@ -205,3 +205,45 @@ pub fn read_range(
     })?;
     Ok(pyo3::types::PyBytes::new(py, &bytes).unbind())
 }
+
+/// What is at `path`, through the storage a read would use: `"file"`, `"dir"` (a directory,
+/// or an object-store prefix with objects under it) or `"missing"`.
+#[pyfunction]
+#[pyo3(signature = (path, storage_options=None, filesystem=None))]
+pub fn path_kind(
+    py: Python<'_>,
+    path: PathBuf,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
+) -> PyResult<&'static str> {
+    let storage = storage(storage_options, filesystem);
+    super::errors::detach(py, || {
+        Ok(match storage.stat(&path)? {
+            Stat::File { .. } => "file",
+            Stat::Dir => "dir",
+            Stat::Missing => "missing",
+        })
+    })
+}
+
+/// The files directly in the directory (prefix) `path`, as (full path, size), sorted by path.
+#[pyfunction]
+#[pyo3(signature = (path, storage_options=None, filesystem=None))]
+pub fn list_files(
+    py: Python<'_>,
+    path: PathBuf,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
+) -> PyResult<Vec<(String, u64)>> {
+    let storage = storage(storage_options, filesystem);
+    super::errors::detach(py, || {
+        let mut files: Vec<(String, u64)> = storage
+            .list(&path)?
+            .into_iter()
+            .filter(|e| !e.is_dir)
+            .map(|e| (e.path.to_string_lossy().into_owned(), e.size))
+            .collect();
+        files.sort();
+        Ok(files)
+    })
+}

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 import kafkalog
+from kafkalog.cli.arguments import add_storage_arguments, storage
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK, PROG
 from kafkalog.cli.text import _err
 
@@ -32,12 +33,14 @@ def register(sub: Any) -> None:
     o.add_argument("logdir", metavar="LOGDIR", help="log directory of a backup")
     o.add_argument("--group", help="only this group")
     o.add_argument("--json", action="store_true", help="one JSON object a line")
+    add_storage_arguments(o)
     o.set_defaults(func=cmd_offsets)
 
 
 def cmd_offsets(args: argparse.Namespace) -> int:
-    offsets = kafkalog.consumer_offsets(args.logdir, group=args.group).to_pylist()
-    groups = {g["group"]: g for g in kafkalog.consumer_groups(args.logdir).to_pylist()}
+    store = storage(args)
+    offsets = kafkalog.consumer_offsets(args.logdir, group=args.group, **store).to_pylist()
+    groups = {g["group"]: g for g in kafkalog.consumer_groups(args.logdir, **store).to_pylist()}
     names = sorted(
         {r["group"] for r in offsets} | ({args.group} & set(groups) if args.group else set(groups))
     )
