@@ -18,7 +18,7 @@ use crate::storage::{default_storage, Mapped, Object, Storage};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use std::collections::{HashSet, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Bytes read from a file at a time.
@@ -230,6 +230,7 @@ impl ReaderBuilder {
             builder: self,
             files: files.into(),
             current: None,
+            ahead: None,
             stopped_partitions: HashSet::new(),
             issues,
             done: false,
@@ -273,17 +274,41 @@ struct OpenFile<O> {
     fill: usize,
 }
 
+/// Opens `segment`'s file and announces the range to be read, so that a remote store starts
+/// fetching it. Returns the file and the end of the range.
+fn open_range(storage: &dyn Storage, segment: &SegmentFile) -> Result<(Box<dyn Object>, u64)> {
+    let mut file = storage.open(&segment.path)?;
+    let len = file.len();
+    let end = segment.end.map_or(len, |e| e.min(len));
+    file.will_read(segment.start..end);
+    Ok((file, end))
+}
+
+/// The next file, opened while the current one is read: its remote fetch (a GET's first
+/// byte, which a store takes tens of milliseconds or more to send) overlaps decoding.
+struct Ahead {
+    path: PathBuf,
+    start: u64,
+    end: Option<u64>,
+    opened: Result<(Box<dyn Object>, u64)>,
+}
+
 impl<O: Output> OpenFile<O> {
     fn open(
         segment: SegmentFile,
         bounds: FileBounds,
         builder: &ReaderBuilder,
         make: MakeOutput<O>,
+        ahead: Option<Ahead>,
     ) -> Result<Self> {
-        let mut file = builder.storage.open(&segment.path)?;
-        let len = file.len();
-        let end = segment.end.map_or(len, |e| e.min(len));
-        file.will_read(segment.start..end);
+        let (mut file, end) = match ahead {
+            Some(a)
+                if a.path == segment.path && a.start == segment.start && a.end == segment.end =>
+            {
+                a.opened?
+            }
+            _ => open_range(builder.storage.as_ref(), &segment)?,
+        };
         let decoder = builder.decoder_for(make, segment.origin.clone(), bounds, segment.start);
         let map = file.mapped();
         if map.is_some() {
@@ -365,6 +390,8 @@ pub struct LogReader<O = RecordColumns> {
     schema: SchemaRef,
     files: VecDeque<Planned>,
     current: Option<OpenFile<O>>,
+    /// The file after `current`, already opened.
+    ahead: Option<Ahead>,
     /// Partitions where reading stopped at a corrupt batch: their later segments are not read,
     /// as Kafka's recovery drops what follows a corruption.
     stopped_partitions: HashSet<Origin>,
@@ -373,6 +400,25 @@ pub struct LogReader<O = RecordColumns> {
 }
 
 impl<O: Output> LogReader<O> {
+    /// Opens the file after the current one, only where a store fetches ahead (an object
+    /// store): a local file needs no head start. An error opening it is kept for the moment
+    /// the file is read, as it would have come then.
+    fn open_next(&mut self) {
+        let Some(next) = self.files.front() else {
+            return;
+        };
+        if self.builder.storage.local_path(&next.file.path).is_some() {
+            return;
+        }
+        let segment = &next.file;
+        self.ahead = Some(Ahead {
+            path: segment.path.clone(),
+            start: segment.start,
+            end: segment.end,
+            opened: open_range(self.builder.storage.as_ref(), segment),
+        });
+    }
+
     /// The schema of every batch this reader yields.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
@@ -411,7 +457,15 @@ impl<O: Output> LogReader<O> {
                 {
                     continue;
                 }
-                self.current = Some(OpenFile::open(segment, bounds, &self.builder, self.make)?);
+                let ahead = self.ahead.take();
+                self.current = Some(OpenFile::open(
+                    segment,
+                    bounds,
+                    &self.builder,
+                    self.make,
+                    ahead,
+                )?);
+                self.open_next();
             }
             let f = self.current.as_mut().unwrap();
             let window = OpenFile::<O>::window(&f.map, &f.buf, f.start, f.end);
