@@ -183,40 +183,136 @@ def big_segment_rss(tmp: Path, gigabytes: float) -> None:
 
 
 def spark_cases(tmp: Path, n: int) -> None:
+    """kafkalog's data source against Parquet, and against the floor of Spark's Python data
+    source API: a source yielding the same 7 columns as ready Arrow batches (memory-mapped
+    IPC, no decoding), what any Python source pays before decoding anything. The three run
+    interleaved, KAFKALOG_SPARK_REPS times (default 7), each round in the same order; given:
+    median and best wall time, and the CPU seconds of the whole process tree (the JVM and the
+    Python workers) per query, which the other load of a shared machine disturbs less."""
+    import statistics
+
     from pyspark.sql import SparkSession
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
     import kafkalog.spark as ks
+    from kafkalog.spark.schema import conform
 
     # Spark's Python workers must be this interpreter, which has kafkalog.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    print(f"\n## Spark local[2]: kafkalog data source vs Parquet ({n} records)")
+    reps = int(os.environ.get("KAFKALOG_SPARK_REPS", "7"))
+    print(f"\n## Spark local[2]: kafkalog data source vs Parquet ({n} records, {reps} rounds)")
     logdir = tmp / "sparkdir"
     for p in range(4):
         kafkalog.write(logdir / f"orders-{p}", table(n // 4, p * n), batch_bytes=BATCH_BYTES)
     parquet = tmp / "orders.parquet"
     pq.write_table(kafkalog.read(logdir).read_all(), parquet)
+    # The floor's input: each partition's records as Spark's Arrow form, in an IPC file.
+    ipc = []
+    for p in range(4):
+        ipc.append(str(tmp / f"floor-{p}.arrow"))
+        with pa.OSFile(ipc[-1], "wb") as sink:
+            with pa.ipc.new_file(sink, ks.SPARK_ARROW_SCHEMA) as w:
+                for b in kafkalog.read(logdir / f"orders-{p}", columns=list(ks.SPARK_COLUMNS)):
+                    w.write_batch(conform(b, ks.SPARK_ARROW_SCHEMA))
+
+    class FloorReader(DataSourceReader):
+        def partitions(self):
+            return [InputPartition(f) for f in ipc]
+
+        def read(self, partition):
+            r = pa.ipc.open_file(pa.memory_map(partition.value))
+            for k in range(r.num_record_batches):
+                yield r.get_batch(k)
+
+    class Floor(DataSource):
+        @classmethod
+        def name(cls):
+            return "bench_floor"
+
+        def schema(self):
+            return ks.SPARK_SCHEMA
+
+        def reader(self, schema):
+            return FloorReader()
+
+    def tree_cpu() -> float | None:
+        """CPU seconds (user + system) of this process's descendants: the JVM, the Python
+        daemon and workers (Linux /proc; None elsewhere)."""
+        if not Path("/proc/self/stat").exists():
+            return None
+        children: dict[int, list[tuple[int, float]]] = {}
+        tick = os.sysconf("SC_CLK_TCK")
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    f = (Path("/proc") / d / "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                children.setdefault(int(f[1]), []).append(
+                    (int(d), (int(f[11]) + int(f[12])) / tick)
+                )
+        total, stack = 0.0, [os.getpid()]
+        while stack:
+            for pid, cpu in children.get(stack.pop(), []):
+                total += cpu
+                stack.append(pid)
+        return total
+
     spark = (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
+    spark.sparkContext.setLogLevel("ERROR")
     ks.register(spark)
-
-    def via_kafkalog():
-        spark.read.format("kafkalog").load(str(logdir)).selectExpr(
-            "sum(length(value))", "max(offset)"
-        ).collect()
-
-    def via_parquet():
-        spark.read.parquet(str(parquet)).selectExpr("sum(length(value))", "max(offset)").collect()
-
-    via_kafkalog(), via_parquet()  # warm up the JVM and the Python workers
+    spark.dataSource.register(Floor)
+    query = ("sum(length(value))", "max(offset)")
+    cases = {
+        "spark kafkalog data source": lambda: spark.read.format("kafkalog").load(str(logdir)),
+        "spark parquet": lambda: spark.read.parquet(str(parquet)),
+        "spark python data source floor (7 cols)": lambda: spark.read.format("bench_floor").load(),
+    }
+    walls: dict[str, list[float]] = {c: [] for c in cases}
+    cpus: dict[str, list[float]] = {c: [] for c in cases}
+    answers = {c: f().selectExpr(*query).collect() for c, f in cases.items()}  # warm up
+    if len({tuple(a[0]) for a in answers.values()}) != 1:
+        raise RuntimeError(f"the cases disagree: {answers}")
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    for _ in range(reps):
+        for c, f in cases.items():
+            cpu, t = tree_cpu(), time.perf_counter()
+            f().selectExpr(*query).collect()
+            walls[c].append(time.perf_counter() - t)
+            after = tree_cpu()
+            if cpu is not None and after is not None:
+                cpus[c].append(after - cpu)
+    load_after = Path("/proc/loadavg").read_text().split()[:3]
     nbytes = sum(f.stat().st_size for f in logdir.rglob("*.log"))
-    a, b = best_of(via_kafkalog), best_of(via_parquet)
-    report("spark kafkalog data source", n, nbytes, a)
-    report("spark parquet", n, nbytes, b)
-    print(f"kafkalog / parquet time: {a / b:.2f}x")
+    for c in cases:
+        report(c, n, nbytes, statistics.median(walls[c]))
+        cpu_text = ""
+        if cpus[c]:
+            cpu_text = f"; CPU s median {statistics.median(cpus[c]):.2f} best {min(cpus[c]):.2f}"
+        print(
+            f"    wall s median {statistics.median(walls[c]):.3f} best {min(walls[c]):.3f} "
+            f"worst {max(walls[c]):.3f}{cpu_text}"
+        )
+    k, p, floor = cases
+    med = {c: statistics.median(v) for c, v in walls.items()}
+    best = {c: min(v) for c, v in walls.items()}
+    print(
+        f"kafkalog / parquet time: median {med[k] / med[p]:.2f}x, best {best[k] / best[p]:.2f}x"
+        f"; floor / parquet median {med[floor] / med[p]:.2f}x"
+    )
+    if cpus[k] and cpus[p]:
+        cpu = {c: statistics.median(v) for c, v in cpus.items()}
+        print(
+            f"kafkalog / parquet CPU: median {cpu[k] / cpu[p]:.2f}x"
+            f"; floor / parquet CPU median {cpu[floor] / cpu[p]:.2f}x"
+        )
+    print(f"load average before {' '.join(load_before)}, after {' '.join(load_after)}")
     spark.stop()
 
 
