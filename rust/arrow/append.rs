@@ -802,4 +802,154 @@ mod tests {
         assert_eq!(offsets_values(&target).len(), 8);
         let _ = std::fs::remove_dir_all(&tmp);
     }
+
+    mod remote {
+        use super::super::*;
+        use crate::arrow::publish::tests::{batches, offsets, scratch, Versioned};
+        use crate::arrow::publish::{ObjectStoreWriter, WRITING};
+
+        fn stage(storage: &Arc<dyn Storage>, dir: &Path, n: i64) -> PathBuf {
+            let mut w =
+                ObjectStoreWriter::create(storage.clone(), dir, WriteOptions::default()).unwrap();
+            for b in batches(n) {
+                w.write(&b).unwrap();
+            }
+            w.finish().unwrap();
+            dir.to_path_buf()
+        }
+
+        fn options() -> AppendOptions {
+            AppendOptions {
+                segment_bytes: 6000,
+                index_interval_bytes: 1000,
+                fsync: false,
+            }
+        }
+
+        fn sizes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+            let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap())
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::fs::read(e.path()).unwrap(),
+                    )
+                })
+                .collect();
+            out.sort();
+            out
+        }
+
+        #[test]
+        fn appends_extend_the_active_segment_in_place_and_publish_marks_with_the_files() {
+            let root = scratch("remote-append");
+            let storage: Arc<dyn Storage> = Arc::new(Versioned::default());
+            let target = root.join("out").join("t-0");
+            let remote = RemoteAppendOptions::default();
+            let mut total = 0;
+            let mut before: Vec<(String, Vec<u8>)> = Vec::new();
+            for seq in 0..6 {
+                let staged = stage(&storage, &root.join(format!("s{seq}")).join("t-0"), 10);
+                let done = append_remote(
+                    storage.clone(),
+                    &target,
+                    &[staged],
+                    Some(("q", seq)),
+                    &options(),
+                    &remote,
+                )
+                .unwrap();
+                assert_eq!((done.start_offset, done.next_offset), (total, total + 10));
+                total += 10;
+                // Each file published before is a prefix of what is there now.
+                let now = sizes(&target);
+                for (name, old) in &before {
+                    let new = &now.iter().find(|(n, _)| n == name).unwrap().1;
+                    assert_eq!(&new[..old.len()], &old[..], "{name}");
+                }
+                before = now;
+            }
+            assert_eq!(offsets(&storage, &target), (0..total).collect::<Vec<_>>());
+            let logs = before.iter().filter(|(n, _)| n.ends_with(".log")).count();
+            assert!((2..6).contains(&logs), "{logs} segments for 6 appends");
+            // Replayed: skipped, and the marks are in the manifest, not a file of their own.
+            let staged = stage(&storage, &root.join("again").join("t-0"), 10);
+            let again = append_remote(
+                storage.clone(),
+                &target,
+                std::slice::from_ref(&staged),
+                Some(("q", 5)),
+                &options(),
+                &remote,
+            )
+            .unwrap();
+            assert!(again.skipped);
+            let manifest = std::fs::read_to_string(target.join(MANIFEST)).unwrap();
+            assert!(manifest.ends_with("marks 1\nq 5\n"), "{manifest}");
+            // A writer holding the marker: a conflict, nothing written.
+            std::fs::write(target.join(WRITING), "kafkalog write of another kind\n").unwrap();
+            let err = append_remote(
+                storage.clone(),
+                &target,
+                &[staged],
+                Some(("q", 6)),
+                &options(),
+                &remote,
+            )
+            .unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Conflict);
+            assert_eq!(offsets(&storage, &target).len() as i64, total);
+            std::fs::remove_dir_all(&root).unwrap();
+        }
+
+        #[test]
+        fn a_writer_dying_before_it_publishes_leaves_the_old_partition() {
+            let root = scratch("remote-die");
+            let storage: Arc<dyn Storage> = Arc::new(Versioned::default());
+            let target = root.join("out").join("t-0");
+            let remote = RemoteAppendOptions::default();
+            let first = stage(&storage, &root.join("s0").join("t-0"), 20);
+            append_remote(
+                storage.clone(),
+                &target,
+                &[first],
+                Some(("q", 0)),
+                &options(),
+                &remote,
+            )
+            .unwrap();
+            let manifest = std::fs::read(target.join(MANIFEST)).unwrap();
+            let second = stage(&storage, &root.join("s1").join("t-0"), 40);
+            let err = append_remote_with(
+                storage.clone(),
+                &target,
+                std::slice::from_ref(&second),
+                Some(("q", 1)),
+                &options(),
+                &remote,
+                || Err(Error::invalid_argument("died")),
+            )
+            .unwrap_err();
+            assert_eq!(err.message, "died");
+            // Uploaded (the active segment is longer, a new segment is there), not published.
+            assert!(sizes(&target).len() > 3);
+            assert_eq!(std::fs::read(target.join(MANIFEST)).unwrap(), manifest);
+            assert_eq!(offsets(&storage, &target), (0..20).collect::<Vec<_>>());
+            // Spark replays the micro-batch: written once, after the listed bytes.
+            let done = append_remote(
+                storage.clone(),
+                &target,
+                &[second],
+                Some(("q", 1)),
+                &options(),
+                &remote,
+            )
+            .unwrap();
+            assert_eq!((done.start_offset, done.next_offset), (20, 60));
+            assert_eq!(offsets(&storage, &target), (0..60).collect::<Vec<_>>());
+            std::fs::remove_dir_all(&root).unwrap();
+        }
+    }
 }

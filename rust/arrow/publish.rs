@@ -838,7 +838,7 @@ impl Drop for ObjectStoreWriter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The protocol against any storage with a conditional put: local files stand in for a
     //! bucket here (tests/test_object_store_write.py runs it against an S3 server).
     use super::*;
@@ -851,7 +851,7 @@ mod tests {
     use crate::format::Compression;
     use crate::storage::Local;
 
-    fn batches(n: i64) -> Vec<RecordBatch> {
+    pub(crate) fn batches(n: i64) -> Vec<RecordBatch> {
         let mut log = Vec::new();
         for base in (0..n).step_by(10) {
             let mut records = Vec::new();
@@ -896,7 +896,7 @@ mod tests {
         }
     }
 
-    fn offsets(storage: &Arc<dyn Storage>, dir: &Path) -> Vec<i64> {
+    pub(crate) fn offsets(storage: &Arc<dyn Storage>, dir: &Path) -> Vec<i64> {
         let files = discover(storage.as_ref(), dir).unwrap();
         let reader = ReaderBuilder::new()
             .with_storage(storage.clone())
@@ -915,7 +915,7 @@ mod tests {
         out
     }
 
-    fn scratch(name: &str) -> PathBuf {
+    pub(crate) fn scratch(name: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("kafkalog-publish-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -1101,7 +1101,7 @@ mod tests {
     /// Local files with versions (a counter per object) and a compare-and-swap, as an object
     /// store's ETags and `If-Match`.
     #[derive(Debug, Default)]
-    struct Versioned {
+    pub(crate) struct Versioned {
         versions: std::sync::Mutex<std::collections::HashMap<PathBuf, u64>>,
     }
 
@@ -1114,6 +1114,9 @@ mod tests {
         }
         fn open(&self, path: &Path) -> Result<Box<dyn crate::storage::Object>> {
             Local.open(path)
+        }
+        fn local_path(&self, path: &Path) -> Option<PathBuf> {
+            Local.local_path(path)
         }
         fn put(&self, path: &Path, bytes: Vec<u8>, mode: PutMode) -> Result<()> {
             let mut v = self.versions.lock().unwrap();
@@ -1145,7 +1148,7 @@ mod tests {
         }
     }
 
-    fn dead_pid() -> u32 {
+    pub(crate) fn dead_pid() -> u32 {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
@@ -1243,6 +1246,90 @@ mod tests {
         writer.finish().unwrap();
         assert_eq!(offsets(&storage, &target), (0..30).collect::<Vec<_>>());
         assert!(!names(&target).contains(&WRITING.to_string()));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// Puts a marker whose note names `host` and ages it by `age` (its modification time).
+    pub(crate) fn planted_marker(dir: &Path, host: &str, age: Duration) {
+        std::fs::create_dir_all(dir).unwrap();
+        let note = WriterNote {
+            host: host.into(),
+            pid: 4242,
+            ..WriterNote::mine()
+        };
+        std::fs::write(dir.join(WRITING), note.text()).unwrap();
+        let file = std::fs::File::options()
+            .write(true)
+            .open(dir.join(WRITING))
+            .unwrap();
+        file.set_modified(std::time::SystemTime::now() - age)
+            .unwrap();
+    }
+
+    #[test]
+    fn another_hosts_marker_holds_while_fresh_and_one_of_two_takes_it_once_stale() {
+        let root = scratch("lease");
+        let target = root.join("orders-0");
+        let storage: Arc<dyn Storage> = Arc::new(Versioned::default());
+        let lease = Duration::from_millis(500);
+        // Fresh: a conflict naming the holder and the age.
+        planted_marker(&target, "elsewhere.example", Duration::ZERO);
+        let err = Marker::claim(storage.clone(), &target, lease).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Conflict);
+        assert!(err
+            .message
+            .contains("process 4242 on host \"elsewhere.example\""));
+        assert!(err.message.contains("has not expired"), "{}", err.message);
+        // Older than the lease and the clock's slack: two takers race, exactly one wins.
+        planted_marker(&target, "elsewhere.example", lease + CLOCK_SLACK + lease);
+        let results: Vec<Result<(Marker, bool)>> = std::thread::scope(|s| {
+            let a = s.spawn(|| Marker::claim(storage.clone(), &target, lease));
+            let b = s.spawn(|| Marker::claim(storage.clone(), &target, lease));
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        let (won, lost): (Vec<_>, Vec<_>) = results.into_iter().partition(|r| r.is_ok());
+        assert_eq!((won.len(), lost.len()), (1, 1));
+        assert_eq!(lost[0].as_ref().err().unwrap().kind, ErrorKind::Conflict);
+        let (marker, took_over) = won.into_iter().next().unwrap().unwrap();
+        assert!(took_over);
+        // No clock probe is left behind.
+        assert_eq!(
+            std::fs::read_dir(&target).unwrap().count(),
+            1,
+            "only the marker"
+        );
+        // The winner's marker is refreshed every third of the lease: after several leases
+        // it is still held, and a third writer is refused.
+        std::thread::sleep(lease * 3);
+        let held =
+            WriterNote::parse(&std::fs::read_to_string(target.join(WRITING)).unwrap()).unwrap();
+        assert!(held.beat >= 3, "refreshed {} times", held.beat);
+        let err = Marker::claim(storage.clone(), &target, lease).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Conflict);
+        marker.check().unwrap();
+        marker.release();
+        assert!(!target.join(WRITING).exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_holder_whose_marker_was_taken_fails_its_check() {
+        let root = scratch("lost");
+        let target = root.join("orders-0");
+        std::fs::create_dir_all(&target).unwrap();
+        let storage: Arc<dyn Storage> = Arc::new(Versioned::default());
+        let (marker, took_over) = Marker::claim(storage.clone(), &target, DEFAULT_LEASE).unwrap();
+        assert!(!took_over);
+        marker.check().unwrap();
+        // Another writer took it over (as after a long stall of this one).
+        planted_marker(&target, "elsewhere.example", Duration::ZERO);
+        let err = marker.check().unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Conflict);
+        assert!(err.message.contains("lease"), "{}", err.message);
+        drop(marker); // leaves the other writer's marker alone
+        assert!(std::fs::read_to_string(target.join(WRITING))
+            .unwrap()
+            .contains("elsewhere.example"));
         std::fs::remove_dir_all(&root).unwrap();
     }
 }
