@@ -324,8 +324,13 @@ fn split_lease(
 fn remote_storage(
     storage_options: Option<std::collections::BTreeMap<String, String>>,
 ) -> std::sync::Arc<dyn crate::storage::Storage> {
+    // The lease is the core's option, not the store's (see `split_lease`).
     std::sync::Arc::new(crate::storage::Router::new(
-        storage_options.unwrap_or_default().into_iter().collect(),
+        storage_options
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| k != crate::arrow::publish::LEASE_OPTION)
+            .collect(),
     ))
 }
 
