@@ -57,7 +57,7 @@ def objects(s3, prefix: str) -> dict[str, bytes]:
 
 def stage(s3, name: str, start: int, n: int) -> str:
     """A micro-batch as a task stages it: a partition kafkalog.write published at a prefix."""
-    uri = f"s3://{BUCKET}/staging/{name}/t-0"
+    uri = f"s3://{BUCKET}/sink-staging/{name}/t-0"
     kafkalog.write(uri, records(start, n), magic=2, batch_records=10, storage_options=s3.options)
     return uri
 
@@ -76,8 +76,8 @@ def logs(s3, prefix: str) -> dict[str, bytes]:
 
 
 def test_appends_continue_offsets_roll_and_keep_the_published_prefix(s3):
-    target = f"s3://{BUCKET}/append/t-0"
-    prefix = "append/t-0"
+    target = f"s3://{BUCKET}/sink-append/t-0"
+    prefix = "sink-append/t-0"
     written = 0
     seen: dict[str, bytes] = {}
     for batch in range(12):
@@ -110,16 +110,16 @@ def test_appends_continue_offsets_roll_and_keep_the_published_prefix(s3):
 
 
 def test_small_rewrite_limit_starts_new_segments(s3):
-    target = f"s3://{BUCKET}/limit/t-0"
+    target = f"s3://{BUCKET}/sink-limit/t-0"
     for batch in range(3):
         append(s3, target, [stage(s3, f"l{batch}", batch * 5, 5)], batch, max_rewrite_bytes=1)
-    assert len(logs(s3, "limit/t-0")) == 3  # the active segment is never rewritten
+    assert len(logs(s3, "sink-limit/t-0")) == 3  # the active segment is never rewritten
     assert read(target, s3)["offset"].to_pylist() == list(range(15))
 
 
 def test_a_writer_killed_before_publishing_leaves_nothing_readable(s3):
-    target = f"s3://{BUCKET}/killed/t-0"
-    prefix = "killed/t-0"
+    target = f"s3://{BUCKET}/sink-killed/t-0"
+    prefix = "sink-killed/t-0"
     append(s3, target, [stage(s3, "k0", 0, 20)], 0)
     before = read(target, s3)
     manifest = objects(s3, prefix)[MANIFEST]
@@ -160,9 +160,9 @@ def foreign_marker(s3, prefix: str, host: str = "gone.example") -> None:
 
 
 def test_a_concurrent_writer_conflicts_and_a_fresh_marker_holds(s3):
-    target = f"s3://{BUCKET}/conflict/t-0"
+    target = f"s3://{BUCKET}/sink-conflict/t-0"
     append(s3, target, [stage(s3, "c0", 0, 5)], 0)
-    foreign_marker(s3, "conflict/t-0")  # another host's writer, writing now
+    foreign_marker(s3, "sink-conflict/t-0")  # another host's writer, writing now
     staged = stage(s3, "c1", 5, 5)
     with pytest.raises(ConcurrentWriteError, match=r"process 4242 on host \"gone.example\""):
         append(s3, target, [staged], 1)
@@ -178,9 +178,9 @@ def test_a_concurrent_writer_conflicts_and_a_fresh_marker_holds(s3):
 
 
 def test_a_stale_marker_of_another_host_is_taken_over_after_its_lease(s3):
-    target = f"s3://{BUCKET}/stale/t-0"
+    target = f"s3://{BUCKET}/sink-stale/t-0"
     append(s3, target, [stage(s3, "s0", 0, 5)], 0)
-    foreign_marker(s3, "stale/t-0")
+    foreign_marker(s3, "sink-stale/t-0")
     staged = stage(s3, "s1", 5, 5)
     short = {"storage": {"kafkalog_lease_seconds": "1"}}
     with pytest.raises(ConcurrentWriteError, match="last refreshed"):
@@ -203,14 +203,14 @@ def test_a_stale_marker_of_another_host_is_taken_over_after_its_lease(s3):
     for t in threads:
         t.join()
     assert sorted(outcomes) in (["appended", "conflict"], ["appended", "skipped"]), outcomes
-    assert MARKER not in objects(s3, "stale/t-0")
+    assert MARKER not in objects(s3, "sink-stale/t-0")
     assert read(target, s3)["offset"].to_pylist() == list(range(10))
 
 
 def test_the_stream_sink_appends_to_an_object_store(spark, s3, tmp_path):
     src = tmp_path / "src"
     kafkalog.write(src / "s-0", records(0, 30), batch_records=3)
-    out = f"s3://{BUCKET}/stream-out"
+    out = f"s3://{BUCKET}/sink-stream-out"
 
     def run(checkpoint: Path) -> None:
         writer = (
@@ -236,8 +236,8 @@ def test_the_stream_sink_appends_to_an_object_store(spark, s3, tmp_path):
     got = read(f"{out}/mirror-0", s3)
     assert got["offset"].to_pylist() == list(range(30))
     assert got["value"].to_pylist() == records(0, 30)["value"].to_pylist()
-    assert len(logs(s3, "stream-out/mirror-0")) > 1
-    assert not [k for k in objects(s3, "stream-out") if "kafkalog-job" in k]
+    assert len(logs(s3, "sink-stream-out/mirror-0")) > 1
+    assert not [k for k in objects(s3, "sink-stream-out") if "kafkalog-job" in k]
     # More at the source; the restarted query appends exactly them, offsets continuing.
     more = tmp_path / "more"
     kafkalog.write(more / "s-0", records(30, 12), base_offset=30, batch_records=3)

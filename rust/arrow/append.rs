@@ -9,6 +9,17 @@
 //! before the append or after it, never half of it. A writer may leave a mark in the same step
 //! (its id and a sequence number, e.g. a streaming sink's batch id): an append whose mark is
 //! already there is skipped, so a replayed micro-batch is written once.
+//!
+//! In an object store ([`append_remote`]) there is neither rename nor append. The partition's
+//! manifest is the atomic step (one conditional put, If-Match on the version read, holding
+//! the writers' marks too), the `.kafkalog-writing` marker a lease that keeps a second writer
+//! out, and the active segment grows by being uploaded again under its own name with its
+//! published bytes (and index entries) as an unchanged prefix, while it is smaller than
+//! `max_rewrite_bytes` (64 MiB by default); past that, appends start new segments. Why: a
+//! segment per micro-batch would leave thousands of tiny segments that every reader pays for
+//! per object and that no broker writes, while a store charges a rewrite the same requests
+//! as a new object and only bandwidth, bounded by `max_rewrite_bytes` per append. The
+//! function's documentation has the steps and what a writer killed midway leaves.
 
 use super::discover::discover;
 use super::offsets::end_offset;
