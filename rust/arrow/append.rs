@@ -524,6 +524,9 @@ pub fn append_remote_with(
     }
     let local = scratch.join(&name);
     let summary = writer.finish()?;
+    // Still this writer's partition before it overwrites anything a reader may read (the
+    // active segment's objects): a writer that stalled past its lease stops here.
+    marker.check()?;
     // Upload: new segments first, then the active segment's rewrite (readers of the old
     // manifest read only its old sizes either way).
     for seg in summary.segments.iter().filter(|s| s.batches > 0) {
