@@ -171,16 +171,22 @@ def test_a_live_or_foreign_writers_marker_blocks_and_two_take_over_a_dead_one_on
 
     uri = f"s3://{BUCKET}/takeover/orders-0"
     key = "takeover/orders-0/.kafkalog-writing"
-    # A marker of an older kafkalog, or of a writer on another host: never taken over.
-    for body in (
-        b"kafkalog write started by process 1 at 0 ms\n",
-        b"kafkalog-writer 1\nowner x\nhost elsewhere.invalid\npid 1\ncreated_ms 0\n",
-        # This host's live process (this one).
-        f"kafkalog-writer 1\nowner x\nhost {os.uname().nodename}\npid {os.getpid()}\n"
-        "created_ms 0\n".encode(),
+    # A marker of an older kafkalog: never taken over. One of a writer on another host, or
+    # of this host's live process (this one): not while its lease holds (it was just put).
+    for body, why in (
+        (b"kafkalog write started by process 1 at 0 ms\n", "not a kafkalog writer's note"),
+        (
+            b"kafkalog-writer 1\nowner x\nhost elsewhere.invalid\npid 1\ncreated_ms 0\n",
+            r"process 1 on host \"elsewhere.invalid\", last refreshed .* has not expired",
+        ),
+        (
+            f"kafkalog-writer 1\nowner x\nhost {os.uname().nodename}\npid {os.getpid()}\n"
+            "created_ms 0\n".encode(),
+            "has not expired",
+        ),
     ):
         s3.client.put_object(Bucket=BUCKET, Key=key, Body=body)
-        with pytest.raises(kafkalog.ConcurrentWriteError, match="delete the marker"):
+        with pytest.raises(kafkalog.ConcurrentWriteError, match=why):
             kafkalog.write(uri, table(5), storage_options=s3.options)
         assert keys(s3, "takeover/orders-0") == {".kafkalog-writing": body}
     # A dead process of this host: two writers race; exactly one writes.
@@ -425,11 +431,3 @@ def test_spark_writer_failed_job_publishes_nothing_in_s3(spark, s3):
     with pytest.raises(Exception, match="task failed on purpose"):
         ks.write(df.withColumn("topic", explode(df.topic)), uri, storage_options=s3.options)
     assert keys(s3, "spark-abort") == {}
-
-
-def test_spark_stream_sink_refuses_object_stores():
-    from kafkalog.errors import InvalidArgumentError
-    from kafkalog.spark.writing import StreamWriter
-
-    with pytest.raises(InvalidArgumentError, match="object store"):
-        StreamWriter(f"s3://{BUCKET}/stream", {}, "spark")

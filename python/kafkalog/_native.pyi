@@ -257,6 +257,8 @@ def append(
     segment_bytes: int = ...,
     index_interval_bytes: int = ...,
     fsync: bool = True,
+    storage_options: Mapping[str, str] | None = None,
+    max_rewrite_bytes: int = ...,
 ) -> AppendResult: ...
 def compact(
     src: str,

@@ -9,17 +9,33 @@
 //! before the append or after it, never half of it. A writer may leave a mark in the same step
 //! (its id and a sequence number, e.g. a streaming sink's batch id): an append whose mark is
 //! already there is skipped, so a replayed micro-batch is written once.
+//!
+//! In an object store ([`append_remote`]) there is neither rename nor append. The partition's
+//! manifest is the atomic step (one conditional put, If-Match on the version read, holding
+//! the writers' marks too), the `.kafkalog-writing` marker a lease that keeps a second writer
+//! out, and the active segment grows by being uploaded again under its own name with its
+//! published bytes (and index entries) as an unchanged prefix, while it is smaller than
+//! `max_rewrite_bytes` (64 MiB by default); past that, appends start new segments. Why: a
+//! segment per micro-batch would leave thousands of tiny segments that every reader pays for
+//! per object and that no broker writes, while a store charges a rewrite the same requests
+//! as a new object and only bandwidth, bounded by `max_rewrite_bytes` per append. The
+//! function's documentation has the steps and what a writer killed midway leaves.
 
 use super::discover::discover;
 use super::offsets::end_offset;
+use super::publish::{manifest_text_with_marks, parse_manifest_with_marks, Marker, MANIFEST};
 use super::scan::{for_each_entry, Access};
 use super::writer::{PartitionWriter, WriteOptions};
 use crate::arrow::encoder::Encoded;
+use crate::error::ErrorKind;
 use crate::error::{Error, Result};
 use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
+use crate::format::index::SegmentIndexer;
 use crate::format::segment::segment_file_name;
-use crate::storage::{Local, Stat, Storage};
+use crate::format::segment::{next_entry, Frame};
+use crate::storage::{Local, PutMode, Stat, Storage};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The file in a partition directory that holds writers' marks: one line `<id> <sequence>`
 /// per writer. Kafka ignores files it does not know in a partition directory.
@@ -236,6 +252,460 @@ pub fn append_staged(
     })
 }
 
+/// How an append to an object store grows the active segment (see [`append_remote`]).
+#[derive(Clone, Debug)]
+pub struct RemoteAppendOptions {
+    /// The active segment is rewritten (extended) only while it is smaller than this; past
+    /// it, the next append starts a new segment. Bounds what each append uploads again.
+    pub max_rewrite_bytes: u64,
+    /// The lease of the writer's marker (see `arrow::publish`).
+    pub lease: std::time::Duration,
+}
+
+/// The default [`RemoteAppendOptions::max_rewrite_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_REWRITE_BYTES: u64 = 64 << 20;
+
+impl Default for RemoteAppendOptions {
+    fn default() -> Self {
+        RemoteAppendOptions {
+            max_rewrite_bytes: DEFAULT_MAX_REWRITE_BYTES,
+            lease: super::publish::DEFAULT_LEASE,
+        }
+    }
+}
+
+/// Appends, as [`append_staged`] does, to a partition prefix in an object store that a
+/// kafkalog write published (or to none yet): the batches of the partitions kafkalog wrote at
+/// the prefixes `staged` get the next offsets of `target`.
+///
+/// An object store cannot append to an object, and readers read only what the partition's
+/// manifest lists, at the listed sizes (`arrow::publish`). So an append:
+/// 1. takes the partition's `.kafkalog-writing` marker (a lease: two writers cannot both
+///    hold it; the loser gets a `Conflict` error);
+/// 2. reads the manifest (and its version), the writers' marks it holds (a mark already at
+///    this sequence or later: nothing is written), and the log end offset;
+/// 3. extends the active segment, when it is smaller than `max_rewrite_bytes` and than
+///    `segment_bytes`, by uploading it again under its own name: its first bytes, and the
+///    first entries of its `.index` and `.timeindex`, exactly as they were, followed by the
+///    new batches and their index entries (as a broker restarted on that segment continues
+///    it). A reader of the old manifest reads the old sizes, so the same bytes;
+/// 4. writes the rest into new segments rolled at `segment_bytes` and uploads them;
+/// 5. publishes everything, marks included, with one conditional put of the manifest (If-Match
+///    on the version read): readers see the partition before or after the append, never half.
+///
+/// Why rewrite rather than a new segment per append: a streaming sink appends every few
+/// seconds, and a segment per micro-batch would leave a partition of thousands of tiny
+/// segments (four objects each), which every reader pays for in requests and index lookups,
+/// and which no broker would write. Object stores charge writes per request, not per byte,
+/// so rewriting costs the same requests as a new segment and only upload bandwidth: at most
+/// `max_rewrite_bytes` per append. Segments thus grow to at least `max_rewrite_bytes` (or
+/// `segment_bytes`, when smaller) and roll at `segment_bytes` as a broker's do.
+///
+/// A writer killed before step 5 leaves the old manifest: its rewritten objects only have
+/// more bytes after the listed sizes (never read), its new segments are not listed, and the
+/// next writer (once the marker's lease expires, or at once on the same host) reads only the
+/// listed bytes and writes over them.
+pub fn append_remote(
+    storage: Arc<dyn Storage>,
+    target: &Path,
+    staged: &[PathBuf],
+    mark: Option<(&str, i64)>,
+    options: &AppendOptions,
+    remote: &RemoteAppendOptions,
+) -> Result<Appended> {
+    append_remote_with(storage, target, staged, mark, options, remote, || Ok(()))
+}
+
+/// [`append_remote`], calling `before_publish` when everything is uploaded and nothing is
+/// published (tests make it fail, as a writer dying there would).
+#[allow(clippy::too_many_arguments)]
+pub fn append_remote_with(
+    storage: Arc<dyn Storage>,
+    target: &Path,
+    staged: &[PathBuf],
+    mark: Option<(&str, i64)>,
+    options: &AppendOptions,
+    remote: &RemoteAppendOptions,
+    before_publish: impl FnOnce() -> Result<()>,
+) -> Result<Appended> {
+    check_writer_id(mark)?;
+    let (marker, _) = Marker::claim(storage.clone(), target, remote.lease)?;
+    let manifest_path = target.join(MANIFEST);
+    let (mut files, mut marks, version) = match storage.read_versioned(&manifest_path)? {
+        Some((bytes, version)) => {
+            let text = std::str::from_utf8(&bytes).map_err(|_| {
+                Error::corrupt("the manifest is not UTF-8").with_path(&manifest_path)
+            })?;
+            let (files, marks) =
+                parse_manifest_with_marks(text).map_err(|e| e.with_path(&manifest_path))?;
+            let version = version.ok_or_else(|| {
+                Error::invalid_argument(
+                    "this store cannot replace an object conditionally, so appends to it \
+                     cannot be published atomically",
+                )
+                .with_path(&manifest_path)
+            })?;
+            (files, marks, Some(version))
+        }
+        None => {
+            let data = match storage.list(target) {
+                Ok(listed) => listed.into_iter().any(|e| {
+                    e.is_dir
+                        || e.path
+                            .file_name()
+                            .is_some_and(|n| segment_base(&n.to_string_lossy()).is_some())
+                }),
+                Err(e) if e.is_not_found() => false,
+                Err(e) => return Err(e),
+            };
+            if data {
+                return Err(Error::invalid_argument(
+                    "the prefix holds segments that no kafkalog manifest lists (a copy of a \
+                     broker's directory, or an unfinished first write); kafkalog appends only \
+                     to partitions it published",
+                )
+                .with_path(target));
+            }
+            (Vec::new(), Vec::new(), None)
+        }
+    };
+    let size_of = |files: &[(String, u64)], name: &str| {
+        files.iter().find(|(n, _)| n == name).map(|(_, size)| *size)
+    };
+    let mut decoder = BatchDecoder::new(DecodeOptions {
+        crc: CrcPolicy::Verify,
+        max_decompressed_size: 256 << 20,
+    });
+    // The segments listed, by base offset; the last one is the active segment.
+    let mut bases: Vec<i64> = files
+        .iter()
+        .filter(|(n, _)| n.ends_with(".log"))
+        .filter_map(|(n, _)| segment_base(n))
+        .collect();
+    bases.sort_unstable();
+    let active = bases.last().copied();
+    let mut next = active.unwrap_or(0);
+    // The active segment's bytes when it is carried (extended), else only its end.
+    let mut carried: Option<Carried> = None;
+    if let Some(base) = active {
+        let log_name = segment_file_name(base, "log");
+        let log_size = size_of(&files, &log_name).unwrap_or(0);
+        let log_path = target.join(&log_name);
+        let small = log_size < remote.max_rewrite_bytes.min(options.segment_bytes);
+        let log = if small {
+            read_listed(storage.as_ref(), &log_path, 0..log_size)?
+        } else {
+            // Only its tail, from the last offset-index entry listed.
+            let index_name = segment_file_name(base, "index");
+            let index_size = size_of(&files, &index_name).unwrap_or(0);
+            let index = read_listed(
+                storage.as_ref(),
+                &target.join(&index_name),
+                index_size.saturating_sub(8)..index_size,
+            )?;
+            let from = if index.len() == 8 {
+                u64::from(u32::from_be_bytes([index[4], index[5], index[6], index[7]]))
+            } else {
+                0
+            };
+            let from = if from < log_size { from } else { 0 };
+            let tail = read_listed(storage.as_ref(), &log_path, from..log_size)?;
+            let (end, _) = scan_end(&mut decoder, &tail, from, &log_path)?;
+            if let Some(end) = end {
+                next = next.max(end);
+            }
+            Vec::new()
+        };
+        if small {
+            let (end, complete) = scan_end(&mut decoder, &log, 0, &log_path)?;
+            if let Some(end) = end {
+                next = next.max(end);
+            }
+            if complete == log_size {
+                let index_name = segment_file_name(base, "index");
+                let time_name = segment_file_name(base, "timeindex");
+                let index_size = size_of(&files, &index_name).unwrap_or(0);
+                let time_size = size_of(&files, &time_name).unwrap_or(0);
+                carried = Some(Carried {
+                    base,
+                    log,
+                    index: read_listed(storage.as_ref(), &target.join(&index_name), 0..index_size)?,
+                    time: read_listed(storage.as_ref(), &target.join(&time_name), 0..time_size)?,
+                    indexer: SegmentIndexer::new(base, options.index_interval_bytes),
+                    appended: 0,
+                });
+            }
+            // A torn tail is not carried: a new segment starts after the complete batches.
+        }
+    }
+    let done = mark.and_then(|(id, _)| marks.iter().find(|(w, _)| w == id).map(|m| m.1));
+    if let (Some((_, sequence)), Some(done)) = (mark, done) {
+        if done >= sequence {
+            marker.release();
+            return Ok(Appended {
+                skipped: true,
+                start_offset: next,
+                next_offset: next,
+                records: 0,
+                batches: 0,
+                truncated_bytes: 0,
+            });
+        }
+    }
+    let scratch =
+        std::env::temp_dir().join(format!("kafkalog-append-{}", super::placement::unique()));
+    std::fs::create_dir_all(&scratch).map_err(|e| Error::io(e, &scratch))?;
+    let _cleanup = RemoveOnDrop(scratch.clone());
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "partition".into());
+    let mut writer = PartitionWriter::create(
+        &scratch.join(&name),
+        WriteOptions {
+            segment_bytes: options.segment_bytes,
+            index_interval_bytes: options.index_interval_bytes,
+            overwrite: false,
+            fsync: false,
+            producer_snapshots: false,
+            ..WriteOptions::default()
+        },
+    )?;
+    let start = next;
+    let (mut records, mut batches, mut rolled) = (0u64, 0u64, false);
+    let mut bytes = Vec::new();
+    for dir in staged {
+        for seg in discover(storage.as_ref(), dir)? {
+            for_each_entry(
+                storage.as_ref(),
+                &seg.path,
+                0,
+                Access::Whole,
+                |position, entry| {
+                    let info = decoder.header(entry, position)?;
+                    if info.magic < 2 || info.is_control {
+                        return Err(Error::invalid_argument(
+                            "only magic 2 data batches are appended (as a producer sends them)",
+                        )
+                        .at(position));
+                    }
+                    let delta = info.last_offset - info.base_offset;
+                    bytes.clear();
+                    bytes.extend_from_slice(entry);
+                    bytes[..8].copy_from_slice(&next.to_be_bytes());
+                    let encoded = Encoded {
+                        magic: info.magic,
+                        base_offset: next,
+                        last_offset: next + delta,
+                        max_timestamp: info.max_timestamp,
+                        records: info.record_count.max(0) as u32,
+                        producer_id: info.producer_id,
+                        is_transactional: info.is_transactional,
+                        control: None,
+                    };
+                    let fits = carried.as_ref().is_some_and(|c| {
+                        (c.log.len() + bytes.len()) as u64 <= options.segment_bytes
+                            && encoded.last_offset - c.base <= i32::MAX as i64
+                    });
+                    match carried.as_mut() {
+                        Some(c) if fits && !rolled => c.append(&bytes, &encoded),
+                        _ => {
+                            rolled = true;
+                            writer.append_encoded(&bytes, &encoded)?;
+                        }
+                    }
+                    next += delta + 1;
+                    records += info.record_count.max(0) as u64;
+                    batches += 1;
+                    Ok(true)
+                },
+            )?;
+        }
+    }
+    let local = scratch.join(&name);
+    let summary = writer.finish()?;
+    // Still this writer's partition before it overwrites anything a reader may read (the
+    // active segment's objects): a writer that stalled past its lease stops here.
+    marker.check()?;
+    // Upload: new segments first, then the active segment's rewrite (readers of the old
+    // manifest read only its old sizes either way).
+    for seg in summary.segments.iter().filter(|s| s.batches > 0) {
+        for ext in ["log", "index", "timeindex", "txnindex"] {
+            let file_name = segment_file_name(seg.base_offset, ext);
+            let file = local.join(&file_name);
+            if !file.exists() {
+                continue;
+            }
+            let size = std::fs::metadata(&file)
+                .map_err(|e| Error::io(e, &file))?
+                .len();
+            storage.upload(&target.join(&file_name), &file)?;
+            set_size(&mut files, file_name, size);
+        }
+    }
+    if let Some(c) = carried.filter(|c| c.appended > 0) {
+        let base = c.base;
+        for (ext, bytes) in c.finish() {
+            let file_name = segment_file_name(base, ext);
+            let size = bytes.len() as u64;
+            let file = scratch.join(&file_name);
+            std::fs::write(&file, &bytes).map_err(|e| Error::io(e, &file))?;
+            storage.upload(&target.join(&file_name), &file)?;
+            set_size(&mut files, file_name, size);
+        }
+    }
+    if let Some((id, sequence)) = mark {
+        marks.retain(|(w, _)| w != id);
+        marks.push((id.to_string(), sequence));
+    }
+    before_publish()?;
+    marker.check()?;
+    let text = manifest_text_with_marks(&files, &marks).into_bytes();
+    let published = match &version {
+        Some(version) => storage.replace_if(&manifest_path, text, version),
+        None => storage.put(&manifest_path, text, PutMode::Create),
+    };
+    match published {
+        Ok(()) => {}
+        Err(e) if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) => {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                "another writer published this partition since this append read it; nothing \
+                 was published",
+            )
+            .with_path(&manifest_path))
+        }
+        Err(e) => return Err(e),
+    }
+    marker.release();
+    Ok(Appended {
+        skipped: false,
+        start_offset: start,
+        next_offset: next,
+        records,
+        batches,
+        truncated_bytes: 0,
+    })
+}
+
+fn check_writer_id(mark: Option<(&str, i64)>) -> Result<()> {
+    if let Some((id, _)) = mark {
+        if id.is_empty() || id.contains(char::is_whitespace) {
+            return Err(Error::invalid_argument(format!(
+                "a writer id is a non-empty word, not {id:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The base offset of a segment file's name (`<20 digits>.<ext>`).
+fn segment_base(name: &str) -> Option<i64> {
+    let (stem, _) = name.split_once('.')?;
+    (stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| stem.parse().ok())
+        .flatten()
+}
+
+fn set_size(files: &mut Vec<(String, u64)>, name: String, size: u64) {
+    match files.iter_mut().find(|(n, _)| *n == name) {
+        Some(entry) => entry.1 = size,
+        None => files.push((name, size)),
+    }
+}
+
+/// Exactly the listed bytes `range` of an object (an object may be longer than listed: a
+/// writer that died rewriting it).
+fn read_listed(storage: &dyn Storage, path: &Path, range: std::ops::Range<u64>) -> Result<Vec<u8>> {
+    if range.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut object = storage.open(path)?;
+    let want = range.end - range.start;
+    let got = crate::storage::read_range(object.as_mut(), range.clone())?;
+    if (got.len() as u64) < want {
+        return Err(Error::corrupt(format!(
+            "shorter than its manifest says ({} bytes from {}, {want} listed)",
+            got.len(),
+            range.start
+        ))
+        .with_path(path));
+    }
+    Ok(got)
+}
+
+/// The offset after the last complete batch of `bytes` (log bytes from `position`), and where
+/// the complete batches end.
+fn scan_end(
+    decoder: &mut BatchDecoder,
+    bytes: &[u8],
+    position: u64,
+    path: &Path,
+) -> Result<(Option<i64>, u64)> {
+    let mut at = 0usize;
+    let mut end = None;
+    while let Ok(Frame::Entry(n)) = next_entry(&bytes[at..]) {
+        let info = decoder
+            .header(&bytes[at..at + n], position + at as u64)
+            .map_err(|e| e.with_path(path))?;
+        end = Some(info.last_offset + 1);
+        at += n;
+    }
+    Ok((end, position + at as u64))
+}
+
+/// The active segment being extended: its listed bytes and index files, and the new
+/// batches' index entries (kept apart: the old entries stay exactly as they were).
+struct Carried {
+    base: i64,
+    log: Vec<u8>,
+    index: Vec<u8>,
+    time: Vec<u8>,
+    indexer: SegmentIndexer,
+    appended: u64,
+}
+
+impl Carried {
+    fn append(&mut self, bytes: &[u8], info: &Encoded) {
+        let position = self.log.len() as u32;
+        self.indexer.append(
+            position,
+            bytes.len() as u32,
+            info.last_offset,
+            info.max_timestamp,
+        );
+        self.log.extend_from_slice(bytes);
+        self.appended += 1;
+    }
+
+    /// The segment's three files: the old bytes, then the new entries. As a broker reopening
+    /// a segment, no time entry goes in that is not later than the last one there.
+    fn finish(mut self) -> [(&'static str, Vec<u8>); 3] {
+        self.indexer.finish();
+        let mut index = self.index;
+        index.extend_from_slice(&self.indexer.offset_index_bytes());
+        let last_time = self.time.chunks_exact(12).last().map_or(i64::MIN, |e| {
+            i64::from_be_bytes(e[..8].try_into().unwrap_or([0; 8]))
+        });
+        let mut time = self.time;
+        for entry in self.indexer.time_index_bytes().chunks_exact(12) {
+            let ts = i64::from_be_bytes(entry[..8].try_into().unwrap_or([0; 8]));
+            if ts > last_time {
+                time.extend_from_slice(entry);
+            }
+        }
+        [("log", self.log), ("index", index), ("timeindex", time)]
+    }
+}
+
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn parse_marks(text: &str) -> Vec<(String, i64)> {
     text.lines()
         .filter_map(|line| {
@@ -345,5 +815,155 @@ mod tests {
         assert!(again.skipped);
         assert_eq!(offsets_values(&target).len(), 8);
         let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    mod remote {
+        use super::super::*;
+        use crate::arrow::publish::tests::{batches, offsets, scratch, Versioned};
+        use crate::arrow::publish::{ObjectStoreWriter, WRITING};
+
+        fn stage(storage: &Arc<dyn Storage>, dir: &Path, n: i64) -> PathBuf {
+            let mut w =
+                ObjectStoreWriter::create(storage.clone(), dir, WriteOptions::default()).unwrap();
+            for b in batches(n) {
+                w.write(&b).unwrap();
+            }
+            w.finish().unwrap();
+            dir.to_path_buf()
+        }
+
+        fn options() -> AppendOptions {
+            AppendOptions {
+                segment_bytes: 6000,
+                index_interval_bytes: 1000,
+                fsync: false,
+            }
+        }
+
+        fn sizes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+            let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap())
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::fs::read(e.path()).unwrap(),
+                    )
+                })
+                .collect();
+            out.sort();
+            out
+        }
+
+        #[test]
+        fn appends_extend_the_active_segment_in_place_and_publish_marks_with_the_files() {
+            let root = scratch("remote-append");
+            let storage: Arc<dyn Storage> = Arc::new(Versioned::default());
+            let target = root.join("out").join("t-0");
+            let remote = RemoteAppendOptions::default();
+            let mut total = 0;
+            let mut before: Vec<(String, Vec<u8>)> = Vec::new();
+            for seq in 0..6 {
+                let staged = stage(&storage, &root.join(format!("s{seq}")).join("t-0"), 10);
+                let done = append_remote(
+                    storage.clone(),
+                    &target,
+                    &[staged],
+                    Some(("q", seq)),
+                    &options(),
+                    &remote,
+                )
+                .unwrap();
+                assert_eq!((done.start_offset, done.next_offset), (total, total + 10));
+                total += 10;
+                // Each file published before is a prefix of what is there now.
+                let now = sizes(&target);
+                for (name, old) in &before {
+                    let new = &now.iter().find(|(n, _)| n == name).unwrap().1;
+                    assert_eq!(&new[..old.len()], &old[..], "{name}");
+                }
+                before = now;
+            }
+            assert_eq!(offsets(&storage, &target), (0..total).collect::<Vec<_>>());
+            let logs = before.iter().filter(|(n, _)| n.ends_with(".log")).count();
+            assert!((2..6).contains(&logs), "{logs} segments for 6 appends");
+            // Replayed: skipped, and the marks are in the manifest, not a file of their own.
+            let staged = stage(&storage, &root.join("again").join("t-0"), 10);
+            let again = append_remote(
+                storage.clone(),
+                &target,
+                std::slice::from_ref(&staged),
+                Some(("q", 5)),
+                &options(),
+                &remote,
+            )
+            .unwrap();
+            assert!(again.skipped);
+            let manifest = std::fs::read_to_string(target.join(MANIFEST)).unwrap();
+            assert!(manifest.ends_with("marks 1\nq 5\n"), "{manifest}");
+            // A writer holding the marker: a conflict, nothing written.
+            std::fs::write(target.join(WRITING), "kafkalog write of another kind\n").unwrap();
+            let err = append_remote(
+                storage.clone(),
+                &target,
+                &[staged],
+                Some(("q", 6)),
+                &options(),
+                &remote,
+            )
+            .unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Conflict);
+            assert_eq!(offsets(&storage, &target).len() as i64, total);
+            std::fs::remove_dir_all(&root).unwrap();
+        }
+
+        #[test]
+        fn a_writer_dying_before_it_publishes_leaves_the_old_partition() {
+            let root = scratch("remote-die");
+            let storage: Arc<dyn Storage> = Arc::new(Versioned::default());
+            let target = root.join("out").join("t-0");
+            let remote = RemoteAppendOptions::default();
+            let first = stage(&storage, &root.join("s0").join("t-0"), 20);
+            append_remote(
+                storage.clone(),
+                &target,
+                &[first],
+                Some(("q", 0)),
+                &options(),
+                &remote,
+            )
+            .unwrap();
+            let manifest = std::fs::read(target.join(MANIFEST)).unwrap();
+            let second = stage(&storage, &root.join("s1").join("t-0"), 40);
+            let err = append_remote_with(
+                storage.clone(),
+                &target,
+                std::slice::from_ref(&second),
+                Some(("q", 1)),
+                &options(),
+                &remote,
+                || Err(Error::invalid_argument("died")),
+            )
+            .unwrap_err();
+            assert_eq!(err.message, "died");
+            // Uploaded (the active segment is longer, a new segment is there), not published.
+            assert!(sizes(&target).len() > 3);
+            assert_eq!(std::fs::read(target.join(MANIFEST)).unwrap(), manifest);
+            assert_eq!(offsets(&storage, &target), (0..20).collect::<Vec<_>>());
+            // Spark replays the micro-batch: written once, after the listed bytes.
+            let done = append_remote(
+                storage.clone(),
+                &target,
+                &[second],
+                Some(("q", 1)),
+                &options(),
+                &remote,
+            )
+            .unwrap();
+            assert_eq!((done.start_offset, done.next_offset), (20, 60));
+            assert_eq!(offsets(&storage, &target), (0..60).collect::<Vec<_>>());
+            std::fs::remove_dir_all(&root).unwrap();
+        }
     }
 }

@@ -17,10 +17,28 @@
 //! [`PartitionWriter`] as local writes), uploads it as soon as it is complete (large files in
 //! parts) and removes the local copy, so local disk holds about one segment. A failed write
 //! removes what it uploaded and its marker; a killed one leaves its marker, so readers still
-//! read nothing. The marker says which host and process hold it ([`WriterNote`]): a writer
-//! finding one whose process is gone from this host takes it over with a conditional replace
-//! of the exact marker it read (the store's `If-Match`), so two writers cannot both take it;
-//! a marker held from another host is a conflict until someone deletes it.
+//! read nothing. The marker says which host and process hold it ([`WriterNote`]).
+//!
+//! ## Leases
+//!
+//! A marker is a lease ([`Marker`]): its holder rewrites it every third of the lease while it
+//! writes (a thread of its own, so a slow input does not let it lapse), and checks that it
+//! still holds it just before it publishes. A writer finding a marker takes it over, with a
+//! conditional replace of the exact marker it read (the store's `If-Match`, so that of two
+//! takers exactly one succeeds), when its holder is provably dead (a process of this host
+//! that is gone) or when the marker was last refreshed longer ago than the lease (default
+//! [`DEFAULT_LEASE`]; the storage option `kafkalog_lease_seconds` sets it). Anything else is a
+//! [`ErrorKind::Conflict`] naming the holder's host, process and the marker's age.
+//!
+//! Ages are measured with the store's clock only: the marker's last-modified time against
+//! the last-modified time of a small probe object the taker writes (and removes) beside it at
+//! that moment. Neither the holder's nor the taker's clock enters, so hosts whose clocks
+//! disagree still agree on an age; the holder's local clock only paces its refreshes (a
+//! duration, not a date). The store's times have whole-second precision (HTTP dates), so a
+//! marker must be older than the lease plus [`CLOCK_SLACK`] to be taken. A holder that finds
+//! its marker taken (or gone) stops and fails before publishing. The one window a lease
+//! cannot close is a holder that stalls for longer than the lease between its last check and
+//! its publishing put; the manifest's own conditional put still refuses one of two publishes.
 
 use super::writer::{PartitionWriter, SegmentSummary, Summary, WriteOptions};
 use crate::error::{Error, ErrorKind, Result};
@@ -28,7 +46,19 @@ use crate::format::segment::segment_file_name;
 use crate::storage::{Entry, PutMode, Storage};
 use arrow_array::RecordBatch;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+/// How long a writer's marker holds without a refresh before another writer may take it over.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
+/// What is added to a lease before a marker counts as stale: the precision of object stores'
+/// last-modified times (whole seconds).
+pub const CLOCK_SLACK: Duration = Duration::from_secs(1);
+/// The storage option that sets the lease, in seconds (a core option, not the store's).
+pub const LEASE_OPTION: &str = "kafkalog_lease_seconds";
+/// The probe object a taker writes to read the store's clock (never data).
+const CLOCK_PROBE: &str = ".kafkalog-clock";
 
 /// The marker of a write under way.
 pub const WRITING: &str = ".kafkalog-writing";
@@ -38,9 +68,22 @@ const MANIFEST_HEADER: &str = "kafkalog-partition-manifest 1";
 
 /// A manifest's text: a header line, the number of files, then `<name> <size>` per file.
 pub fn manifest_text(files: &[(String, u64)]) -> String {
+    manifest_text_with_marks(files, &[])
+}
+
+/// A manifest's text with writers' marks after the files (a streaming sink's: see
+/// `arrow::append`): `marks <count>`, then `<writer id> <sequence>` per writer. Published in
+/// the same put as the files, they say which appends the listed files hold.
+pub fn manifest_text_with_marks(files: &[(String, u64)], marks: &[(String, i64)]) -> String {
     let mut out = format!("{MANIFEST_HEADER}\n{}\n", files.len());
     for (name, size) in files {
         out.push_str(&format!("{name} {size}\n"));
+    }
+    if !marks.is_empty() {
+        out.push_str(&format!("marks {}\n", marks.len()));
+        for (id, sequence) in marks {
+            out.push_str(&format!("{id} {sequence}\n"));
+        }
     }
     out
 }
@@ -48,6 +91,12 @@ pub fn manifest_text(files: &[(String, u64)]) -> String {
 /// Parses a manifest, refusing anything that is not one (a name that is not a plain file
 /// name, a wrong count).
 pub fn parse_manifest(text: &str) -> Result<Vec<(String, u64)>> {
+    parse_manifest_with_marks(text).map(|(files, _)| files)
+}
+
+/// A manifest's files and writers' marks (see [`manifest_text_with_marks`]).
+#[allow(clippy::type_complexity)]
+pub fn parse_manifest_with_marks(text: &str) -> Result<(Vec<(String, u64)>, Vec<(String, i64)>)> {
     let bad = |what: &str| Error::corrupt(format!("not a kafkalog partition manifest: {what}"));
     let mut lines = text.lines();
     if lines.next() != Some(MANIFEST_HEADER) {
@@ -58,7 +107,10 @@ pub fn parse_manifest(text: &str) -> Result<Vec<(String, u64)>> {
         .and_then(|l| l.parse().ok())
         .ok_or_else(|| bad("no file count"))?;
     let mut files = Vec::new();
-    for line in lines {
+    for _ in 0..count {
+        let line = lines
+            .next()
+            .ok_or_else(|| bad("the file count does not match"))?;
         let (name, size) = line
             .split_once(' ')
             .ok_or_else(|| bad("a malformed line"))?;
@@ -73,10 +125,25 @@ pub fn parse_manifest(text: &str) -> Result<Vec<(String, u64)>> {
         let size = size.parse().map_err(|_| bad("a malformed size"))?;
         files.push((name.to_string(), size));
     }
-    if files.len() != count {
-        return Err(bad("the file count does not match"));
+    let mut marks = Vec::new();
+    if let Some(line) = lines.next() {
+        let n: usize = line
+            .strip_prefix("marks ")
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| bad("the file count does not match"))?;
+        for _ in 0..n {
+            let (id, sequence) = lines
+                .next()
+                .and_then(|l| l.split_once(' '))
+                .ok_or_else(|| bad("a malformed mark"))?;
+            let sequence = sequence.parse().map_err(|_| bad("a malformed mark"))?;
+            marks.push((id.to_string(), sequence));
+        }
+        if lines.next().is_some() {
+            return Err(bad("lines after the marks"));
+        }
     }
-    Ok(files)
+    Ok((files, marks))
 }
 
 /// What a reader may read of a listed partition directory (see the module documentation):
@@ -122,6 +189,7 @@ pub fn publish_staged(
     staged: &Path,
     target: &Path,
     overwrite: bool,
+    lease: Duration,
 ) -> Result<()> {
     let listed = match storage.list(staged) {
         Ok(listed) => listed,
@@ -151,7 +219,8 @@ pub fn publish_staged(
         scratch: PathBuf::new(),
         inner: None,
         uploaded: Vec::new(),
-        claimed: false,
+        marker: None,
+        lease,
     };
     writer.claim(overwrite)?;
     for entry in &files {
@@ -159,14 +228,15 @@ pub fn publish_staged(
         storage.copy(&entry.path, &target.join(&file))?;
         writer.uploaded.push((file, entry.size));
     }
+    writer.check_marker()?;
     storage.put(
         &target.join(MANIFEST),
         manifest_text(&writer.uploaded).into_bytes(),
         PutMode::Create,
     )?;
     writer.uploaded.clear();
-    if storage.delete(&target.join(WRITING)).is_ok() {
-        writer.claimed = false;
+    if let Some(marker) = writer.marker.take() {
+        marker.release();
     }
     Ok(())
 }
@@ -212,8 +282,8 @@ pub fn remove_prefix(storage: &dyn Storage, prefix: &Path) -> Result<()> {
 }
 
 /// What a writer's marker says about it: an id of this write, the host and process that hold
-/// it, and when it was taken. A marker left by a process of this host that is no longer alive
-/// is taken over by the next writer.
+/// it, when it was taken, and how many times it was refreshed since (so that each refresh
+/// changes the object, and its version).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriterNote {
     /// A unique id of this write (also in the names of the objects it stages).
@@ -222,8 +292,11 @@ pub struct WriterNote {
     pub host: String,
     /// The writing process's id on that host.
     pub pid: u32,
-    /// When the marker was taken, in milliseconds since the Unix epoch.
+    /// When the marker was taken, in milliseconds since the Unix epoch (the holder's clock:
+    /// for people reading it, never for leases).
     pub created_ms: u128,
+    /// Refreshes so far.
+    pub beat: u64,
 }
 
 const NOTE_HEADER: &str = "kafkalog-writer 1";
@@ -238,19 +311,20 @@ impl WriterNote {
             created_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis()),
+            beat: 0,
         }
     }
 
     /// The marker's contents: a header line, then one `name value` line per field.
     pub fn text(&self) -> String {
         format!(
-            "{NOTE_HEADER}\nowner {}\nhost {}\npid {}\ncreated_ms {}\n",
-            self.owner, self.host, self.pid, self.created_ms
+            "{NOTE_HEADER}\nowner {}\nhost {}\npid {}\ncreated_ms {}\nbeat {}\n",
+            self.owner, self.host, self.pid, self.created_ms, self.beat
         )
     }
 
     /// A note, or `None` for a marker that is not one (an older kafkalog's, or foreign): such
-    /// a marker is never taken over.
+    /// a marker is never taken over. A note without `beat` (written before leases) has 0.
     pub fn parse(text: &str) -> Option<Self> {
         let mut lines = text.lines();
         if lines.next()? != NOTE_HEADER {
@@ -261,17 +335,259 @@ impl WriterNote {
             let (key, value) = line.split_once(' ')?;
             (key == name).then(|| value.to_string())
         };
-        Some(WriterNote {
+        let mut note = WriterNote {
             owner: field("owner")?,
             host: field("host")?,
             pid: field("pid")?.parse().ok()?,
             created_ms: field("created_ms")?.parse().ok()?,
-        })
+            beat: 0,
+        };
+        if let Some(beat) = field("beat") {
+            note.beat = beat.parse().ok()?;
+        }
+        Some(note)
     }
 
     /// Whether the writer is provably dead: it ran on this host, and no process has its id.
     pub fn is_dead_here(&self) -> bool {
         !self.host.is_empty() && self.host == host_name() && !process_alive(self.pid)
+    }
+}
+
+/// A held `.kafkalog-writing` marker: a lease on a partition prefix (see the module
+/// documentation). A thread refreshes it every third of the lease until the marker is
+/// released or dropped (which removes it).
+pub struct Marker {
+    storage: Arc<dyn Storage>,
+    path: PathBuf,
+    note: WriterNote,
+    /// Refreshes written, shared with the refreshing thread.
+    beat: Arc<AtomicU64>,
+    /// Set when a refresh found the marker taken over or gone.
+    lost: Arc<AtomicBool>,
+    stop: Option<mpsc::Sender<()>>,
+    keeper: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Marker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Marker")
+            .field("path", &self.path)
+            .field("note", &self.note)
+            .finish()
+    }
+}
+
+impl Marker {
+    /// Takes the marker of the partition prefix `dir`: a conditional create, or a take-over
+    /// of a dead or expired holder's marker (If-Match). Returns the marker and whether it was
+    /// taken over from another writer (whose unpublished objects may be there).
+    pub fn claim(storage: Arc<dyn Storage>, dir: &Path, lease: Duration) -> Result<(Self, bool)> {
+        let path = dir.join(WRITING);
+        let note = WriterNote::mine();
+        let took_over = match storage.put(&path, note.text().into_bytes(), PutMode::Create) {
+            Ok(()) => false,
+            Err(e) if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) => {
+                take_over(storage.as_ref(), dir, &path, &note, lease)?
+            }
+            Err(e) => return Err(e),
+        };
+        let beat = Arc::new(AtomicU64::new(0));
+        let lost = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let keeper = {
+            let (storage, held, note) = (storage.clone(), path.clone(), note.clone());
+            let (beat, lost) = (beat.clone(), lost.clone());
+            let every = (lease / 3).max(Duration::from_millis(10));
+            std::thread::Builder::new()
+                .name("kafkalog-lease".into())
+                .spawn(move || {
+                    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                        if refresh(storage.as_ref(), &held, &note, &beat).is_err() {
+                            lost.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                    }
+                })
+                .map_err(|e| Error::io(e, &path))?
+        };
+        Ok((
+            Marker {
+                storage,
+                path,
+                note,
+                beat,
+                lost,
+                stop: Some(stop),
+                keeper: Some(keeper),
+            },
+            took_over,
+        ))
+    }
+
+    /// Refreshes the marker now, failing with a [`ErrorKind::Conflict`] when it is no longer
+    /// this writer's: called just before publishing.
+    pub fn check(&self) -> Result<()> {
+        let lost = || {
+            Error::new(
+                ErrorKind::Conflict,
+                format!(
+                    "this writer's lease on {} lapsed and another writer took it over (or the                      marker was removed): nothing was published",
+                    self.path.parent().unwrap_or(&self.path).display()
+                ),
+            )
+            .with_path(&self.path)
+        };
+        if self.lost.load(Ordering::SeqCst) {
+            return Err(lost());
+        }
+        match refresh(self.storage.as_ref(), &self.path, &self.note, &self.beat) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind == ErrorKind::Conflict => {
+                self.lost.store(true, Ordering::SeqCst);
+                Err(lost())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn stop_keeper(&mut self) {
+        self.stop = None; // wakes the thread, which ends
+        if let Some(keeper) = self.keeper.take() {
+            let _ = keeper.join();
+        }
+    }
+
+    /// Stops refreshing and removes the marker (a failure to remove it is left to the lease).
+    pub fn release(mut self) {
+        self.stop_keeper();
+        if !self.lost.load(Ordering::SeqCst) {
+            let _ = self.storage.delete(&self.path);
+        }
+        self.lost.store(true, Ordering::SeqCst); // nothing more for drop to do
+    }
+}
+
+impl Drop for Marker {
+    fn drop(&mut self) {
+        self.stop_keeper();
+        if !self.lost.load(Ordering::SeqCst) {
+            let _ = self.storage.delete(&self.path);
+        }
+    }
+}
+
+/// Rewrites the marker at `path` with the next beat of `note`, only if it still holds
+/// `note` (If-Match on the version read): a [`ErrorKind::Conflict`] otherwise.
+fn refresh(storage: &dyn Storage, path: &Path, note: &WriterNote, beat: &AtomicU64) -> Result<()> {
+    let gone = || Error::new(ErrorKind::Conflict, "the marker is no longer this writer's");
+    let Some((bytes, version)) = storage.read_versioned(path)? else {
+        return Err(gone());
+    };
+    let held = WriterNote::parse(&String::from_utf8_lossy(&bytes));
+    if held.as_ref().map(|h| &h.owner) != Some(&note.owner) {
+        return Err(gone());
+    }
+    let next = WriterNote {
+        beat: beat.load(Ordering::SeqCst) + 1,
+        ..note.clone()
+    };
+    match version {
+        Some(version) => match storage.replace_if(path, next.text().into_bytes(), &version) {
+            Ok(()) => {}
+            Err(e) if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) => return Err(gone()),
+            Err(e) => return Err(e),
+        },
+        // A store without versions cannot be taken over by expiry either: a plain rewrite.
+        None => storage.put(path, next.text().into_bytes(), PutMode::Overwrite)?,
+    }
+    beat.store(next.beat, Ordering::SeqCst);
+    Ok(())
+}
+
+/// How long ago the object at `path` was last written, by the store's clock: its
+/// last-modified time against that of a probe object put beside it now. `None` when the
+/// store does not tell times (or the object is gone).
+fn store_age(storage: &dyn Storage, dir: &Path, path: &Path) -> Result<Option<Duration>> {
+    let Some(then) = storage.modified_ms(path)? else {
+        return Ok(None);
+    };
+    let probe = dir.join(format!("{CLOCK_PROBE}-{}", super::placement::unique()));
+    storage.put(&probe, Vec::new(), PutMode::Overwrite)?;
+    let now = storage.modified_ms(&probe);
+    let _ = storage.delete(&probe);
+    Ok(now?.map(|now| Duration::from_millis(now.saturating_sub(then))))
+}
+
+/// Takes over the marker at `marker` (see [`Marker::claim`]); a [`ErrorKind::Conflict`]
+/// naming its holder when it may not. Returns whether a holder's marker was replaced (false:
+/// the marker had gone, and was claimed afresh).
+fn take_over(
+    storage: &dyn Storage,
+    dir: &Path,
+    marker: &Path,
+    note: &WriterNote,
+    lease: Duration,
+) -> Result<bool> {
+    let conflict = |why: String| {
+        Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "another writer is writing {} (its marker {WRITING} is there{why}); only one \
+                 writer at a time may write a partition",
+                dir.display()
+            ),
+        )
+        .with_path(marker)
+    };
+    let Some((bytes, version)) = storage.read_versioned(marker)? else {
+        // Removed since: its writer finished or gave up. Claim it afresh.
+        return storage
+            .put(marker, note.text().into_bytes(), PutMode::Create)
+            .map(|()| false)
+            .map_err(|e| {
+                if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) {
+                    conflict(String::new())
+                } else {
+                    e
+                }
+            });
+    };
+    let Some(held) = WriterNote::parse(&String::from_utf8_lossy(&bytes)) else {
+        return Err(conflict(
+            ", and it is not a kafkalog writer's note: delete it if no writer is running"
+                .to_string(),
+        ));
+    };
+    let holder = format!("held by process {} on host {:?}", held.pid, held.host);
+    if !held.is_dead_here() {
+        let age = store_age(storage, dir, marker)?;
+        let Some(age) = age else {
+            return Err(conflict(format!(
+                ", {holder}; this store does not tell how old it is, so its lease cannot \
+                 expire: delete it if that writer is gone"
+            )));
+        };
+        if age <= lease + CLOCK_SLACK {
+            return Err(conflict(format!(
+                ", {holder}, last refreshed {:.1} s ago by the store's clock; its lease of \
+                 {} s has not expired",
+                age.as_secs_f64(),
+                lease.as_secs_f64()
+            )));
+        }
+    }
+    let Some(version) = version else {
+        return Err(conflict(format!(
+            ", {holder}, which is gone; this store cannot replace it conditionally"
+        )));
+    };
+    match storage.replace_if(marker, note.text().into_bytes(), &version) {
+        Ok(()) => Ok(true),
+        Err(e) if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) => Err(conflict(format!(
+            ", {holder}, and another writer took it over first"
+        ))),
+        Err(e) => Err(e),
     }
 }
 
@@ -308,8 +624,10 @@ pub struct ObjectStoreWriter {
     inner: Option<PartitionWriter>,
     /// Files uploaded so far: name and size.
     uploaded: Vec<(String, u64)>,
-    /// Whether this writer holds the marker (and must remove it).
-    claimed: bool,
+    /// The marker this writer holds (dropping it removes it).
+    marker: Option<Marker>,
+    /// How long its marker holds without a refresh.
+    lease: Duration,
 }
 
 fn name_of(path: &Path) -> String {
@@ -323,6 +641,16 @@ impl ObjectStoreWriter {
     /// partition there is replaced only with `overwrite`, and then unpublished first: readers
     /// see the old partition, then nothing, then the new one, never a mix.
     pub fn create(storage: Arc<dyn Storage>, target: &Path, options: WriteOptions) -> Result<Self> {
+        Self::create_leased(storage, target, options, DEFAULT_LEASE)
+    }
+
+    /// [`Self::create`] with the marker's lease (see the module documentation).
+    pub fn create_leased(
+        storage: Arc<dyn Storage>,
+        target: &Path,
+        options: WriteOptions,
+        lease: Duration,
+    ) -> Result<Self> {
         let name = name_of(target);
         if name.is_empty() || name.starts_with('.') {
             return Err(Error::invalid_argument(
@@ -338,7 +666,8 @@ impl ObjectStoreWriter {
             target: target.to_path_buf(),
             inner: None,
             uploaded: Vec::new(),
-            claimed: false,
+            marker: None,
+            lease,
             scratch,
         };
         let local = WriteOptions {
@@ -352,24 +681,16 @@ impl ObjectStoreWriter {
     }
 
     fn claim(&mut self, overwrite: bool) -> Result<()> {
-        let marker = self.target.join(WRITING);
-        let note = WriterNote::mine().text();
-        let mut took_over = false;
-        match self
-            .storage
-            .put(&marker, note.clone().into_bytes(), PutMode::Create)
-        {
-            Ok(()) => self.claimed = true,
-            Err(e) if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) => {
-                took_over = self.take_over(&marker, note)?;
-                self.claimed = true;
-            }
-            Err(e) => return Err(e),
-        }
+        let (marker, took_over) = Marker::claim(self.storage.clone(), &self.target, self.lease)?;
+        self.marker = Some(marker);
         let existing: Vec<Entry> = match self.storage.list(&self.target) {
             Ok(listed) => listed
                 .into_iter()
-                .filter(|e| e.path.file_name().is_some_and(|n| n != WRITING))
+                .filter(|e| {
+                    e.path.file_name().is_some_and(|n| {
+                        n != WRITING && !n.to_string_lossy().starts_with(CLOCK_PROBE)
+                    })
+                })
                 .collect(),
             Err(e) if e.is_not_found() => Vec::new(),
             Err(e) => return Err(e),
@@ -409,55 +730,10 @@ impl ObjectStoreWriter {
         Ok(())
     }
 
-    /// Takes the marker of a writer that is provably dead (it ran on this host and its process
-    /// is gone), with a conditional replace of the exact marker read, so that of two writers
-    /// taking it over at once exactly one succeeds. Anything else is a [`ErrorKind::Conflict`].
-    /// Returns whether it took over a dead writer's marker (false: the marker had gone, and
-    /// this writer claimed it afresh).
-    fn take_over(&mut self, marker: &Path, note: String) -> Result<bool> {
-        let conflict = |why: &str| {
-            Error::new(
-                ErrorKind::Conflict,
-                format!(
-                    "another writer is writing {} (its marker {WRITING} is there{why}); only \
-                     one writer at a time may write a partition. If no writer is running, one \
-                     died on another host: delete the marker to write again",
-                    self.target.display()
-                ),
-            )
-            .with_path(marker)
-        };
-        let Some((bytes, version)) = self.storage.read_versioned(marker)? else {
-            // Removed since: its writer finished or gave up. Claim it afresh.
-            return self
-                .storage
-                .put(marker, note.into_bytes(), PutMode::Create)
-                .map(|()| false)
-                .map_err(|e| {
-                    if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) {
-                        conflict("")
-                    } else {
-                        e
-                    }
-                });
-        };
-        let held = WriterNote::parse(&String::from_utf8_lossy(&bytes));
-        let Some(held) = held.filter(|h| h.is_dead_here()) else {
-            return Err(conflict(""));
-        };
-        let Some(version) = version else {
-            return Err(conflict(&format!(
-                ", left by process {} of this host, which is gone; this store cannot replace \
-                 it conditionally",
-                held.pid
-            )));
-        };
-        match self.storage.replace_if(marker, note.into_bytes(), &version) {
-            Ok(()) => Ok(true),
-            Err(e) if e.io_kind == Some(std::io::ErrorKind::AlreadyExists) => Err(conflict(
-                ", and another writer took over its dead writer's marker first",
-            )),
-            Err(e) => Err(e),
+    fn check_marker(&self) -> Result<()> {
+        match &self.marker {
+            Some(marker) => marker.check(),
+            None => Err(Error::invalid_argument("the writer holds no marker")),
         }
     }
 
@@ -528,6 +804,7 @@ impl ObjectStoreWriter {
             self.upload_file(&file)?;
         }
         before_publish()?;
+        self.check_marker()?;
         let manifest = manifest_text(&self.uploaded);
         self.storage.put(
             &self.target.join(MANIFEST),
@@ -536,8 +813,8 @@ impl ObjectStoreWriter {
         )?;
         // Published. The marker goes; a failure to remove it leaves the partition readable.
         self.uploaded.clear();
-        if self.storage.delete(&self.target.join(WRITING)).is_ok() {
-            self.claimed = false;
+        if let Some(marker) = self.marker.take() {
+            marker.release();
         }
         for s in &mut summary.segments {
             s.path = self.target.join(name_of(&s.path));
@@ -553,9 +830,7 @@ impl Drop for ObjectStoreWriter {
         for (name, _) in std::mem::take(&mut self.uploaded) {
             let _ = self.storage.delete(&self.target.join(name));
         }
-        if self.claimed {
-            let _ = self.storage.delete(&self.target.join(WRITING));
-        }
+        self.marker = None; // removes it
         if !self.scratch.as_os_str().is_empty() {
             let _ = std::fs::remove_dir_all(&self.scratch);
         }
@@ -563,7 +838,7 @@ impl Drop for ObjectStoreWriter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The protocol against any storage with a conditional put: local files stand in for a
     //! bucket here (tests/test_object_store_write.py runs it against an S3 server).
     use super::*;
@@ -576,7 +851,7 @@ mod tests {
     use crate::format::Compression;
     use crate::storage::Local;
 
-    fn batches(n: i64) -> Vec<RecordBatch> {
+    pub(crate) fn batches(n: i64) -> Vec<RecordBatch> {
         let mut log = Vec::new();
         for base in (0..n).step_by(10) {
             let mut records = Vec::new();
@@ -621,7 +896,7 @@ mod tests {
         }
     }
 
-    fn offsets(storage: &Arc<dyn Storage>, dir: &Path) -> Vec<i64> {
+    pub(crate) fn offsets(storage: &Arc<dyn Storage>, dir: &Path) -> Vec<i64> {
         let files = discover(storage.as_ref(), dir).unwrap();
         let reader = ReaderBuilder::new()
             .with_storage(storage.clone())
@@ -640,7 +915,7 @@ mod tests {
         out
     }
 
-    fn scratch(name: &str) -> PathBuf {
+    pub(crate) fn scratch(name: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("kafkalog-publish-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -783,22 +1058,31 @@ mod tests {
         }
         writer.finish().unwrap();
         let target = root.join("out").join("orders-0");
-        publish_staged(storage.clone(), &staged, &target, false).unwrap();
+        publish_staged(storage.clone(), &staged, &target, false, DEFAULT_LEASE).unwrap();
         assert_eq!(offsets(&storage, &target), (0..100).collect::<Vec<_>>());
         assert!(names(&target).contains(&MANIFEST.to_string()));
         assert!(!names(&target).contains(&WRITING.to_string()));
         // Not twice without overwrite (and the partition there stays readable).
-        let err = publish_staged(storage.clone(), &staged, &target, false).unwrap_err();
+        let err =
+            publish_staged(storage.clone(), &staged, &target, false, DEFAULT_LEASE).unwrap_err();
         assert_eq!(err.kind, ErrorKind::InvalidArgument);
         assert_eq!(offsets(&storage, &target), (0..100).collect::<Vec<_>>());
         assert!(!names(&target).contains(&WRITING.to_string()));
         // Another writer holding the target: a conflict, nothing changed.
         std::fs::write(target.join(WRITING), b"x").unwrap();
-        let err = publish_staged(storage.clone(), &staged, &target, true).unwrap_err();
+        let err =
+            publish_staged(storage.clone(), &staged, &target, true, DEFAULT_LEASE).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Conflict);
         std::fs::remove_file(target.join(WRITING)).unwrap();
         // A prefix with nothing published is refused.
-        let err = publish_staged(storage.clone(), &root.join("none-0"), &target, true).unwrap_err();
+        let err = publish_staged(
+            storage.clone(),
+            &root.join("none-0"),
+            &target,
+            true,
+            DEFAULT_LEASE,
+        )
+        .unwrap_err();
         assert_eq!(err.kind, ErrorKind::InvalidArgument);
         // The whole staging prefix goes.
         remove_prefix(storage.as_ref(), &root.join(".spark.kafkalog-job.x.tmp")).unwrap();
@@ -817,7 +1101,7 @@ mod tests {
     /// Local files with versions (a counter per object) and a compare-and-swap, as an object
     /// store's ETags and `If-Match`.
     #[derive(Debug, Default)]
-    struct Versioned {
+    pub(crate) struct Versioned {
         versions: std::sync::Mutex<std::collections::HashMap<PathBuf, u64>>,
     }
 
@@ -830,6 +1114,9 @@ mod tests {
         }
         fn open(&self, path: &Path) -> Result<Box<dyn crate::storage::Object>> {
             Local.open(path)
+        }
+        fn local_path(&self, path: &Path) -> Option<PathBuf> {
+            Local.local_path(path)
         }
         fn put(&self, path: &Path, bytes: Vec<u8>, mode: PutMode) -> Result<()> {
             let mut v = self.versions.lock().unwrap();
@@ -861,7 +1148,7 @@ mod tests {
         }
     }
 
-    fn dead_pid() -> u32 {
+    pub(crate) fn dead_pid() -> u32 {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
@@ -959,6 +1246,90 @@ mod tests {
         writer.finish().unwrap();
         assert_eq!(offsets(&storage, &target), (0..30).collect::<Vec<_>>());
         assert!(!names(&target).contains(&WRITING.to_string()));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// Puts a marker whose note names `host` and ages it by `age` (its modification time).
+    pub(crate) fn planted_marker(dir: &Path, host: &str, age: Duration) {
+        std::fs::create_dir_all(dir).unwrap();
+        let note = WriterNote {
+            host: host.into(),
+            pid: 4242,
+            ..WriterNote::mine()
+        };
+        std::fs::write(dir.join(WRITING), note.text()).unwrap();
+        let file = std::fs::File::options()
+            .write(true)
+            .open(dir.join(WRITING))
+            .unwrap();
+        file.set_modified(std::time::SystemTime::now() - age)
+            .unwrap();
+    }
+
+    #[test]
+    fn another_hosts_marker_holds_while_fresh_and_one_of_two_takes_it_once_stale() {
+        let root = scratch("lease");
+        let target = root.join("orders-0");
+        let storage: Arc<dyn Storage> = Arc::new(Versioned::default());
+        let lease = Duration::from_millis(500);
+        // Fresh: a conflict naming the holder and the age.
+        planted_marker(&target, "elsewhere.example", Duration::ZERO);
+        let err = Marker::claim(storage.clone(), &target, lease).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Conflict);
+        assert!(err
+            .message
+            .contains("process 4242 on host \"elsewhere.example\""));
+        assert!(err.message.contains("has not expired"), "{}", err.message);
+        // Older than the lease and the clock's slack: two takers race, exactly one wins.
+        planted_marker(&target, "elsewhere.example", lease + CLOCK_SLACK + lease);
+        let results: Vec<Result<(Marker, bool)>> = std::thread::scope(|s| {
+            let a = s.spawn(|| Marker::claim(storage.clone(), &target, lease));
+            let b = s.spawn(|| Marker::claim(storage.clone(), &target, lease));
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        let (won, lost): (Vec<_>, Vec<_>) = results.into_iter().partition(|r| r.is_ok());
+        assert_eq!((won.len(), lost.len()), (1, 1));
+        assert_eq!(lost[0].as_ref().err().unwrap().kind, ErrorKind::Conflict);
+        let (marker, took_over) = won.into_iter().next().unwrap().unwrap();
+        assert!(took_over);
+        // No clock probe is left behind.
+        assert_eq!(
+            std::fs::read_dir(&target).unwrap().count(),
+            1,
+            "only the marker"
+        );
+        // The winner's marker is refreshed every third of the lease: after several leases
+        // it is still held, and a third writer is refused.
+        std::thread::sleep(lease * 3);
+        let held =
+            WriterNote::parse(&std::fs::read_to_string(target.join(WRITING)).unwrap()).unwrap();
+        assert!(held.beat >= 3, "refreshed {} times", held.beat);
+        let err = Marker::claim(storage.clone(), &target, lease).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Conflict);
+        marker.check().unwrap();
+        marker.release();
+        assert!(!target.join(WRITING).exists());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_holder_whose_marker_was_taken_fails_its_check() {
+        let root = scratch("lost");
+        let target = root.join("orders-0");
+        std::fs::create_dir_all(&target).unwrap();
+        let storage: Arc<dyn Storage> = Arc::new(Versioned::default());
+        let (marker, took_over) = Marker::claim(storage.clone(), &target, DEFAULT_LEASE).unwrap();
+        assert!(!took_over);
+        marker.check().unwrap();
+        // Another writer took it over (as after a long stall of this one).
+        planted_marker(&target, "elsewhere.example", Duration::ZERO);
+        let err = marker.check().unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Conflict);
+        assert!(err.message.contains("lease"), "{}", err.message);
+        drop(marker); // leaves the other writer's marker alone
+        assert!(std::fs::read_to_string(target.join(WRITING))
+            .unwrap()
+            .contains("elsewhere.example"));
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -155,8 +155,8 @@ pub struct Writer {
 
 /// A local directory (renamed into place) or an object-store prefix (published by manifest).
 enum Target {
-    Local(PartitionWriter),
-    Remote(ObjectStoreWriter),
+    Local(Box<PartitionWriter>),
+    Remote(Box<ObjectStoreWriter>),
 }
 
 impl Target {
@@ -190,12 +190,15 @@ impl Writer {
         let resolved = options.resolve().py_err()?;
         let inner = if crate::storage::is_local(&path) {
             let local = crate::storage::Local::local_path_of(&path);
-            Target::Local(detach(py, || PartitionWriter::create(&local, resolved))?)
+            Target::Local(Box::new(detach(py, || {
+                PartitionWriter::create(&local, resolved)
+            })?))
         } else {
-            let storage = super::storage::storage(options.storage_options, None);
-            Target::Remote(detach(py, || {
-                ObjectStoreWriter::create(storage, &path, resolved)
-            })?)
+            let (storage_options, lease) = split_lease(options.storage_options).py_err()?;
+            let storage = super::storage::storage(storage_options, None);
+            Target::Remote(Box::new(detach(py, || {
+                ObjectStoreWriter::create_leased(storage, &path, resolved, lease)
+            })?))
         };
         Ok(Writer {
             inner: Some(inner),
@@ -277,9 +280,10 @@ pub fn publish(
     storage_options: Option<std::collections::BTreeMap<String, String>>,
 ) -> PyResult<()> {
     if !crate::storage::is_local(&target) {
+        let (storage_options, lease) = split_lease(storage_options).py_err()?;
         let storage = remote_storage(storage_options);
         return detach(py, || {
-            crate::arrow::publish::publish_staged(storage, &staged, &target, overwrite)
+            crate::arrow::publish::publish_staged(storage, &staged, &target, overwrite, lease)
         });
     }
     detach(py, || {
@@ -287,12 +291,46 @@ pub fn publish(
     })
 }
 
+/// The writer's lease (`kafkalog_lease_seconds`, see `arrow::publish`) taken out of the
+/// storage options, which keep the store's own keys.
+fn split_lease(
+    storage_options: Option<std::collections::BTreeMap<String, String>>,
+) -> crate::Result<(
+    Option<std::collections::BTreeMap<String, String>>,
+    std::time::Duration,
+)> {
+    use crate::arrow::publish::{DEFAULT_LEASE, LEASE_OPTION};
+    let Some(mut options) = storage_options else {
+        return Ok((None, DEFAULT_LEASE));
+    };
+    let lease = match options.remove(LEASE_OPTION) {
+        None => DEFAULT_LEASE,
+        Some(text) => text
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+            .map(std::time::Duration::from_secs_f64)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "{LEASE_OPTION} is a positive number of seconds, not {text:?}"
+                ))
+            })?,
+    };
+    Ok((Some(options), lease))
+}
+
 /// The store a job's remote staging and publishing goes to (plain objects, no tiered layer).
 fn remote_storage(
     storage_options: Option<std::collections::BTreeMap<String, String>>,
 ) -> std::sync::Arc<dyn crate::storage::Storage> {
+    // The lease is the core's option, not the store's (see `split_lease`).
     std::sync::Arc::new(crate::storage::Router::new(
-        storage_options.unwrap_or_default().into_iter().collect(),
+        storage_options
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| k != crate::arrow::publish::LEASE_OPTION)
+            .collect(),
     ))
 }
 
@@ -368,12 +406,15 @@ pub fn partition_dir_name(topic: &str, partition: i64) -> PyResult<String> {
 
 /// Appends the batches of the staged partition directories `staged` to the partition
 /// directory `target` as a broker appends (see `arrow::append`), atomically; with
-/// `writer_id` and `sequence`, an append already marked by that writer is skipped. Returns a
+/// `writer_id` and `sequence`, an append already marked by that writer is skipped. An
+/// object-store `target` (with `storage_options`) is appended to as `arrow::append::append_remote`
+/// says, its active segment rewritten while below `max_rewrite_bytes`. Returns a
 /// dict: skipped, start_offset, next_offset, records, batches, truncated_bytes.
 #[pyfunction]
 #[pyo3(signature = (target, staged, *, writer_id=None, sequence=None,
     segment_bytes=crate::arrow::writer::DEFAULT_SEGMENT_BYTES,
-    index_interval_bytes=crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES, fsync=true))]
+    index_interval_bytes=crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES, fsync=true,
+    storage_options=None, max_rewrite_bytes=crate::arrow::append::DEFAULT_MAX_REWRITE_BYTES))]
 #[allow(clippy::too_many_arguments)]
 pub fn append<'py>(
     py: Python<'py>,
@@ -384,6 +425,8 @@ pub fn append<'py>(
     segment_bytes: u64,
     index_interval_bytes: u64,
     fsync: bool,
+    storage_options: Option<std::collections::BTreeMap<String, String>>,
+    max_rewrite_bytes: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mark = match (writer_id.as_deref(), sequence) {
         (Some(id), Some(seq)) => Some((id, seq)),
@@ -400,9 +443,22 @@ pub fn append<'py>(
         index_interval_bytes,
         fsync,
     };
-    let done = detach(py, || {
-        crate::arrow::append::append_staged(&target, &staged, mark, &options)
-    })?;
+    let done = if crate::storage::is_local(&target) {
+        detach(py, || {
+            crate::arrow::append::append_staged(&target, &staged, mark, &options)
+        })?
+    } else {
+        // An object-store partition: staged at object-store prefixes, published by manifest.
+        let (storage_options, lease) = split_lease(storage_options).py_err()?;
+        let storage = remote_storage(storage_options);
+        let remote = crate::arrow::append::RemoteAppendOptions {
+            max_rewrite_bytes,
+            lease,
+        };
+        detach(py, || {
+            crate::arrow::append::append_remote(storage, &target, &staged, mark, &options, &remote)
+        })?
+    };
     let out = PyDict::new(py);
     out.set_item("skipped", done.skipped)?;
     out.set_item("start_offset", done.start_offset)?;

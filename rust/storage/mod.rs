@@ -177,6 +177,25 @@ pub trait Storage: Send + Sync + fmt::Debug {
         )
     }
 
+    /// When the object was last written, by the store's own clock (an object store's
+    /// `Last-Modified`; a local file's modification time), in milliseconds since the Unix
+    /// epoch; `None` when it is not there or the store does not say. Leases are measured with
+    /// it, so that writers on hosts whose clocks disagree still agree on an age.
+    fn modified_ms(&self, path: &Path) -> Result<Option<u64>> {
+        let Some(local) = self.local_path(path) else {
+            return Ok(None);
+        };
+        match std::fs::metadata(&local) {
+            Ok(meta) => Ok(meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_millis() as u64)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(e, &local)),
+        }
+    }
+
     /// Copies the object `from` to `to` (overwriting) in the same store. Object stores copy
     /// server-side; the default reads the object and puts it.
     fn copy(&self, from: &Path, to: &Path) -> Result<()> {
@@ -322,6 +341,9 @@ impl Storage for Router {
     fn replace_if(&self, path: &Path, bytes: Vec<u8>, version: &str) -> Result<()> {
         self.pick(path).replace_if(path, bytes, version)
     }
+    fn modified_ms(&self, path: &Path) -> Result<Option<u64>> {
+        self.pick(path).modified_ms(path)
+    }
     fn copy(&self, from: &Path, to: &Path) -> Result<()> {
         if is_local(from) == is_local(to) {
             self.pick(to).copy(from, to)
@@ -442,6 +464,9 @@ impl Storage for Counting {
     }
     fn replace_if(&self, path: &Path, bytes: Vec<u8>, version: &str) -> Result<()> {
         self.inner.replace_if(path, bytes, version)
+    }
+    fn modified_ms(&self, path: &Path) -> Result<Option<u64>> {
+        self.inner.modified_ms(path)
     }
 }
 

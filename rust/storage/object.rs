@@ -497,6 +497,15 @@ impl Storage for ObjectStores {
         }
     }
 
+    fn modified_ms(&self, path: &Path) -> Result<Option<u64>> {
+        let (store, loc) = self.store(path)?;
+        match block_on(store.head(&loc.key))? {
+            Ok(meta) => Ok(u64::try_from(meta.last_modified.timestamp_millis()).ok()),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(store_error(e, Some((path, None)))),
+        }
+    }
+
     fn copy(&self, from: &Path, to: &Path) -> Result<()> {
         self.forget();
         let (store, src) = self.store(from)?;

@@ -668,6 +668,10 @@ impl Storage for Tiered {
     fn replace_if(&self, path: &Path, bytes: Vec<u8>, version: &str) -> Result<()> {
         self.inner.replace_if(path, bytes, version)
     }
+
+    fn modified_ms(&self, path: &Path) -> Result<Option<u64>> {
+        self.inner.modified_ms(path)
+    }
 }
 
 fn suffix_of(path: &Path) -> &str {

@@ -290,8 +290,10 @@ class KafkaLogDataSource(DataSource):
                 options[arg] = parse(value)
             elif key == "rowsgrouped" and not streaming:
                 options["grouped"] = parse_bool(value, "rowsGrouped")
-            elif key.startswith("storage.") and not streaming:
+            elif key.startswith("storage."):
                 options.setdefault("storage_options", {})[key[len("storage.") :]] = str(value)
+            elif key == "maxrewritebytes" and streaming:
+                options["max_rewrite_bytes"] = int(value)
             elif key.startswith("kafka.") or key in ("includeheaders", "checkpointlocation"):
                 continue  # Spark's Kafka sink options with nothing to do on files
             else:

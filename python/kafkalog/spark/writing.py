@@ -416,6 +416,19 @@ class StreamWriter(DataSourceStreamArrowWriter):
     output directory: a new query (a new checkpoint) there needs its own ``writerId``.
     Records get new offsets (an ``offset`` column is ignored, as Spark's Kafka sink ignores
     it), magic 2 batches, the record's ``timestamp`` when given.
+
+    ``path`` may be an object-store prefix (``s3://bucket/logs``, with ``storage.<key>``
+    options): tasks stage each partition under a staging prefix there, and the driver
+    appends it with the core's object-store append (the partition's marker held as a lease,
+    the active segment rewritten while below ``maxRewriteBytes``, default 64 MiB, then new
+    segments, all published with one conditional put of the partition's manifest, which
+    also holds the writers' marks). Readers see each partition before or after a
+    micro-batch; a second query writing the same partition at once fails with a
+    ``ConcurrentWriteError``; ``storage.kafkalog_lease_seconds`` sets the marker's lease (see
+    :func:`write`). Measured against a local S3 server, appending 256 KiB micro-batches costs
+    about 80 ms while the active segment is small and about 190 ms once it holds 15 MiB,
+    and leaves one segment where a segment per micro-batch would leave 60 (read back 6x
+    slower).
     """
 
     def __init__(self, path: str, options: dict[str, Any], writer_id: str) -> None:
@@ -427,33 +440,41 @@ class StreamWriter(DataSourceStreamArrowWriter):
         self.writer_id = writer_id
         self.segment_bytes = self.options.pop("segment_bytes", 1 << 30)
         self.index_interval_bytes = self.options.pop("index_interval_bytes", 4096)
+        self.storage_options: dict[str, str] | None = self.options.pop("storage_options", None)
+        self.max_rewrite_bytes: int | None = self.options.pop("max_rewrite_bytes", None)
         self.fsync = self.options.get("fsync", True)
         for fixed in ("base_offset", "magic", "preserve_batches"):
             self.options.pop(fixed, None)
-        if _is_remote(path):
-            raise InvalidArgumentError(
-                f"the kafkalog streaming sink appends to local (or mounted) directories; "
-                f"{path!r} is an object store (write micro-batches with foreachBatch and "
-                "kafkalog.spark.write instead)"
-            )
-        os.makedirs(self.path, exist_ok=True)
+        self.remote = _is_remote(path)
+        if not self.remote:
+            os.makedirs(self.path, exist_ok=True)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _Staged:
         staging = _native.create_job_staging(self.path, "stream")
+        extra: dict[str, Any] = {}
+        if self.remote:
+            extra["storage_options"] = self.storage_options
         staged = []
-        for topic, partition, table in _groups(iterator, self.topic, self.partition):
-            drop = [c for c in ("offset", *kafkalog.METADATA_COLUMNS) if c in table.column_names]
-            segments = kafkalog.write(
-                staging,
-                table.drop_columns(drop),
-                topic=topic,
-                partition=partition,
-                magic=2,
-                segment_bytes=self.segment_bytes,
-                **self.options,
-            )
-            target = _native.partition_dir(staging, topic, partition)
-            staged.append((topic, partition, target, segments))
+        try:
+            for topic, partition, table in _groups(iterator, self.topic, self.partition):
+                drop = [
+                    c for c in ("offset", *kafkalog.METADATA_COLUMNS) if c in table.column_names
+                ]
+                segments = kafkalog.write(
+                    staging,
+                    table.drop_columns(drop),
+                    topic=topic,
+                    partition=partition,
+                    magic=2,
+                    segment_bytes=self.segment_bytes,
+                    **self.options,
+                    **extra,
+                )
+                target = _native.partition_dir(staging, topic, partition)
+                staged.append((topic, partition, target, segments))
+        except BaseException:
+            self._remove(staging)
+            raise
         return _Staged(staged, staging)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
@@ -462,6 +483,11 @@ class StreamWriter(DataSourceStreamArrowWriter):
             for m in _staged(messages):
                 for topic, partition, staged, _ in m.partitions if m else ():
                     by_partition.setdefault((topic, partition), []).append(staged)
+            extra: dict[str, Any] = {}
+            if self.remote:
+                extra["storage_options"] = self.storage_options
+                if self.max_rewrite_bytes is not None:
+                    extra["max_rewrite_bytes"] = int(self.max_rewrite_bytes)
             for (topic, partition), dirs in sorted(by_partition.items()):
                 _native.append(
                     _native.partition_dir(self.path, topic, partition),
@@ -471,6 +497,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
                     segment_bytes=self.segment_bytes,
                     index_interval_bytes=self.index_interval_bytes,
                     fsync=self.fsync,
+                    **extra,
                 )
         finally:
             self.abort(messages, batchId)
@@ -478,7 +505,16 @@ class StreamWriter(DataSourceStreamArrowWriter):
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         for m in _staged(messages):
             if m is not None and m.staging:
-                shutil.rmtree(m.staging, ignore_errors=True)
+                self._remove(m.staging)
+
+    def _remove(self, staging: str) -> None:
+        if not self.remote:
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        try:
+            _native.remove_staging(staging, self.storage_options)
+        except kafkalog.KafkaLogError:
+            pass  # left for the bucket's lifecycle rule; never read as data
 
 
 def write(
@@ -499,7 +535,14 @@ def write(
     larger than a task's memory is written all the same. ``path`` may be an object-store URI
     (``s3://bucket/logs``, with ``storage_options`` as :func:`kafkalog.write` takes them):
     tasks stage, and the driver publishes each partition when the job commits (see
-    :class:`Writer`)."""
+    :class:`Writer`).
+
+    In an object store a writer holds each partition's ``.kafkalog-writing`` marker as a lease
+    of ``storage_options["kafkalog_lease_seconds"]`` (default 60): it refreshes the marker
+    every third of that while it writes, and a marker not refreshed for longer (by the
+    store's clock, the marker's last-modified time) is taken over by the next writer, so a
+    writer whose host died blocks its partitions for one lease only. A live holder's marker
+    is a ``ConcurrentWriteError`` naming its host, process and age."""
     by = [c for c in ("topic", "partition") if c in df.columns]
     order = by + (["offset"] if "offset" in df.columns else [])
     if by:
