@@ -172,7 +172,7 @@ def test_a_concurrent_writer_conflicts_and_a_fresh_marker_holds(s3):
             target,
             records(0, 3),
             overwrite=True,
-            storage_options=dict(s3.options, kafkalog_lease_seconds="30"),
+            storage_options={**s3.options, "kafkalog.lease_seconds": "30"},
         )
     assert read(target, s3)["offset"].to_pylist() == list(range(5))
 
@@ -182,7 +182,7 @@ def test_a_stale_marker_of_another_host_is_taken_over_after_its_lease(s3):
     append(s3, target, [stage(s3, "s0", 0, 5)], 0)
     foreign_marker(s3, "sink-stale/t-0")
     staged = stage(s3, "s1", 5, 5)
-    short = {"storage": {"kafkalog_lease_seconds": "1"}}
+    short = {"storage": {"kafkalog.lease_seconds": "1"}}
     with pytest.raises(ConcurrentWriteError, match="last refreshed"):
         append(s3, target, [staged], 1, **short)
     time.sleep(3.2)  # the lease (1 s) and the store's second-precision clock (1 s) pass

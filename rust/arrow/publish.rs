@@ -27,7 +27,7 @@
 //! conditional replace of the exact marker it read (the store's `If-Match`, so that of two
 //! takers exactly one succeeds), when its holder is provably dead (a process of this host
 //! that is gone) or when the marker was last refreshed longer ago than the lease (default
-//! [`DEFAULT_LEASE`]; the storage option `kafkalog_lease_seconds` sets it). Anything else is a
+//! [`DEFAULT_LEASE`]; the storage option `kafkalog.lease_seconds` sets it). Anything else is a
 //! [`ErrorKind::Conflict`] naming the holder's host, process and the marker's age.
 //!
 //! Ages are measured with the store's clock only: the marker's last-modified time against
@@ -56,7 +56,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 /// last-modified times (whole seconds).
 pub const CLOCK_SLACK: Duration = Duration::from_secs(1);
 /// The storage option that sets the lease, in seconds (a core option, not the store's).
-pub const LEASE_OPTION: &str = "kafkalog_lease_seconds";
+pub const LEASE_OPTION: &str = "kafkalog.lease_seconds";
 /// The probe object a taker writes to read the store's clock (never data).
 const CLOCK_PROBE: &str = ".kafkalog-clock";
 

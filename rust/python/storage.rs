@@ -18,8 +18,13 @@ pub fn storage(
     filesystem: Option<Py<PyAny>>,
 ) -> Arc<dyn Storage> {
     // Tiered-storage options (encryption keys) are the core's, not the store's.
-    let mut options: Vec<(String, String)> =
-        storage_options.unwrap_or_default().into_iter().collect();
+    // A writer's lease (`kafkalog.lease_seconds`) is no concern of a read: the same options
+    // serve both.
+    let mut options: Vec<(String, String)> = storage_options
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(k, _)| k != crate::arrow::publish::LEASE_OPTION)
+        .collect();
     let tiered = Tiered::from_options(&mut options).and_then(|keys| {
         Tiered::settings_from_options(&mut options).map(|settings| (keys, settings))
     });

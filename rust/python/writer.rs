@@ -291,7 +291,7 @@ pub fn publish(
     })
 }
 
-/// The writer's lease (`kafkalog_lease_seconds`, see `arrow::publish`) taken out of the
+/// The writer's lease (`kafkalog.lease_seconds`, see `arrow::publish`) taken out of the
 /// storage options, which keep the store's own keys.
 fn split_lease(
     storage_options: Option<std::collections::BTreeMap<String, String>>,

@@ -424,7 +424,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
     segments, all published with one conditional put of the partition's manifest, which
     also holds the writers' marks). Readers see each partition before or after a
     micro-batch; a second query writing the same partition at once fails with a
-    ``ConcurrentWriteError``; ``storage.kafkalog_lease_seconds`` sets the marker's lease (see
+    ``ConcurrentWriteError``; ``storage.kafkalog.lease_seconds`` sets the marker's lease (see
     :func:`write`). Measured against a local S3 server, appending 256 KiB micro-batches costs
     about 80 ms while the active segment is small and about 190 ms once it holds 15 MiB,
     and leaves one segment where a segment per micro-batch would leave 60 (read back 6x
@@ -538,7 +538,7 @@ def write(
     :class:`Writer`).
 
     In an object store a writer holds each partition's ``.kafkalog-writing`` marker as a lease
-    of ``storage_options["kafkalog_lease_seconds"]`` (default 60): it refreshes the marker
+    of ``storage_options["kafkalog.lease_seconds"]`` (default 60): it refreshes the marker
     every third of that while it writes, and a marker not refreshed for longer (by the
     store's clock, the marker's last-modified time) is taken over by the next writer, so a
     writer whose host died blocks its partitions for one lease only. A live holder's marker
