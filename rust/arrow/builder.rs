@@ -760,8 +760,10 @@ impl RecordColumns {
     fn push_run(&mut self, batch: &BatchInfo, run: &RecordRun<'_>) {
         let (buf, spans) = (run.bytes, run.spans);
         self.rows += spans.len();
-        // Views: where the run's bytes lie, once for all of its keys and values.
-        let at = if self.binary_view {
+        // Views: where the run's bytes lie, once for all of its keys and values, when any of
+        // them is too long to inline (else a buffer nothing points into would be kept).
+        let long = |s: &ByteSpan| s.len > super::views::INLINE as i32;
+        let at = if self.binary_view && spans.iter().any(|s| long(&s.key) || long(&s.value)) {
             self.sources.locate(buf)
         } else {
             None

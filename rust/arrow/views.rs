@@ -25,7 +25,7 @@ use arrow_buffer::{Buffer, NullBufferBuilder, ScalarBuffer};
 use std::sync::Arc;
 
 /// Values of at most this many bytes live inside their view.
-const INLINE: usize = 12;
+pub(crate) const INLINE: usize = 12;
 
 /// One owned buffer the lent slices may live in, and its place in the arrays of the output batch
 /// being built (assigned the first time a view points into it).
