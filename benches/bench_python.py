@@ -416,27 +416,27 @@ def java_client_cpu(log: Path, rounds: int) -> tuple[float, float] | None:
     return n / float(words[4]), n / float(words[7])
 
 
-def ours_cpu(log: Path, repeat: int) -> tuple[float, float]:
+def ours_cpu(log: Path, repeat: int, binary_view: bool = False) -> tuple[float, float]:
     """Best wall and best CPU seconds (this thread's: threads=1 decodes on the caller's thread)
     of kafkalog.read(log, threads=1).read_all(), after one read to warm up."""
-    kafkalog.read(log, threads=1).read_all()
+    kafkalog.read(log, threads=1, binary_view=binary_view).read_all()
     wall = cpu = float("inf")
     for _ in range(repeat):
         t, c = time.perf_counter(), time.thread_time()
-        kafkalog.read(log, threads=1).read_all()
+        kafkalog.read(log, threads=1, binary_view=binary_view).read_all()
         cpu = min(cpu, time.thread_time() - c)
         wall = min(wall, time.perf_counter() - t)
     return wall, cpu
 
 
-def first_read_seconds(log: Path, repeat: int) -> tuple[float, float]:
+def first_read_seconds(log: Path, repeat: int, binary_view: bool = False) -> tuple[float, float]:
     """The first kafkalog.read of `log` in a fresh process, and the best of the later ones."""
     code = (
         "import sys, time, kafkalog\n"
         "times = []\n"
         f"for _ in range({repeat}):\n"
         "    t = time.perf_counter()\n"
-        f"    kafkalog.read({str(log)!r}, threads=1).read_all()\n"
+        f"    kafkalog.read({str(log)!r}, threads=1, binary_view={binary_view}).read_all()\n"
         "    times.append(time.perf_counter() - t)\n"
         "print(times[0], min(times[1:]))\n"
     )
@@ -469,6 +469,15 @@ def java_cases(tmp: Path, n: int, rounds: int, codecs: list[str]) -> None:
         )
         if java is None:
             print(f"        java: {note}")
+        # The same read with key and value as binary_view columns pointing into the bytes read.
+        views = best_of(
+            lambda log=log: kafkalog.read(log, threads=1, binary_view=True).read_all(), 7
+        )
+        vratio = f"{n / views / java:.2f}x" if java else "-"
+        print(
+            f"{'':7} views    {n / views / 1e6:6.2f} M rec/s {len(data) / views / 1e6:7.0f} MB/s"
+            f" | java {java_text:>8} rec/s | ratio {vratio} | views/binary {ours / views:.2f}x"
+        )
         jc = java_client_cpu(log, rounds)
         if jc is not None:
             wall, cpu_s = ours_cpu(log, 7)
@@ -478,7 +487,22 @@ def java_cases(tmp: Path, n: int, rounds: int, codecs: list[str]) -> None:
                 f"(wall: {n / wall / 1e6:.2f} M vs"
                 f" {jc[0] / 1e6:.2f} M, {n / wall / jc[0]:.2f}x)"
             )
-        rows.append({"codec": codec, "kafkalog": n / ours, "java": java, "bytes": len(data)})
+            vwall, vcpu = ours_cpu(log, 7, binary_view=True)
+            print(
+                f"{'':7} CPU time: views    {n / vcpu / 1e6:6.2f} M rec/s, "
+                f"java {jc[1] / 1e6:6.2f} M rec/s, ratio {n / vcpu / jc[1]:.2f}x "
+                f"(wall: {n / vwall / 1e6:.2f} M vs"
+                f" {jc[0] / 1e6:.2f} M, {n / vwall / jc[0]:.2f}x)"
+            )
+        rows.append(
+            {
+                "codec": codec,
+                "kafkalog": n / ours,
+                "views": n / views,
+                "java": java,
+                "bytes": len(data),
+            }
+        )
         if codec == "none":
             # The floor: every batch's CRC-32C (kafkalog.read_batches computes it and parses
             # only the 61-byte batch headers) plus one copy of the segment's bytes.
@@ -501,11 +525,14 @@ def java_cases(tmp: Path, n: int, rounds: int, codecs: list[str]) -> None:
                 f" (CRC {crc * 1e3:.1f} ms + copy {copy * 1e3:.1f} ms); kafkalog takes "
                 f"{ours / floor:.2f}x the floor"
             )
-    first, later = first_read_seconds(tmp / "java-none-0" / "00000000000000000000.log", 4)
-    print(
-        f"first read in a fresh process {first * 1e3:.0f} ms, later ones {later * 1e3:.0f} ms: "
-        f"{first / later:.2f}x"
-    )
+    for binary_view in (False, True):
+        first, later = first_read_seconds(
+            tmp / "java-none-0" / "00000000000000000000.log", 4, binary_view
+        )
+        print(
+            f"first read in a fresh process{' (views)' if binary_view else ''} "
+            f"{first * 1e3:.0f} ms, later ones {later * 1e3:.0f} ms: {first / later:.2f}x"
+        )
     print("json " + json.dumps(rows))
 
 

@@ -3,7 +3,7 @@
 //! bytes and must return: any panic, hang or unbounded allocation is a bug.
 
 use crate::arrow::origin::Origin;
-use crate::arrow::reader::{decode_bytes, list_batches_in_bytes, ReaderBuilder};
+use crate::arrow::reader::{decode_buffer, decode_bytes, list_batches_in_bytes, ReaderBuilder};
 use crate::arrow::schema::Projection;
 use crate::format::batch::CrcPolicy;
 use crate::format::compression::{decompress, Compression};
@@ -29,6 +29,24 @@ pub fn segment(data: &[u8]) {
         let _ = decode_bytes(&builder(crc), data, Origin::default());
     }
     let _ = list_batches_in_bytes(&builder(CrcPolicy::Report), data, Origin::default());
+    // binary_view: views built without validation, into the input (given as an owned buffer,
+    // or not, when values are copied) and into decompressed batches, must be valid Arrow.
+    let views = builder(CrcPolicy::Ignore).with_binary_view(true);
+    let owned = arrow_buffer::Buffer::from_slice_ref(data);
+    for decoded in [
+        decode_buffer(&views, owned, Origin::default()),
+        decode_bytes(&views, data, Origin::default()),
+    ] {
+        for batch in decoded.map(|(batches, _)| batches).unwrap_or_default() {
+            for name in ["key", "value"] {
+                let column = batch.column_by_name(name).expect("key and value are read");
+                column
+                    .to_data()
+                    .validate_full()
+                    .expect("binary_view columns are valid");
+            }
+        }
+    }
 }
 
 /// One v2 batch whose CRC is made right, so the fuzzer reaches the records behind it.

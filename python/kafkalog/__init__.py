@@ -216,6 +216,7 @@ def _options(
     filesystem: Any | None = None,
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
     visibility: Visibility = "consumer",
+    binary_view: bool = False,
 ) -> _ReaderOptions:
     """The options the native reader takes, checked."""
     if threads is not None and threads < 1:
@@ -253,6 +254,7 @@ def _options(
         "read_committed": isolation_level == "read_committed",
         "visibility": visibility,
         "threads": threads,
+        "binary_view": bool(binary_view),
         **_storage_kwargs(storage_options, filesystem, encryption_keys),
     }
 
@@ -316,6 +318,7 @@ def read(
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
     compacted: bool | Mapping[str, Any] = False,
     visibility: Visibility = "consumer",
+    binary_view: bool = False,
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -376,6 +379,22 @@ def read(
       by retention or DeleteRecords, still on disk) are left out, and ``read_committed``'s
       last stable offset never passes the high watermark. ``"all"`` returns every record on
       disk, for forensics.
+    - ``binary_view``: ``key`` and ``value`` as Arrow ``binary_view`` columns that point into
+      the bytes read instead of ``binary`` columns holding copies of them (faster, and no
+      output to allocate and fill), for consumers that take views (pyarrow, polars, DuckDB;
+      ``column.cast(pa.binary())`` gives the default's column). Values of up to 12 bytes are
+      stored in the view itself; longer ones point into the segment's memory map (local files
+      of 1 MiB or more), the buffers a file was read into (smaller files, object stores), or a
+      compressed batch's decompressed records. Header values stay ``binary``. The table keeps
+      what it points into alive: a mapped segment stays mapped (and its disk space in use, if
+      retention deletes the file) until the table is dropped; everything else is memory the
+      default would have used for the copies. A table outlives the reader and the file being
+      deleted or compacted away, as Kafka replaces files rather than rewriting them. The one
+      exception is a broker truncating a segment in place (a follower's truncation on a leader
+      change, or log recovery) while you hold a table pointing into its map: values from the
+      truncated part then read as zero bytes, or as the records the broker appended there
+      since. Nothing crashes; cast to ``binary`` (or leave the option off) to keep a table of a
+      live broker's newest segments for long.
 
     A partial batch at the end of a segment is not an error: the complete batches are returned
     and a :class:`TruncatedSegmentWarning` says how many bytes were left. An index that cannot
@@ -415,6 +434,7 @@ def read(
         filesystem=filesystem,
         encryption_keys=encryption_keys,
         visibility=visibility,
+        binary_view=binary_view,
     )
     return _to_reader(_Reader.open(_paths(path), options))
 
@@ -431,9 +451,12 @@ def read_bytes(
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     topic: str | None = None,
     partition: int | None = None,
+    binary_view: bool = False,
 ) -> pa.RecordBatchReader:
     """Decode log entries already in memory: a segment's bytes, or the ``records`` field of a
     Fetch response. Options as :func:`read`; positions in errors count from the buffer's start.
+    With ``binary_view`` the columns point into ``data`` (a ``bytes`` object is kept alive, not
+    copied) and into decompressed batches.
     """
     if isinstance(data, memoryview):
         data = data.tobytes()
@@ -447,6 +470,7 @@ def read_bytes(
         max_decompressed_size=max_decompressed_size,
         topic=topic,
         partition=partition,
+        binary_view=binary_view,
     )
     return _to_reader(_Reader.from_bytes(bytes(data), options))
 
@@ -671,6 +695,7 @@ def read_items(
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
+    binary_view: bool = False,
 ) -> pa.RecordBatchReader:
     """Decode work items made by :func:`plan` (in their order), without planning again.
     Options as :func:`read`; ``threads`` defaults to one (a task's share)."""
@@ -686,6 +711,7 @@ def read_items(
         storage_options=storage_options,
         filesystem=filesystem,
         encryption_keys=encryption_keys,
+        binary_view=binary_view,
     )
     rows = [tuple(i) for i in items]
     return _to_reader(_Reader.open_items(rows, options))
@@ -741,9 +767,14 @@ def rebuild_indexes(
     return _rebuild_indexes(os.fspath(path), index_interval_bytes, max_decompressed_size)
 
 
-def schema(columns: Sequence[str] | None = None, *, batch_metadata: bool = False) -> pa.Schema:
+def schema(
+    columns: Sequence[str] | None = None,
+    *,
+    batch_metadata: bool = False,
+    binary_view: bool = False,
+) -> pa.Schema:
     """The Arrow schema :func:`read` produces for these options."""
-    options = _options(columns=columns, batch_metadata=batch_metadata)
+    options = _options(columns=columns, batch_metadata=batch_metadata, binary_view=binary_view)
     return pa.schema(_Reader.from_bytes(b"", options).schema)
 
 

@@ -78,6 +78,7 @@ class ReaderOptions(TypedDict, total=False):
     threads: int | None
     storage_options: dict[str, str] | None
     filesystem: Any | None
+    binary_view: bool
 
 @type_check_only
 class WriterOptions(TypedDict, total=False):

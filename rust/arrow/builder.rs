@@ -10,8 +10,9 @@ use super::origin::Origin;
 use super::output::Output;
 use super::schema::{header_fields, Column, Projection};
 use super::seek::FileBounds;
+use super::views::{Sources, Views};
 use crate::format::batch::{
-    BatchInfo, ByteSpan, Headers, Record, RecordRun, RecordSink, TimestampType,
+    BatchDecoder, BatchInfo, ByteSpan, Headers, Record, RecordRun, RecordSink, TimestampType,
 };
 use crate::format::control;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType};
@@ -158,6 +159,60 @@ fn append(out: &mut Vec<u8>, buf: &[u8], start: usize, len: usize) {
         out.truncate(end);
     } else {
         out.extend_from_slice(&buf[start..start + len]);
+    }
+}
+
+/// A `key` or `value` column: copies (`binary`), or views into the bytes read (`binary_view`,
+/// see `views.rs`).
+enum KeyValue {
+    Binary(Bytes),
+    Views(Views),
+}
+
+impl KeyValue {
+    fn new(binary_view: bool) -> Self {
+        if binary_view {
+            KeyValue::Views(Views::new())
+        } else {
+            KeyValue::Binary(Bytes::new())
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, value: Option<&[u8]>, sources: &mut Sources) {
+        match self {
+            KeyValue::Binary(c) => c.push(value),
+            KeyValue::Views(c) => c.push(value, sources),
+        }
+    }
+
+    /// Appends the fields `spans` point at in `buf`; `at` is where `buf` lies among the sources
+    /// (for views).
+    #[inline]
+    fn extend(
+        &mut self,
+        buf: &[u8],
+        at: Option<super::views::Located>,
+        spans: impl ExactSizeIterator<Item = ByteSpan> + Clone,
+    ) {
+        match self {
+            KeyValue::Binary(c) => c.extend(buf, spans),
+            KeyValue::Views(c) => c.extend(buf, at, spans),
+        }
+    }
+
+    fn truncate(&mut self, rows: usize) {
+        match self {
+            KeyValue::Binary(c) => c.truncate(rows),
+            KeyValue::Views(c) => c.truncate(rows),
+        }
+    }
+
+    fn finish(&mut self, sources: &Sources) -> ArrayRef {
+        match self {
+            KeyValue::Binary(c) => c.finish_binary(),
+            KeyValue::Views(c) => c.finish(sources),
+        }
     }
 }
 
@@ -340,8 +395,11 @@ pub struct RecordColumns {
     rows: usize,
     /// Whether any batch-metadata column is asked for.
     any_metadata: bool,
-    key: Option<Bytes>,
-    value: Option<Bytes>,
+    /// Whether `key` and `value` are views (`binary_view`), and the buffers they point into.
+    binary_view: bool,
+    sources: Sources,
+    key: Option<KeyValue>,
+    value: Option<KeyValue>,
     offset: Option<Prim<i64>>,
     timestamp: Option<Prim<i64>>,
     timestamp_type: Option<Prim<i32>>,
@@ -386,11 +444,16 @@ impl RecordColumns {
         bounds: FileBounds,
     ) -> Self {
         let p = &projection;
+        let binary_view = p.binary_view();
         RecordColumns {
             bounds,
             past_end: false,
-            key: when(p, Column::Key, Bytes::new),
-            value: when(p, Column::Value, Bytes::new),
+            binary_view,
+            sources: Sources::default(),
+            key: p.contains(Column::Key).then(|| KeyValue::new(binary_view)),
+            value: p
+                .contains(Column::Value)
+                .then(|| KeyValue::new(binary_view)),
             offset: when(p, Column::Offset, Prim::new),
             timestamp: when(p, Column::Timestamp, Prim::new),
             timestamp_type: when(p, Column::TimestampType, Prim::new),
@@ -430,6 +493,7 @@ impl RecordColumns {
     /// Starts over for another input, keeping the buffers; rows not finished are dropped.
     pub fn restart(&mut self, origin: Origin, bounds: FileBounds) {
         self.truncate(0);
+        self.sources = Sources::default();
         self.origin = origin;
         self.bounds = bounds;
         self.past_end = false;
@@ -479,7 +543,20 @@ impl Output for RecordColumns {
             record_crc,
             record_crc_valid
         );
+        if rows == 0 {
+            self.sources.finish();
+        }
         self.rows = rows;
+    }
+
+    fn set_backing(&mut self, buffer: Option<Buffer>) {
+        if self.binary_view {
+            self.sources.set_backing(buffer);
+        }
+    }
+
+    fn adopt_decompressed(&mut self, batches: &mut BatchDecoder) {
+        self.sources.adopt(batches);
     }
 
     fn past_end(&self) -> bool {
@@ -496,8 +573,8 @@ impl Output for RecordColumns {
             .into_iter()
             .map(|c| -> ArrayRef {
                 match c {
-                    Column::Key => self.key.as_mut().unwrap().finish_binary(),
-                    Column::Value => self.value.as_mut().unwrap().finish_binary(),
+                    Column::Key => self.key.as_mut().unwrap().finish(&self.sources),
+                    Column::Value => self.value.as_mut().unwrap().finish(&self.sources),
                     Column::Topic => Arc::new(match &origin.topic {
                         Some(t) => repeated_string(t, rows),
                         None => StringArray::new_null(rows),
@@ -570,6 +647,7 @@ impl Output for RecordColumns {
             })
             .collect();
         self.rows = 0;
+        self.sources.finish();
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
         RecordBatch::try_new_with_options(self.projection.schema(), columns, &options)
             .expect("columns are built to the projection's schema")
@@ -632,10 +710,10 @@ impl RecordSink for RecordColumns {
         }
         self.rows += 1;
         if let Some(c) = &mut self.key {
-            c.push(r.key);
+            c.push(r.key, &mut self.sources);
         }
         if let Some(c) = &mut self.value {
-            c.push(r.value);
+            c.push(r.value, &mut self.sources);
         }
         if let Some(c) = &mut self.offset {
             c.push(r.offset);
@@ -653,6 +731,13 @@ impl RecordSink for RecordColumns {
         }
         if self.any_metadata {
             self.push_metadata(batch, r);
+        }
+    }
+
+    #[inline]
+    fn decompressed(&mut self, bytes: &[u8]) {
+        if self.binary_view {
+            self.sources.decompressed(bytes);
         }
     }
 }
@@ -675,11 +760,19 @@ impl RecordColumns {
     fn push_run(&mut self, batch: &BatchInfo, run: &RecordRun<'_>) {
         let (buf, spans) = (run.bytes, run.spans);
         self.rows += spans.len();
+        // Views: where the run's bytes lie, once for all of its keys and values, when any of
+        // them is too long to inline (else a buffer nothing points into would be kept).
+        let long = |s: &ByteSpan| s.len > super::views::INLINE as i32;
+        let at = if self.binary_view && spans.iter().any(|s| long(&s.key) || long(&s.value)) {
+            self.sources.locate(buf)
+        } else {
+            None
+        };
         if let Some(c) = &mut self.key {
-            c.extend(buf, spans.iter().map(|s| s.key));
+            c.extend(buf, at, spans.iter().map(|s| s.key));
         }
         if let Some(c) = &mut self.value {
-            c.extend(buf, spans.iter().map(|s| s.value));
+            c.extend(buf, at, spans.iter().map(|s| s.value));
         }
         if let Some(c) = &mut self.offset {
             c.extend(spans.iter().map(|s| RecordRun::offset(batch, s)));

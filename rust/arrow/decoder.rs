@@ -149,6 +149,13 @@ impl<O: Output> Decoder<O> {
         }
     }
 
+    /// The bytes passed to [`Self::decode`] from now on lie in `buffer` (a memory map, a read
+    /// buffer; `None`: in nothing the output may keep). With the `binary_view` option the
+    /// columns point into it instead of copying; slices outside it are copied.
+    pub fn set_backing(&mut self, buffer: Option<arrow_buffer::Buffer>) {
+        self.columns.set_backing(buffer);
+    }
+
     /// Position of the next byte the decoder expects.
     pub fn position(&self) -> u64 {
         self.position
@@ -218,8 +225,12 @@ impl<O: Output> Decoder<O> {
                     }
                     let entry = &rest[..len];
                     let rows_before = self.columns.rows();
-                    match self.batches.decode(entry, self.position, &mut self.columns) {
-                        Ok(_) => self.decoded += len.max(self.batches.decompressed_len()),
+                    let decoded = self.batches.decode(entry, self.position, &mut self.columns);
+                    let decompressed = self.batches.decompressed_len();
+                    // Before the rollback below: views may point into the decompressed bytes.
+                    self.columns.adopt_decompressed(&mut self.batches);
+                    match decoded {
+                        Ok(_) => self.decoded += len.max(decompressed),
                         Err(err) => {
                             self.columns.truncate(rows_before);
                             self.corrupt(err, Some(len as u64))?;
@@ -336,13 +347,19 @@ mod tests {
     use crate::format::batch::TimestampType;
     use crate::format::compression::Compression;
     use crate::format::v2::{write_batch, write_record, BatchHeader};
-    use arrow_array::{Array, Int64Array};
+    use arrow_array::{Array, BinaryArray, BinaryViewArray, Int64Array};
+    use arrow_schema::DataType;
 
     /// A v2 batch of `n` records at `base`, values "v<offset>".
     fn batch(base: i64, n: i32) -> Vec<u8> {
+        batch_of(base, n, Compression::None, 0)
+    }
+
+    /// A v2 batch of `n` records at `base`, values "v<offset>" padded with up to `2 * pad` bytes.
+    fn batch_of(base: i64, n: i32, compression: Compression, pad: usize) -> Vec<u8> {
         let mut records = Vec::new();
         for i in 0..n {
-            let v = format!("v{}", base + i as i64);
+            let v = format!("v{}{}", base + i as i64, "p".repeat(pad * (i as usize % 3)));
             write_record(
                 &mut records,
                 i,
@@ -355,7 +372,7 @@ mod tests {
         let header = BatchHeader {
             base_offset: base,
             partition_leader_epoch: 0,
-            compression: Compression::None,
+            compression,
             timestamp_type: TimestampType::CreateTime,
             is_transactional: false,
             is_control: false,
@@ -526,6 +543,79 @@ mod tests {
         d.finish(&buf);
         out.extend(d.flush());
         assert_eq!(offsets(&out), (0..30).collect::<Vec<_>>());
+    }
+
+    fn values(batches: &[RecordBatch]) -> Vec<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        for b in batches {
+            let column = b.column_by_name("value").unwrap();
+            let column = arrow_cast::cast(column, &DataType::Binary).unwrap();
+            let column = column.as_any().downcast_ref::<BinaryArray>().unwrap();
+            out.extend(column.iter().map(|v| v.map(<[u8]>::to_vec)));
+        }
+        out
+    }
+
+    #[test]
+    fn views_read_what_copies_read_from_every_source() {
+        // Plain and compressed batches, a corrupt one rolled back half way, small output
+        // batches: the views hold what the copies hold, and pass Arrow's full validation.
+        let parts: Vec<Vec<u8>> = (0..12)
+            .map(|i| {
+                let codec = [Compression::None, Compression::Zstd, Compression::Lz4][i % 3];
+                batch_of(i as i64 * 5, 5, codec, 9)
+            })
+            .chain([half_bad_batch(60), batch_of(63, 4, Compression::Gzip, 20)])
+            .collect();
+        let bytes = segment(&parts);
+        let options = DecoderOptions {
+            on_corrupt: OnCorrupt::Skip,
+            batch_size: 8,
+            ..Default::default()
+        };
+        let (copies, _) = run(&bytes, options.clone()).unwrap();
+        assert_eq!(offsets(&copies).len(), 64);
+        let views_options = DecoderOptions {
+            projection: Projection::default().with_binary_view(true),
+            ..options
+        };
+        let backing = arrow_buffer::Buffer::from_vec(bytes.clone());
+        for with_backing in [false, true] {
+            let mut d = Decoder::new(views_options.clone(), Origin::default(), 0);
+            if with_backing {
+                d.set_backing(Some(backing.clone()));
+            }
+            let input: &[u8] = if with_backing { &backing } else { &bytes };
+            let (mut out, mut pos) = (Vec::new(), 0);
+            loop {
+                pos += d.decode(&input[pos..]).unwrap();
+                if d.is_full() {
+                    out.extend(d.flush());
+                    continue;
+                }
+                d.finish(&input[pos..]);
+                out.extend(d.flush());
+                break;
+            }
+            for b in &out {
+                let value = b.column_by_name("value").unwrap();
+                assert_eq!(value.data_type(), &DataType::BinaryView);
+                value.to_data().validate_full().unwrap();
+            }
+            assert_eq!(values(&out), values(&copies), "backing {with_backing}");
+            assert_eq!(offsets(&out), offsets(&copies));
+            // With a backing, nothing is copied: plain batches' long values point into it,
+            // compressed ones' into their decompressed bytes.
+            let copied: usize = out
+                .iter()
+                .map(|b| {
+                    let v = b.column_by_name("value").unwrap();
+                    let v = v.as_any().downcast_ref::<BinaryViewArray>().unwrap();
+                    v.data_buffers()[0].len()
+                })
+                .sum();
+            assert_eq!(copied == 0, with_backing, "copied {copied}");
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `schema.rs` | the columns, their names and Arrow types |
 //! | `builder.rs` | column buffers filled record by record (the hot loop) |
+//! | `views.rs` | `binary_view` columns pointing into the bytes read, and the buffers that own them |
 //! | `decoder.rs` | sans-I/O decoder: bytes in, record batches out, corrupt-batch policy |
 //! | `output.rs` | what a decoder fills: record columns or a batch listing |
 //! | `batches.rs` | the batch listing: one row per batch |
@@ -57,5 +58,6 @@ pub mod seek;
 pub mod tiered;
 pub mod transactions;
 pub mod verify;
+pub mod views;
 pub mod visibility;
 pub mod writer;

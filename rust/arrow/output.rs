@@ -1,7 +1,7 @@
 //! What a [`super::decoder::Decoder`] fills: record columns (one row per record) or a batch
 //! listing (one row per batch).
 
-use crate::format::batch::RecordSink;
+use crate::format::batch::{BatchDecoder, RecordSink};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
@@ -19,5 +19,15 @@ pub trait Output: RecordSink {
     /// Whether the input has gone past everything this output wants (offsets only grow).
     fn past_end(&self) -> bool {
         false
+    }
+    /// The bytes fed to the decoder from now on live in `buffer`, an owned buffer an output
+    /// may keep pointing into (`None`: in nothing it may keep). By default ignored.
+    fn set_backing(&mut self, buffer: Option<arrow_buffer::Buffer>) {
+        let _ = buffer;
+    }
+    /// Called after each log entry was decoded (or failed to): an output that pointed into the
+    /// entry's decompressed bytes takes them from `batches`. By default nothing happens.
+    fn adopt_decompressed(&mut self, batches: &mut BatchDecoder) {
+        let _ = batches;
     }
 }

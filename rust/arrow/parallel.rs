@@ -619,10 +619,28 @@ fn recycle(buf: Vec<u8>) {
     }
 }
 
-/// A piece's bytes: read into a buffer, or a range of a file's map.
+/// A piece's bytes: read into a buffer, or a range of a file's map. With `binary_view` a read
+/// buffer becomes an Arrow buffer (`Owned`) that the columns point into.
 enum Bytes {
     Read(Vec<u8>),
+    Owned(arrow_buffer::Buffer),
     Mapped(Mapped, std::ops::Range<usize>),
+}
+
+impl Bytes {
+    /// For `binary_view`: the bytes as the owned buffer they lie in, which the columns may
+    /// point into (a read buffer is handed over, not copied; a map is shared whole).
+    fn backing(&mut self) -> arrow_buffer::Buffer {
+        match self {
+            Bytes::Read(buf) => {
+                let owned = arrow_buffer::Buffer::from_vec(std::mem::take(buf));
+                *self = Bytes::Owned(owned.clone());
+                owned
+            }
+            Bytes::Owned(buffer) => buffer.clone(),
+            Bytes::Mapped(map, _) => map.buffer(),
+        }
+    }
 }
 
 impl std::ops::Deref for Bytes {
@@ -630,6 +648,7 @@ impl std::ops::Deref for Bytes {
     fn deref(&self) -> &[u8] {
         match self {
             Bytes::Read(buf) => buf,
+            Bytes::Owned(buffer) => buffer,
             Bytes::Mapped(map, range) => &map.bytes()[range.clone()],
         }
     }
@@ -698,8 +717,9 @@ thread_local! {
 
 /// Decodes a whole piece and sends its batches (never waiting: the channel is unbounded, and
 /// a piece holds about one batch).
-fn decode_piece(shared: &Shared, file: &Planned, piece: Piece, out: &Sender<Msg>) {
+fn decode_piece(shared: &Shared, file: &Planned, mut piece: Piece, out: &Sender<Msg>) {
     let segment = &file.file;
+    let views = shared.builder.binary_view();
     DECODER.with_borrow_mut(|cached| {
         let origin = segment.origin.clone();
         let bounds = file.bounds.clone();
@@ -717,7 +737,14 @@ fn decode_piece(shared: &Shared, file: &Planned, piece: Piece, out: &Sender<Msg>
                 &mut cached.insert(Box::new((shared.read, d))).1
             }
         };
+        if views {
+            decoder.set_backing(Some(piece.bytes.backing()));
+        }
         let decoded = catch_panic(|| Ok(decode_into(decoder, segment, &piece, out)));
+        if views {
+            // The cached decoder must not keep the piece's buffer (or map) alive.
+            decoder.set_backing(None);
+        }
         if let Err(err) = decoded {
             let _ = out.send(Msg::Error(err.with_path(&segment.path)));
             *cached = None; // its state is unknown
@@ -751,7 +778,7 @@ fn decode_into(
     // A truncation under the map makes what was decoded from it untrustworthy: it comes first.
     let truncated = || match &piece.bytes {
         Bytes::Mapped(map, _) => map.check().err(),
-        Bytes::Read(_) => None,
+        Bytes::Read(_) | Bytes::Owned(_) => None,
     };
     let bytes = &piece.bytes;
     let mut pos = 0;

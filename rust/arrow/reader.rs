@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
 use crate::storage::{default_storage, Mapped, Object, Storage};
 use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_buffer::Buffer;
 use arrow_schema::{ArrowError, SchemaRef};
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -65,6 +66,11 @@ impl ReaderBuilder {
         &self.storage
     }
 
+    /// Whether `key` and `value` are `binary_view` columns (see [`Self::with_binary_view`]).
+    pub fn binary_view(&self) -> bool {
+        self.options.projection.binary_view()
+    }
+
     /// Target rows per output batch.
     pub fn batch_size(&self) -> usize {
         self.options.batch_size
@@ -76,9 +82,19 @@ impl ReaderBuilder {
         self
     }
 
+    /// Whether `key` and `value` are `binary_view` columns pointing into the bytes read (a
+    /// local file's map, read buffers, decompressed batches) instead of `binary` copies. See
+    /// `views.rs`, and [`crate::storage::Mapped::buffer`] for what a truncation does to them.
+    pub fn with_binary_view(mut self, on: bool) -> Self {
+        self.options.projection = self.options.projection.with_binary_view(on);
+        self
+    }
+
     /// The columns to read (default: all of Spark's Kafka source columns).
     pub fn with_projection(mut self, projection: Projection) -> Self {
-        self.options.projection = projection;
+        // Either order of `with_binary_view` and this keeps the option.
+        let binary_view = self.options.projection.binary_view() || projection.binary_view();
+        self.options.projection = projection.with_binary_view(binary_view);
         self
     }
 
@@ -269,6 +285,10 @@ struct OpenFile<O> {
     /// A local file's map: then the bytes are `map[start..end]`, all of the range at once, and
     /// `buf` stays empty.
     map: Option<Mapped>,
+    /// `binary_view`: columns point into the bytes read, so each read goes into a new buffer
+    /// (the bytes are `frozen[start..end]`, and `buf` stays empty) rather than reusing `buf`.
+    views: bool,
+    frozen: Option<Buffer>,
     /// Bytes the next read asks for: small first, doubling to `CHUNK`, so that a bounded read
     /// of a remote (tiered) segment fetches little more than it decodes.
     fill: usize,
@@ -309,8 +329,12 @@ impl<O: Output> OpenFile<O> {
             }
             _ => open_range(builder.storage.as_ref(), &segment)?,
         };
-        let decoder = builder.decoder_for(make, segment.origin.clone(), bounds, segment.start);
+        let mut decoder = builder.decoder_for(make, segment.origin.clone(), bounds, segment.start);
         let map = file.mapped();
+        let views = builder.options.projection.binary_view();
+        if let (Some(map), true) = (&map, views) {
+            decoder.set_backing(Some(map.buffer()));
+        }
         if map.is_some() {
             return Ok(OpenFile {
                 unread: 0,
@@ -322,6 +346,8 @@ impl<O: Output> OpenFile<O> {
                 decoder,
                 buf: Vec::new(),
                 map,
+                views,
+                frozen: None,
                 fill: FIRST_FILL,
             });
         }
@@ -335,16 +361,29 @@ impl<O: Output> OpenFile<O> {
             start: 0,
             end: 0,
             map: None,
+            views,
+            frozen: None,
             fill: FIRST_FILL,
         })
     }
 
     /// The bytes from the decoder's position on that are at hand.
-    fn window<'a>(map: &'a Option<Mapped>, buf: &'a [u8], start: usize, end: usize) -> &'a [u8] {
-        match map {
-            Some(map) => &map.bytes()[start..end],
-            None => &buf[start..end],
+    fn window(&self) -> &[u8] {
+        match (&self.map, &self.frozen) {
+            (Some(map), _) => &map.bytes()[self.start..self.end],
+            (None, Some(frozen)) => &frozen[self.start..self.end],
+            (None, None) => &self.buf[self.start..self.end],
         }
+    }
+
+    /// The bytes at hand and the decoder, borrowed together.
+    fn window_and_decoder(&mut self) -> (&[u8], &mut Decoder<O>) {
+        let window = match (&self.map, &self.frozen) {
+            (Some(map), _) => &map.bytes()[self.start..self.end],
+            (None, Some(frozen)) => &frozen[self.start..self.end],
+            (None, None) => &self.buf[self.start..self.end],
+        };
+        (window, &mut self.decoder)
     }
 
     /// A truncation under the map, which makes whatever was decoded from it untrustworthy,
@@ -362,6 +401,9 @@ impl<O: Output> OpenFile<O> {
         if self.unread == 0 {
             return Ok(false);
         }
+        if self.views {
+            return self.fill_new();
+        }
         self.buf.copy_within(self.start..self.end, 0);
         self.end -= self.start;
         self.start = 0;
@@ -377,6 +419,30 @@ impl<O: Output> OpenFile<O> {
             self.unread = 0;
         }
         self.end += n;
+        self.read_to += n as u64;
+        self.unread -= n as u64;
+        Ok(true)
+    }
+
+    /// [`Self::fill`] for `binary_view`: the bytes not yet decoded and the next read go into a
+    /// new buffer, which the decoder's columns may point into and keep; the last one is left
+    /// to the arrays that point into it.
+    fn fill_new(&mut self) -> Result<bool> {
+        let rest = self.end - self.start;
+        let want = self.fill.max(self.decoder.need());
+        self.fill = (self.fill * 2).min(CHUNK);
+        let take = (want.saturating_sub(rest).max(1) as u64).min(self.unread) as usize;
+        let mut next = Vec::with_capacity(rest + take);
+        next.extend_from_slice(self.window());
+        let n = self.file.read_into(self.read_to, take, &mut next)?;
+        if n == 0 {
+            self.unread = 0;
+        }
+        let frozen = Buffer::from_vec(next);
+        self.decoder.set_backing(Some(frozen.clone()));
+        self.frozen = Some(frozen);
+        self.start = 0;
+        self.end = rest + n;
         self.read_to += n as u64;
         self.unread -= n as u64;
         Ok(true)
@@ -468,8 +534,8 @@ impl<O: Output> LogReader<O> {
                 self.open_next();
             }
             let f = self.current.as_mut().unwrap();
-            let window = OpenFile::<O>::window(&f.map, &f.buf, f.start, f.end);
-            let decoded = f.decoder.decode(window);
+            let (window, decoder) = f.window_and_decoder();
+            let decoded = decoder.decode(window);
             let consumed = f.settle(decoded)?;
             f.start += consumed;
             if f.decoder.is_full() {
@@ -482,8 +548,8 @@ impl<O: Output> LogReader<O> {
             }
             let at_end = f.decoder.is_stopped() || !f.fill()?;
             if at_end {
-                f.decoder
-                    .finish(OpenFile::<O>::window(&f.map, &f.buf, f.start, f.end));
+                let (window, decoder) = f.window_and_decoder();
+                decoder.finish(window);
                 f.settle(Ok(()))?;
                 let batch = f.decoder.flush();
                 self.collect_issues();
@@ -547,6 +613,18 @@ pub fn decode_bytes(
         builder.decoder_for(record_columns, origin, FileBounds::all(), 0),
         bytes,
     )
+}
+
+/// [`decode_bytes`] of an owned buffer: with the `binary_view` option the columns point into
+/// `buffer` rather than copy it.
+pub fn decode_buffer(
+    builder: &ReaderBuilder,
+    buffer: Buffer,
+    origin: Origin,
+) -> Result<(Vec<RecordBatch>, Vec<Issue>)> {
+    let mut decoder = builder.decoder_for(record_columns, origin, FileBounds::all(), 0);
+    decoder.set_backing(Some(buffer.clone()));
+    drain(decoder, &buffer)
 }
 
 /// Lists the batches of a buffer already in memory.

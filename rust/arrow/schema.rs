@@ -157,7 +157,14 @@ impl Column {
 
     /// The column's Arrow field: name, type and nullability.
     pub fn field(self) -> Field {
+        self.field_with(false)
+    }
+
+    /// The column's Arrow field, with `key` and `value` typed `binary_view` when
+    /// `binary_view` is set (the `binary_view` read option; every other column is the same).
+    pub fn field_with(self, binary_view: bool) -> Field {
         let (ty, nullable) = match self {
+            Column::Key | Column::Value if binary_view => (DataType::BinaryView, true),
             Column::Key | Column::Value => (DataType::Binary, true),
             Column::Topic => (DataType::Utf8, true),
             Column::Partition => (DataType::Int32, true),
@@ -217,6 +224,8 @@ pub fn header_fields() -> Fields {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Projection {
     columns: Vec<Column>,
+    /// `key` and `value` as `binary_view` (pointing into the bytes read) rather than `binary`.
+    binary_view: bool,
 }
 
 impl Projection {
@@ -231,7 +240,10 @@ impl Projection {
                 )));
             }
         }
-        Ok(Projection { columns })
+        Ok(Projection {
+            columns,
+            binary_view: false,
+        })
     }
 
     /// Spark's Kafka columns, plus the batch metadata when asked.
@@ -240,7 +252,22 @@ impl Projection {
         if batch_metadata {
             columns.extend(Column::METADATA);
         }
-        Projection { columns }
+        Projection {
+            columns,
+            binary_view: false,
+        }
+    }
+
+    /// The same columns with `key` and `value` typed `binary_view` (see
+    /// [`Column::field_with`]) when `on`.
+    pub fn with_binary_view(mut self, on: bool) -> Self {
+        self.binary_view = on;
+        self
+    }
+
+    /// Whether `key` and `value` are `binary_view` columns.
+    pub fn binary_view(&self) -> bool {
+        self.binary_view
     }
 
     /// The columns with these names, in this order.
@@ -266,7 +293,10 @@ impl Projection {
     /// The Arrow schema of these columns.
     pub fn schema(&self) -> SchemaRef {
         Arc::new(Schema::new(
-            self.columns.iter().map(|c| c.field()).collect::<Vec<_>>(),
+            self.columns
+                .iter()
+                .map(|c| c.field_with(self.binary_view))
+                .collect::<Vec<_>>(),
         ))
     }
 }

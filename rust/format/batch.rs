@@ -381,6 +381,16 @@ pub trait RecordSink {
             self.record(batch, &run.record(batch, i));
         }
     }
+
+    /// Called once a compressed batch (or v0/v1 wrapper) is decompressed, before its records:
+    /// the records that follow borrow from `bytes`, the decoder's buffer, which
+    /// [`BatchDecoder::take_decompressed`] gives away whole after the batch. A sink that keeps
+    /// pointers into the records' bytes rather than copies notes where they are. By default
+    /// nothing happens.
+    #[inline]
+    fn decompressed(&mut self, bytes: &[u8]) {
+        let _ = bytes;
+    }
 }
 
 /// What to do with each batch's CRC (CRC-32C for v2, CRC-32 for v0/v1).
@@ -455,6 +465,20 @@ impl BatchDecoder {
     /// Decompressed bytes of the last batch decoded (0 when it was not compressed).
     pub fn decompressed_len(&self) -> usize {
         self.decompressed
+    }
+
+    /// The decompressed records of the last batch decoded (empty when it was not compressed),
+    /// given away: the bytes [`RecordSink::decompressed`] showed, in the same allocation, so that
+    /// a sink may keep them instead of copying what it was lent. The next batch decompresses
+    /// into a fresh buffer.
+    pub fn take_decompressed(&mut self) -> Vec<u8> {
+        if self.decompressed == 0 {
+            return Vec::new();
+        }
+        // The next batch's guess is this one's size (batches are alike), not this buffer's
+        // capacity, which one large batch may have grown far past the usual.
+        let len = std::mem::take(&mut self.decompressed);
+        std::mem::replace(&mut self.scratch, Vec::with_capacity(len))
     }
 }
 

@@ -270,6 +270,7 @@ fn decode_message<S: RecordSink>(
     )?;
     dec.decompressed = dec.scratch.len();
     let inner_bytes: &[u8] = &dec.scratch;
+    sink.decompressed(inner_bytes);
     frame_inner(inner_bytes, &mut dec.inner)?;
     if dec.inner.is_empty() {
         return Err(Error::corrupt(

@@ -129,6 +129,7 @@ pub(super) fn decode<S: RecordSink>(
             &mut dec.scratch,
         )?;
         dec.decompressed = dec.scratch.len();
+        sink.decompressed(&dec.scratch);
         &dec.scratch
     };
     read_records(&info, records, &mut dec.spans, sink)?;

@@ -11,7 +11,9 @@ use crate::arrow::origin::Origin;
 use crate::arrow::output::Output;
 use crate::arrow::parallel::{ParallelReader, PIECE_BYTES};
 use crate::arrow::plan::{plan_items, WorkItem};
-use crate::arrow::reader::{decode_bytes, list_batches_in_bytes, LogReader, ReaderBuilder};
+use crate::arrow::reader::{
+    decode_buffer, decode_bytes, list_batches_in_bytes, LogReader, ReaderBuilder,
+};
 use crate::arrow::schema::Projection;
 use crate::arrow::seek::Bounds;
 use crate::arrow::visibility::Visibility;
@@ -58,6 +60,8 @@ pub struct Options {
     storage_options: Option<BTreeMap<String, String>>,
     /// A `pyarrow.fs.FileSystem` to read through instead.
     filesystem: Option<Py<PyAny>>,
+    /// `key` and `value` as `binary_view` columns pointing into the bytes read.
+    binary_view: bool,
 }
 
 impl Default for Options {
@@ -84,6 +88,7 @@ impl Default for Options {
             threads: None,
             storage_options: None,
             filesystem: None,
+            binary_view: false,
         }
     }
 }
@@ -110,6 +115,7 @@ options_from_dict!(Options {
     threads,
     storage_options,
     filesystem,
+    binary_view,
 });
 
 impl Options {
@@ -136,7 +142,7 @@ impl Options {
             None => Projection::default_with_metadata(self.batch_metadata),
         };
         let mut builder = ReaderBuilder::new()
-            .with_projection(projection)
+            .with_projection(projection.with_binary_view(self.binary_view))
             .with_batch_size(self.batch_size)
             .with_include_control(self.include_control)
             .with_crc(self.crc())
@@ -301,12 +307,15 @@ impl Reader {
         } else {
             builder.schema()
         };
-        let decode = if options.list_batches {
-            list_batches_in_bytes
+        let (batches, issues) = if options.list_batches {
+            detach(py, || list_batches_in_bytes(&builder, &data, origin))?
+        } else if options.binary_view {
+            // The columns point into the Python bytes object, which the arrays keep alive.
+            let buffer = python_bytes_buffer(data);
+            detach(py, || decode_buffer(&builder, buffer, origin))?
         } else {
-            decode_bytes
+            detach(py, || decode_bytes(&builder, &data, origin))?
         };
-        let (batches, issues) = detach(py, || decode(&builder, &data, origin))?;
         let mut reader = Reader {
             source: Source::Decoded(batches.into()),
             schema,
@@ -343,6 +352,23 @@ impl Reader {
             }
         };
         next.transpose().py_err().map(|b| b.map(PyRecordBatch::new))
+    }
+}
+
+/// A Python bytes-like object's bytes as an Arrow buffer that keeps the object alive (no copy).
+fn python_bytes_buffer(data: PyBackedBytes) -> arrow_buffer::Buffer {
+    let bytes: &[u8] = &data;
+    let (ptr, len) = (bytes.as_ptr(), bytes.len());
+    match std::ptr::NonNull::new(ptr.cast_mut()) {
+        // SAFETY: `PyBackedBytes` holds an immutable `bytes` object (or an owned copy of a
+        // `bytearray`), whose buffer neither moves nor changes while it is held; the Arrow
+        // buffer holds it through the `Arc` until the last array pointing into it is dropped
+        // (only to keep it: it is never touched through the `Arc`, hence `AssertUnwindSafe`).
+        Some(ptr) if len > 0 => unsafe {
+            let owner = Arc::new(std::panic::AssertUnwindSafe(data));
+            arrow_buffer::Buffer::from_custom_allocation(ptr, len, owner)
+        },
+        _ => arrow_buffer::Buffer::default(),
     }
 }
 

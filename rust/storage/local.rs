@@ -224,6 +224,26 @@ impl Mapped {
         &self.0.map
     }
 
+    /// The map as an Arrow buffer that keeps it (and its SIGBUS slot) alive: for `binary_view`
+    /// columns that point into the file instead of copying it. The map outlives the reader for
+    /// as long as any array holds such a buffer; a file deleted meanwhile (retention, the
+    /// cleaner's swap) keeps its bytes. The one change it can see is the broker truncating the
+    /// file in place: bytes of the truncated pages then read as zeros once touched (the guard
+    /// below), or as what the broker wrote there since if the file grew back before they were
+    /// touched. Either is wrong data, never a fault.
+    pub fn buffer(&self) -> arrow_buffer::Buffer {
+        let bytes = self.bytes();
+        let Some(ptr) = std::ptr::NonNull::new(bytes.as_ptr().cast_mut()) else {
+            return arrow_buffer::Buffer::default();
+        };
+        // SAFETY: `ptr..ptr + len` is the map, which stays mapped (read-only, never moved) for
+        // as long as the `MapInner` that owns it lives; the buffer holds an `Arc` of it. Its
+        // bytes change only as described above (see `Mapped::of`), which makes values wrong,
+        // never out of bounds: the buffer's length is fixed, and a truncated page is replaced
+        // by a readable zero page rather than unmapped.
+        unsafe { arrow_buffer::Buffer::from_custom_allocation(ptr, bytes.len(), self.0.clone()) }
+    }
+
     /// An error when the file was truncated under the map since it was mapped: bytes read from
     /// it since then may be zeros or newer bytes and must not be trusted.
     pub fn check(&self) -> Result<()> {
