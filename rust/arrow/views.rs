@@ -4,20 +4,20 @@
 //! The format layer lends its sink borrowed slices and says nothing about who owns them. Two
 //! things here tell the columns that:
 //!
-//! - [`Sources`]: which owned Arrow [`Buffer`]s the slices live in. The reader sets the
+//! - `Sources`: which owned Arrow [`Buffer`]s the slices live in. The reader sets the
 //!   *backing* (a file's memory map, or the read buffer it just filled) before it feeds the
 //!   decoder; a compressed batch's decompressed bytes are *pending* from the format layer's
 //!   [`RecordSink::decompressed`](crate::format::batch::RecordSink::decompressed) hook until the
-//!   decoder adopts them ([`Sources::adopt`]) as a fresh buffer of their own. Where a slice lies
+//!   decoder adopts them (`Sources::adopt`) as a fresh buffer of their own. Where a slice lies
 //!   is found by pointer difference; one that lies in neither (a caller that set no backing) is
 //!   copied into a buffer the column owns, so that a missing backing costs speed, never
 //!   correctness.
-//! - [`Views`]: one `BinaryViewArray` being built. Values of up to 12 bytes are inlined in their
+//! - `Views`: one `BinaryViewArray` being built. Values of up to 12 bytes are inlined in their
 //!   view, as Arrow's layout has it; longer ones are (buffer, offset) pairs into the sources.
 //!
 //! Arrays are assembled with `BinaryViewArray::new_unchecked`: every view is made here from a
 //! slice the parser already bounds-checked, located inside its buffer by the checks in
-//! [`Sources::locate`], so validating each view again would only repeat them.
+//! `Sources::locate`, so validating each view again would only repeat them.
 
 use crate::format::batch::{BatchDecoder, ByteSpan};
 use arrow_array::{ArrayRef, BinaryViewArray};
