@@ -199,42 +199,10 @@ pub fn append_staged(
         }
     }
     let start = next;
-    let (mut records, mut batches) = (0u64, 0u64);
-    let mut bytes = Vec::new();
-    for dir in staged {
-        for seg in discover(&Local, dir)? {
-            for_each_entry(&Local, &seg.path, 0, Access::Whole, |position, entry| {
-                let info = decoder.header(entry, position)?;
-                if info.magic < 2 || info.is_control {
-                    return Err(Error::invalid_argument(
-                        "only magic 2 data batches are appended (as a producer sends them)",
-                    )
-                    .at(position));
-                }
-                let delta = info.last_offset - info.base_offset;
-                bytes.clear();
-                bytes.extend_from_slice(entry);
-                bytes[..8].copy_from_slice(&next.to_be_bytes());
-                writer.append_encoded(
-                    &bytes,
-                    &Encoded {
-                        magic: info.magic,
-                        base_offset: next,
-                        last_offset: next + delta,
-                        max_timestamp: info.max_timestamp,
-                        records: info.record_count.max(0) as u32,
-                        producer_id: info.producer_id,
-                        is_transactional: info.is_transactional,
-                        control: None,
-                    },
-                )?;
-                next += delta + 1;
-                records += info.record_count.max(0) as u64;
-                batches += 1;
-                Ok(true)
-            })?;
-        }
-    }
+    let (next, records, batches) =
+        each_staged_batch(&Local, staged, &mut decoder, start, |bytes, encoded| {
+            writer.append_encoded(bytes, encoded)
+        })?;
     if let Some((id, sequence)) = mark {
         marks.retain(|(w, _)| w != id);
         marks.push((id.to_string(), sequence));
@@ -472,56 +440,27 @@ pub fn append_remote_with(
         },
     )?;
     let start = next;
-    let (mut records, mut batches, mut rolled) = (0u64, 0u64, false);
-    let mut bytes = Vec::new();
-    for dir in staged {
-        for seg in discover(storage.as_ref(), dir)? {
-            for_each_entry(
-                storage.as_ref(),
-                &seg.path,
-                0,
-                Access::Whole,
-                |position, entry| {
-                    let info = decoder.header(entry, position)?;
-                    if info.magic < 2 || info.is_control {
-                        return Err(Error::invalid_argument(
-                            "only magic 2 data batches are appended (as a producer sends them)",
-                        )
-                        .at(position));
-                    }
-                    let delta = info.last_offset - info.base_offset;
-                    bytes.clear();
-                    bytes.extend_from_slice(entry);
-                    bytes[..8].copy_from_slice(&next.to_be_bytes());
-                    let encoded = Encoded {
-                        magic: info.magic,
-                        base_offset: next,
-                        last_offset: next + delta,
-                        max_timestamp: info.max_timestamp,
-                        records: info.record_count.max(0) as u32,
-                        producer_id: info.producer_id,
-                        is_transactional: info.is_transactional,
-                        control: None,
-                    };
-                    let fits = carried.as_ref().is_some_and(|c| {
-                        (c.log.len() + bytes.len()) as u64 <= options.segment_bytes
-                            && encoded.last_offset - c.base <= i32::MAX as i64
-                    });
-                    match carried.as_mut() {
-                        Some(c) if fits && !rolled => c.append(&bytes, &encoded),
-                        _ => {
-                            rolled = true;
-                            writer.append_encoded(&bytes, &encoded)?;
-                        }
-                    }
-                    next += delta + 1;
-                    records += info.record_count.max(0) as u64;
-                    batches += 1;
-                    Ok(true)
-                },
-            )?;
-        }
-    }
+    let mut rolled = false;
+    let (next, records, batches) = each_staged_batch(
+        storage.as_ref(),
+        staged,
+        &mut decoder,
+        start,
+        |bytes, encoded| {
+            let fits = carried.as_ref().is_some_and(|c| {
+                (c.log.len() + bytes.len()) as u64 <= options.segment_bytes
+                    && encoded.last_offset - c.base <= i32::MAX as i64
+            });
+            match carried.as_mut() {
+                Some(c) if fits && !rolled => c.append(bytes, encoded),
+                _ => {
+                    rolled = true;
+                    writer.append_encoded(bytes, encoded)?;
+                }
+            }
+            Ok(())
+        },
+    )?;
     let local = scratch.join(&name);
     let summary = writer.finish()?;
     // Still this writer's partition before it overwrites anything a reader may read (the
@@ -586,6 +525,57 @@ pub fn append_remote_with(
         batches,
         truncated_bytes: 0,
     })
+}
+
+/// Hands `append` each batch of the partition directories `staged` (in order), given the next
+/// offsets from `next` on: its bytes with the base offset rewritten (outside the v2 CRC, so
+/// nothing is re-encoded) and what the index needs of it. Only magic 2 data batches are taken,
+/// as a producer sends them. Returns the offset after the last batch, and the records and
+/// batches appended.
+fn each_staged_batch(
+    storage: &dyn Storage,
+    staged: &[PathBuf],
+    decoder: &mut BatchDecoder,
+    mut next: i64,
+    mut append: impl FnMut(&[u8], &Encoded) -> Result<()>,
+) -> Result<(i64, u64, u64)> {
+    let (mut records, mut batches) = (0u64, 0u64);
+    let mut bytes = Vec::new();
+    for dir in staged {
+        for seg in discover(storage, dir)? {
+            for_each_entry(storage, &seg.path, 0, Access::Whole, |position, entry| {
+                let info = decoder.header(entry, position)?;
+                if info.magic < 2 || info.is_control {
+                    return Err(Error::invalid_argument(
+                        "only magic 2 data batches are appended (as a producer sends them)",
+                    )
+                    .at(position));
+                }
+                let delta = info.last_offset - info.base_offset;
+                bytes.clear();
+                bytes.extend_from_slice(entry);
+                bytes[..8].copy_from_slice(&next.to_be_bytes());
+                append(
+                    &bytes,
+                    &Encoded {
+                        magic: info.magic,
+                        base_offset: next,
+                        last_offset: next + delta,
+                        max_timestamp: info.max_timestamp,
+                        records: info.record_count.max(0) as u32,
+                        producer_id: info.producer_id,
+                        is_transactional: info.is_transactional,
+                        control: None,
+                    },
+                )?;
+                next += delta + 1;
+                records += info.record_count.max(0) as u64;
+                batches += 1;
+                Ok(true)
+            })?;
+        }
+    }
+    Ok((next, records, batches))
 }
 
 fn check_writer_id(mark: Option<(&str, i64)>) -> Result<()> {
