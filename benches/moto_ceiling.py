@@ -13,14 +13,16 @@ reading a partition of 10 records from s3:// (its requests: listing, checkpoints
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 
@@ -49,7 +51,10 @@ def _costs(fn: Callable[[], object], pid: int) -> tuple[float, float, float]:
     return min(runs)
 
 
-def main(mb: int, codec: str) -> None:
+@contextlib.contextmanager
+def moto_bucket() -> Iterator[tuple[int, Any, dict[str, str]]]:
+    """A moto server on loopback with the bucket ``bench``: (its pid, a boto3 client, kafkalog's
+    storage options for it); stopped on exit."""
     port = _free_port()
     moto = Path(sys.executable).parent / "moto_server"
     srv = subprocess.Popen(
@@ -64,6 +69,14 @@ def main(mb: int, codec: str) -> None:
         c = boto3.client("s3", endpoint_url=ep, region_name="us-east-1", **keys)
         c.create_bucket(Bucket="bench")
         opts = {"aws_endpoint": ep, "aws_allow_http": "true", "aws_region": "us-east-1", **keys}
+        yield srv.pid, c, opts
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+
+
+def main(mb: int, codec: str) -> None:
+    with moto_bucket() as (pid, c, opts):
         with tempfile.TemporaryDirectory() as tmp:
             local = Path(tmp) / "c-0"
             rows = mb * (1 << 20) // 135
@@ -93,7 +106,7 @@ def main(mb: int, codec: str) -> None:
                 kafkalog.read(local, threads=1).read_all()
 
             for _ in range(2):
-                g, loc, rem = (_costs(f, srv.pid) for f in (get, local_read, remote))
+                g, loc, rem = (_costs(f, pid) for f in (get, local_read, remote))
                 print(
                     f"{codec} {size:.0f} MiB: boto3 whole GET {size / g[0]:.0f} MiB/s; kafkalog "
                     f"local {size / loc[0]:.0f}, s3 {size / rem[0]:.0f} MiB/s, s3/local "
@@ -106,14 +119,11 @@ def main(mb: int, codec: str) -> None:
                         for name, (_, me, server) in (("GET", g), ("local", loc), ("s3", rem))
                     )
                 )
-                t = _costs(remote_tiny, srv.pid)
+                t = _costs(remote_tiny, pid)
                 print(
                     f"  10-record partition from s3: {1000 * t[0]:.1f} ms, CPU "
                     f"{1000 * t[1]:.1f} ms + moto {1000 * t[2]:.1f} ms"
                 )
-    finally:
-        srv.terminate()
-        srv.wait(timeout=10)
 
 
 if __name__ == "__main__":

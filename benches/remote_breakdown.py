@@ -12,36 +12,19 @@ per MiB of this process and of the server.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-
-import boto3
 
 import kafkalog
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_remote import _free_port, table  # noqa: E402
-from moto_ceiling import _costs  # noqa: E402
+from bench_remote import table  # noqa: E402
+from moto_ceiling import _costs, moto_bucket  # noqa: E402
 
 
 def main(mb: int, codec: str) -> None:
-    port = _free_port()
-    moto = Path(sys.executable).parent / "moto_server"
-    srv = subprocess.Popen(
-        [str(moto), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        time.sleep(3)
-        ep = f"http://127.0.0.1:{port}"
-        keys = {"aws_access_key_id": "x", "aws_secret_access_key": "x"}
-        c = boto3.client("s3", endpoint_url=ep, region_name="us-east-1", **keys)
-        c.create_bucket(Bucket="bench")
-        opts = {"aws_endpoint": ep, "aws_allow_http": "true", "aws_region": "us-east-1", **keys}
+    with moto_bucket() as (pid, c, opts):
         with tempfile.TemporaryDirectory() as tmp:
             local = Path(tmp) / "c-0"
             rows = mb * (1 << 20) // 135
@@ -72,14 +55,11 @@ def main(mb: int, codec: str) -> None:
             }
             print(f"{codec} {size:.0f} MiB; load average {os.getloadavg()}")
             for name, fn in cases.items():
-                wall, me, server = _costs(fn, srv.pid)
+                wall, me, server = _costs(fn, pid)
                 print(
                     f"{name:24s} {size / wall:6.0f} MiB/s  wall {1000 * wall / size:.2f} ms/MiB  "
                     f"CPU {1000 * me / size:.2f} + server {1000 * server / size:.2f} ms/MiB"
                 )
-    finally:
-        srv.terminate()
-        srv.wait(timeout=10)
 
 
 if __name__ == "__main__":
