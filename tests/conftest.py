@@ -94,6 +94,16 @@ class _S3:
             self.client.put_object(Bucket=BUCKET, Key=key, Body=f.read_bytes())
         return f"s3://{BUCKET}/{prefix}"
 
+    def objects(self, prefix: str) -> dict[str, bytes]:
+        """Every object under ``s3://kafka/<prefix>/``, by its key below the prefix."""
+        listed = self.client.list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/")
+        return {
+            o["Key"][len(prefix) + 1 :]: self.client.get_object(Bucket=BUCKET, Key=o["Key"])[
+                "Body"
+            ].read()
+            for o in listed.get("Contents", [])
+        }
+
     def env(self) -> dict:
         return {
             **os.environ,

@@ -35,16 +35,6 @@ def table(n: int = 3000) -> pa.Table:
     )
 
 
-def keys(s3, prefix: str) -> dict[str, bytes]:
-    listed = s3.client.list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/").get("Contents", [])
-    return {
-        o["Key"][len(prefix) + 1 :]: s3.client.get_object(Bucket=BUCKET, Key=o["Key"])[
-            "Body"
-        ].read()
-        for o in listed
-    }
-
-
 def rows(source, **kw) -> list[dict]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -62,7 +52,7 @@ def test_written_segments_read_back_as_written(s3, tmp_path, compression):
     assert len(summary) > (3 if compression is None else 0)
     assert all(s["path"].startswith(uri + "/") for s in summary)
     kafkalog.write(tmp_path / "orders-0", data, **kw)
-    remote = keys(s3, prefix)
+    remote = s3.objects(prefix)
     local = {p.name: p.read_bytes() for p in (tmp_path / "orders-0").iterdir()}
     # The same files, byte for byte, and the manifest listing them with their sizes.
     manifest = remote.pop(".kafkalog-manifest").decode().splitlines()
@@ -90,7 +80,7 @@ def test_topic_and_partition_under_a_prefix(s3):
     for bad in ("..", "a/b", "../../etc"):
         with pytest.raises(kafkalog.InvalidArgumentError):
             kafkalog.write(root, table(1), topic=bad, storage_options=s3.options)
-    assert sorted(keys(s3, "named")) == [
+    assert sorted(s3.objects("named")) == [
         "orders-3/.kafkalog-manifest",
         "orders-3/00000000000000000000.index",
         "orders-3/00000000000000000000.log",
@@ -108,7 +98,7 @@ def test_nothing_is_read_before_publish_and_a_failed_write_leaves_nothing(s3):
         for i, b in enumerate(data.to_batches(max_chunksize=300)):
             if i == 8:
                 # Segments are uploaded by now, but nothing is published.
-                assert any(k.endswith(".log") for k in keys(s3, "failed/orders-0"))
+                assert any(k.endswith(".log") for k in s3.objects("failed/orders-0"))
                 seen.append(rows(uri, storage_options=s3.options))
                 with pytest.raises(kafkalog.ConcurrentWriteError):
                     kafkalog.write(uri, data, storage_options=s3.options)
@@ -123,7 +113,7 @@ def test_nothing_is_read_before_publish_and_a_failed_write_leaves_nothing(s3):
             storage_options=s3.options,
         )
     assert seen == [[]]
-    assert keys(s3, "failed/orders-0") == {}, "a failed write removes what it uploaded"
+    assert s3.objects("failed/orders-0") == {}, "a failed write removes what it uploaded"
     kafkalog.write(uri, data, segment_bytes=20_000, storage_options=s3.options)
     assert len(rows(uri, storage_options=s3.options)) == 3000
 
@@ -146,7 +136,7 @@ def test_a_killed_writer_is_never_read_and_its_marker_is_taken_over(s3):
     )
     proc = subprocess.run([sys.executable, "-c", script], env=os.environ, timeout=120)
     assert proc.returncode == -signal.SIGKILL
-    left = keys(s3, "killed/orders-0")
+    left = s3.objects("killed/orders-0")
     assert ".kafkalog-writing" in left and any(k.endswith(".log") for k in left)
     assert ".kafkalog-manifest" not in left
     assert rows(uri, storage_options=s3.options) == []
@@ -157,7 +147,7 @@ def test_a_killed_writer_is_never_read_and_its_marker_is_taken_over(s3):
     # dead writer's unpublished uploads go with it, overwrite or not).
     kafkalog.write(uri, table(5), storage_options=s3.options)
     assert [r["offset"] for r in rows(uri, storage_options=s3.options)] == list(range(5))
-    assert sorted(keys(s3, "killed/orders-0")) == [
+    assert sorted(s3.objects("killed/orders-0")) == [
         ".kafkalog-manifest",
         "00000000000000000000.index",
         "00000000000000000000.log",
@@ -188,7 +178,7 @@ def test_a_live_or_foreign_writers_marker_blocks_and_two_take_over_a_dead_one_on
         s3.client.put_object(Bucket=BUCKET, Key=key, Body=body)
         with pytest.raises(kafkalog.ConcurrentWriteError, match=why):
             kafkalog.write(uri, table(5), storage_options=s3.options)
-        assert keys(s3, "takeover/orders-0") == {".kafkalog-writing": body}
+        assert s3.objects("takeover/orders-0") == {".kafkalog-writing": body}
     # A dead process of this host: two writers race; exactly one writes.
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
@@ -202,7 +192,7 @@ def test_a_live_or_foreign_writers_marker_blocks_and_two_take_over_a_dead_one_on
     ).encode()
     for _ in range(3):
         s3.client.delete_object(Bucket=BUCKET, Key=key)
-        for k in keys(s3, "takeover/orders-0"):
+        for k in s3.objects("takeover/orders-0"):
             s3.client.delete_object(Bucket=BUCKET, Key=f"takeover/orders-0/{k}")
         s3.client.put_object(Bucket=BUCKET, Key=key, Body=body)
         outcomes: list[str] = []
@@ -223,7 +213,7 @@ def test_a_live_or_foreign_writers_marker_blocks_and_two_take_over_a_dead_one_on
         assert len(wrote) == 1, outcomes
         n = int(wrote[0].split()[1])
         assert [r["offset"] for r in rows(uri, storage_options=s3.options)] == list(range(n))
-        assert ".kafkalog-writing" not in keys(s3, "takeover/orders-0")
+        assert ".kafkalog-writing" not in s3.objects("takeover/orders-0")
 
 
 def test_a_big_segment_is_uploaded_in_parts_and_streamed_back(s3, tmp_path):
@@ -377,7 +367,7 @@ def test_spark_writer_publishes_to_s3_at_commit(spark, s3):
     df = _spark_source(spark)
     ks.write(df, uri, storage_options=s3.options, compression="zstd", segment_bytes=1024)
     assert _partition_rows(uri, storage_options=s3.options) == _partition_rows(LOGS)
-    names = keys(s3, "spark-write")
+    names = s3.objects("spark-write")
     # Every partition published with its manifest, and no staging or marker left.
     partitions = {n.split("/")[0] for n in names}
     assert partitions == {"clicks-0", "clicks-1", "events-0", "orders-0", "orders-1", "users-0"}
@@ -402,7 +392,7 @@ def test_spark_writer_publishes_to_s3_at_commit(spark, s3):
     )
     assert len(_partition_rows(f"{uri}/users-0", storage_options=s3.options)) == 3
     assert len(_partition_rows(f"{uri}/orders-0", storage_options=s3.options)) == 33
-    assert not [n for n in keys(s3, "spark-write") if "kafkalog-job" in n]
+    assert not [n for n in s3.objects("spark-write") if "kafkalog-job" in n]
 
 
 def test_spark_writer_failed_job_publishes_nothing_in_s3(spark, s3):
@@ -419,7 +409,7 @@ def test_spark_writer_failed_job_publishes_nothing_in_s3(spark, s3):
     )
     with pytest.raises(Exception, match="bad/topic"):
         ks.write(bad, uri, storage_options=s3.options)
-    assert keys(s3, "spark-abort") == {}  # nothing published, staging removed
+    assert s3.objects("spark-abort") == {}  # nothing published, staging removed
 
     # A job whose task dies while others have staged (a row that fails in a Python UDF).
     @F.udf("string")
@@ -430,4 +420,4 @@ def test_spark_writer_failed_job_publishes_nothing_in_s3(spark, s3):
 
     with pytest.raises(Exception, match="task failed on purpose"):
         ks.write(df.withColumn("topic", explode(df.topic)), uri, storage_options=s3.options)
-    assert keys(s3, "spark-abort") == {}
+    assert s3.objects("spark-abort") == {}

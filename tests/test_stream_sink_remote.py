@@ -45,16 +45,6 @@ def read(uri: str, s3) -> pa.Table:
         return kafkalog.read(uri, storage_options=s3.options).read_all()
 
 
-def objects(s3, prefix: str) -> dict[str, bytes]:
-    listed = s3.client.list_objects_v2(Bucket=BUCKET, Prefix=prefix + "/").get("Contents", [])
-    return {
-        o["Key"][len(prefix) + 1 :]: s3.client.get_object(Bucket=BUCKET, Key=o["Key"])[
-            "Body"
-        ].read()
-        for o in listed
-    }
-
-
 def stage(s3, name: str, start: int, n: int) -> str:
     """A micro-batch as a task stages it: a partition kafkalog.write published at a prefix."""
     uri = f"s3://{BUCKET}/sink-staging/{name}/t-0"
@@ -72,7 +62,7 @@ def append(s3, target: str, staged: list[str], batch: int, **kw) -> dict:
 
 
 def logs(s3, prefix: str) -> dict[str, bytes]:
-    return {n: b for n, b in objects(s3, prefix).items() if n.endswith(".log")}
+    return {n: b for n, b in s3.objects(prefix).items() if n.endswith(".log")}
 
 
 def test_appends_continue_offsets_roll_and_keep_the_published_prefix(s3):
@@ -90,7 +80,7 @@ def test_appends_continue_offsets_roll_and_keep_the_published_prefix(s3):
         )
         written += n
         # Every file is the old one extended: what an old manifest lists is unchanged.
-        now = objects(s3, prefix)
+        now = s3.objects(prefix)
         for name, old in seen.items():
             assert now[name][: len(old)] == old, name
         seen = {n: b for n, b in now.items() if not n.startswith(".")}
@@ -122,11 +112,11 @@ def test_a_writer_killed_before_publishing_leaves_nothing_readable(s3):
     prefix = "sink-killed/t-0"
     append(s3, target, [stage(s3, "k0", 0, 20)], 0)
     before = read(target, s3)
-    manifest = objects(s3, prefix)[MANIFEST]
+    manifest = s3.objects(prefix)[MANIFEST]
     # What a writer killed between its uploads and its manifest leaves: the active segment
     # rewritten longer, a new segment, and its marker (a dead process of this host).
     log = next(n for n in logs(s3, prefix))
-    old = objects(s3, prefix)[log]
+    old = s3.objects(prefix)[log]
     s3.client.put_object(Bucket=BUCKET, Key=f"{prefix}/{log}", Body=old + old[:200])
     s3.client.put_object(Bucket=BUCKET, Key=f"{prefix}/00000000000000000020.log", Body=old)
     dead = subprocess_pid()
@@ -136,7 +126,7 @@ def test_a_writer_killed_before_publishing_leaves_nothing_readable(s3):
     )
     s3.client.put_object(Bucket=BUCKET, Key=f"{prefix}/{MARKER}", Body=note.encode())
     assert read(target, s3).equals(before)
-    assert objects(s3, prefix)[MANIFEST] == manifest
+    assert s3.objects(prefix)[MANIFEST] == manifest
     # The next writer takes the dead writer's marker over and appends after the listed bytes.
     done = append(s3, target, [stage(s3, "k1", 20, 6)], 1)
     assert (done["start_offset"], done["next_offset"]) == (20, 26)
@@ -203,7 +193,7 @@ def test_a_stale_marker_of_another_host_is_taken_over_after_its_lease(s3):
     for t in threads:
         t.join()
     assert sorted(outcomes) in (["appended", "conflict"], ["appended", "skipped"]), outcomes
-    assert MARKER not in objects(s3, "sink-stale/t-0")
+    assert MARKER not in s3.objects("sink-stale/t-0")
     assert read(target, s3)["offset"].to_pylist() == list(range(10))
 
 
@@ -237,7 +227,7 @@ def test_the_stream_sink_appends_to_an_object_store(spark, s3, tmp_path):
     assert got["offset"].to_pylist() == list(range(30))
     assert got["value"].to_pylist() == records(0, 30)["value"].to_pylist()
     assert len(logs(s3, "sink-stream-out/mirror-0")) > 1
-    assert not [k for k in objects(s3, "sink-stream-out") if "kafkalog-job" in k]
+    assert not [k for k in s3.objects("sink-stream-out") if "kafkalog-job" in k]
     # More at the source; the restarted query appends exactly them, offsets continuing.
     more = tmp_path / "more"
     kafkalog.write(more / "s-0", records(30, 12), base_offset=30, batch_records=3)
