@@ -8,12 +8,12 @@
 //! `cargo bench --bench decode`; criterion prints records/s (elements) and MB/s of segment bytes.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use kafkalog::arrow::origin::Origin;
-use kafkalog::arrow::reader::{decode_bytes, ReaderBuilder};
 use kafkalog::format::batch::{CrcPolicy, TimestampType};
 use kafkalog::format::compression::Compression;
 use kafkalog::format::legacy::{write_entry, write_wrapper, Wrapper};
 use kafkalog::format::v2::{parse_header, write_batch, write_record, BatchHeader, HEADER_SIZE};
+use kafkalog::log::origin::Origin;
+use kafkalog::read::reader::{decode_bytes, ReaderBuilder};
 use std::hint::black_box;
 
 mod common;

@@ -2,12 +2,12 @@
 //! that `cargo test` replays every saved crash and seed on stable Rust. Each takes arbitrary
 //! bytes and must return: any panic, hang or unbounded allocation is a bug.
 
-use crate::arrow::origin::Origin;
-use crate::arrow::reader::{decode_buffer, decode_bytes, list_batches_in_bytes, ReaderBuilder};
 use crate::arrow::schema::Projection;
 use crate::format::batch::CrcPolicy;
 use crate::format::compression::{decompress, Compression};
 use crate::format::{control, crc, index, snapshot, v2};
+use crate::log::origin::Origin;
+use crate::read::reader::{decode_buffer, decode_bytes, list_batches_in_bytes, ReaderBuilder};
 
 /// Decompressed bytes allowed per batch while fuzzing: enough to exercise the limit checks.
 const LIMIT: usize = 1 << 20;

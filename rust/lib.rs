@@ -10,7 +10,7 @@
 //! the columns of Spark's Kafka source:
 //!
 //! ```
-//! use kafkalog::arrow::reader::ReaderBuilder;
+//! use kafkalog::read::reader::ReaderBuilder;
 //!
 //! let reader = ReaderBuilder::new()
 //!     .with_batch_size(1024)
@@ -38,11 +38,16 @@
 #![warn(missing_docs)]
 
 pub mod arrow;
+pub mod cleanup;
 pub mod error;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod internal;
+pub mod log;
+pub mod read;
 pub mod storage;
+pub mod write;
 
 #[cfg(feature = "python")]
 mod python;

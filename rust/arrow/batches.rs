@@ -2,9 +2,9 @@
 //! `--deep-iteration`. Records are not decoded (v0/v1 wrappers are decompressed, as Kafka must
 //! to know their base offset), so listing a segment costs little more than reading it.
 
-use super::origin::Origin;
-use super::output::Output;
+use crate::arrow::output::Output;
 use crate::format::batch::{BatchInfo, Record, RecordSink};
+use crate::log::origin::Origin;
 use arrow_array::{
     ArrayRef, BooleanArray, Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray,
 };

@@ -6,15 +6,15 @@
 //! A batch that turns out corrupt half way can be rolled back ([`RecordColumns::truncate`]), so
 //! skipping or stopping at a bad batch never leaves half of it in the output.
 
-use super::origin::Origin;
-use super::output::Output;
-use super::schema::{header_fields, Column, Projection};
-use super::seek::FileBounds;
-use super::views::{Sources, Views};
+use crate::arrow::output::Output;
+use crate::arrow::schema::{header_fields, Column, Projection};
+use crate::arrow::views::{Sources, Views};
 use crate::format::batch::{
     BatchDecoder, BatchInfo, ByteSpan, Headers, Record, RecordRun, RecordSink, TimestampType,
 };
 use crate::format::control;
+use crate::log::origin::Origin;
+use crate::log::seek::FileBounds;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType};
 use arrow_array::{
     ArrayRef, BinaryArray, BooleanArray, ListArray, PrimitiveArray, RecordBatch, StringArray,
@@ -192,7 +192,7 @@ impl KeyValue {
     fn extend(
         &mut self,
         buf: &[u8],
-        at: Option<super::views::Located>,
+        at: Option<crate::arrow::views::Located>,
         spans: impl ExactSizeIterator<Item = ByteSpan> + Clone,
     ) {
         match self {
@@ -367,7 +367,7 @@ impl HeaderList {
             &mut self.offsets,
             next,
         )));
-        let field = match super::schema::headers_type() {
+        let field = match crate::arrow::schema::headers_type() {
             arrow_schema::DataType::List(f) => f,
             _ => unreachable!("headers are a list"),
         };
@@ -762,7 +762,7 @@ impl RecordColumns {
         self.rows += spans.len();
         // Views: where the run's bytes lie, once for all of its keys and values, when any of
         // them is too long to inline (else a buffer nothing points into would be kept).
-        let long = |s: &ByteSpan| s.len > super::views::INLINE as i32;
+        let long = |s: &ByteSpan| s.len > crate::arrow::views::INLINE as i32;
         let at = if self.binary_view && spans.iter().any(|s| long(&s.key) || long(&s.value)) {
             self.sources.locate(buf)
         } else {

@@ -6,15 +6,15 @@
 //! It applies the corrupt-batch policy and notes what it skipped or left unread as [`Issue`]s,
 //! the way `kafka-dump-log` reports invalid bytes at the end of a segment.
 
-use super::builder::{RecordColumns, RecordFilter};
-use super::issues::{Issue, IssueKind};
-use super::origin::Origin;
-use super::output::Output;
-use super::schema::Projection;
-use super::seek::FileBounds;
+use crate::arrow::builder::{RecordColumns, RecordFilter};
+use crate::arrow::output::Output;
+use crate::arrow::schema::Projection;
 use crate::error::{Error, Result};
 use crate::format::batch::{annotate, BatchDecoder, DecodeOptions};
 use crate::format::segment::{next_entry, Frame};
+use crate::log::issues::{Issue, IssueKind};
+use crate::log::origin::Origin;
+use crate::log::seek::FileBounds;
 use arrow_array::RecordBatch;
 
 /// What to do with a batch that fails to decode (bad CRC, bad size, corrupt records, ...).

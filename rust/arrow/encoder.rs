@@ -12,7 +12,7 @@
 //! Everything is validated before a byte is produced for a batch; the partition writer makes
 //! the whole write atomic.
 
-use super::schema::Column;
+use crate::arrow::schema::Column;
 use crate::error::{Error, Result};
 use crate::format::batch::{increment_sequence, TimestampType};
 use crate::format::compression::Compression;
@@ -198,7 +198,7 @@ impl Input {
             None => (None, None, None),
             Some(a) if a.data_type() == &DataType::Null => (None, None, None),
             Some(a) => {
-                let list = cast(a, &super::schema::headers_type(), "headers")?
+                let list = cast(a, &crate::arrow::schema::headers_type(), "headers")?
                     .as_list::<i32>()
                     .clone();
                 let entries = list.values().as_struct();

@@ -1,11 +1,11 @@
-//! What a [`super::decoder::Decoder`] fills: record columns (one row per record) or a batch
+//! What a [`crate::arrow::decoder::Decoder`] fills: record columns (one row per record) or a batch
 //! listing (one row per batch).
 
 use crate::format::batch::{BatchDecoder, RecordSink};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-/// Rows a [`super::decoder::Decoder`] buffers from decoded Kafka batches, and hands out as
+/// Rows a [`crate::arrow::decoder::Decoder`] buffers from decoded Kafka batches, and hands out as
 /// Arrow record batches: implemented by record columns and the batch listing.
 pub trait Output: RecordSink {
     /// Rows buffered so far.

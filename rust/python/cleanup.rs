@@ -2,9 +2,9 @@
 //! GIL released while it runs. Reports come back as plain dicts.
 
 use super::errors::{detach, to_py};
-use crate::arrow::compact as cleaner;
-use crate::arrow::compact::{CompactOptions, OnCorrupt};
-use crate::arrow::retention::{self as retention_rules, RetentionOptions};
+use crate::cleanup::compact as cleaner;
+use crate::cleanup::compact::{CompactOptions, OnCorrupt};
+use crate::cleanup::retention::{self as retention_rules, RetentionOptions};
 use crate::error::Error;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -19,7 +19,7 @@ fn path_str(p: &std::path::Path) -> String {
 #[pyo3(signature = (
     src, dst, *, now_ms=None, delete_retention_ms=cleaner::DEFAULT_DELETE_RETENTION_MS,
     min_compaction_lag_ms=0, max_compaction_lag_ms=i64::MAX, min_cleanable_ratio=None,
-    segment_bytes=crate::arrow::writer::DEFAULT_SEGMENT_BYTES, max_index_size=cleaner::DEFAULT_MAX_INDEX_SIZE,
+    segment_bytes=crate::write::writer::DEFAULT_SEGMENT_BYTES, max_index_size=cleaner::DEFAULT_MAX_INDEX_SIZE,
     index_interval_bytes=crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES, log_start_offset=None, first_dirty_offset=None,
     producer_id_expiration_ms=Some(cleaner::DEFAULT_PRODUCER_ID_EXPIRATION_MS),
     max_decompressed_size=crate::format::batch::DEFAULT_MAX_DECOMPRESSED_SIZE, overwrite=false, on_corrupt="error",

@@ -2,8 +2,8 @@
 //! `kafkalog/errors.py`, where their docstrings are; this maps [`ErrorKind`] and [`IssueKind`]
 //! onto them and fills their attributes (path, position, offset).
 
-use crate::arrow::issues::{Issue, IssueKind};
 use crate::error::{Error, ErrorKind};
+use crate::log::issues::{Issue, IssueKind};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;

@@ -2,11 +2,11 @@
 //! internal-topic decoders (`format::internal::dump`).
 
 use super::errors::{detach, IntoPyResult};
-use crate::arrow::cluster_state::ClusterState;
-use crate::arrow::internal_tables::{Fold, FoldOptions, Kind};
 use crate::error::Error;
 use crate::format::internal::dump::{dump_json, dump_strings};
 use crate::format::internal::Topic;
+use crate::internal::cluster_state::ClusterState;
+use crate::internal::internal_tables::{Fold, FoldOptions, Kind};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
@@ -163,7 +163,7 @@ fn topic(name: &str) -> PyResult<Topic> {
 pub fn log_end_offset(py: Python<'_>, listing: AnyRecordBatch, base_offset: i64) -> PyResult<i64> {
     let reader = listing.into_reader()?;
     detach(py, || {
-        crate::arrow::internal_tables::log_end_offset(
+        crate::internal::internal_tables::log_end_offset(
             reader.map(|b| b.map_err(|e| Error::invalid_argument(e.to_string()))),
             base_offset,
         )

@@ -6,20 +6,20 @@ use super::errors::{detach, issue_dict, to_py, warn, IntoPyResult};
 use super::options::options_from_dict;
 use super::storage::storage;
 use crate::arrow::decoder::{OnCorrupt, DEFAULT_BATCH_SIZE};
-use crate::arrow::issues::Issue;
-use crate::arrow::origin::Origin;
 use crate::arrow::output::Output;
-use crate::arrow::parallel::{ParallelReader, PIECE_BYTES};
-use crate::arrow::plan::{plan_items, WorkItem};
-use crate::arrow::reader::{
-    decode_buffer, decode_bytes, list_batches_in_bytes, LogReader, ReaderBuilder,
-};
 use crate::arrow::schema::Projection;
-use crate::arrow::seek::Bounds;
-use crate::arrow::visibility::Visibility;
 use crate::error::Error;
 use crate::format::batch::{CrcPolicy, DEFAULT_MAX_DECOMPRESSED_SIZE};
 use crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES;
+use crate::log::issues::Issue;
+use crate::log::origin::Origin;
+use crate::log::plan::{plan_items, WorkItem};
+use crate::log::seek::Bounds;
+use crate::log::visibility::Visibility;
+use crate::read::parallel::{ParallelReader, PIECE_BYTES};
+use crate::read::reader::{
+    decode_buffer, decode_bytes, list_batches_in_bytes, LogReader, ReaderBuilder,
+};
 use crate::storage::{Stat, Storage};
 use arrow_array::RecordBatch;
 use pyo3::prelude::*;
@@ -408,9 +408,9 @@ pub fn verify<'py>(
     use pyo3::types::PyDict;
     let storage = storage(storage_options, filesystem);
     let report = detach(py, || {
-        crate::arrow::verify::verify(storage.as_ref(), &path, max_decompressed_size)
+        crate::cleanup::verify::verify(storage.as_ref(), &path, max_decompressed_size)
     })?;
-    let findings = |list: &[crate::arrow::verify::Finding]| -> PyResult<Bound<'py, PyList>> {
+    let findings = |list: &[crate::cleanup::verify::Finding]| -> PyResult<Bound<'py, PyList>> {
         let items = list
             .iter()
             .map(|f| -> PyResult<_> {
@@ -467,7 +467,7 @@ pub fn rebuild_indexes<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     use pyo3::types::PyDict;
     let rebuilt = detach(py, || {
-        crate::arrow::rebuild::rebuild_indexes(&path, index_interval_bytes, max_decompressed_size)
+        crate::cleanup::rebuild::rebuild_indexes(&path, index_interval_bytes, max_decompressed_size)
     })?;
     let items = rebuilt
         .iter()
@@ -501,7 +501,7 @@ pub fn segments<'py>(
     storage_options: Option<BTreeMap<String, String>>,
     filesystem: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    use crate::arrow::visibility::{segment_hidden, Checkpoints, Visible};
+    use crate::log::visibility::{segment_hidden, Checkpoints, Visible};
     use pyo3::types::PyDict;
     let storage = storage(storage_options, filesystem);
     let (files, bounds, notes) = detach(py, || {
@@ -511,7 +511,7 @@ pub fn segments<'py>(
             Vec::with_capacity(files.len());
         // One log at a time, as reads group them (`by_partition`): its checkpoints are beside
         // its last (local) segments.
-        for group in crate::arrow::seek::by_partition(files.clone()) {
+        for group in crate::log::seek::by_partition(files.clone()) {
             let last = &group[group.len() - 1];
             let dir = last.path.parent().unwrap_or(std::path::Path::new(""));
             // A listing of what is on disk: a checkpoint that cannot be read bounds nothing
@@ -552,10 +552,10 @@ pub fn segments<'py>(
 }
 
 /// Whether there is more than one piece of work: several files, or one larger than a piece.
-fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]) -> bool {
+fn worth_parallel(storage: &dyn Storage, planned: &[crate::log::seek::Planned]) -> bool {
     match planned {
         [] => false,
-        [crate::arrow::seek::Planned { file, .. }] => {
+        [crate::log::seek::Planned { file, .. }] => {
             let len = file.size.unwrap_or_else(|| match storage.stat(&file.path) {
                 Ok(Stat::File { size }) => size,
                 _ => 0,
@@ -573,7 +573,7 @@ fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]
 fn discover_all(
     storage: &Arc<dyn Storage>,
     paths: &[std::path::PathBuf],
-) -> crate::Result<(Vec<crate::arrow::discover::SegmentFile>, Vec<String>)> {
+) -> crate::Result<(Vec<crate::log::discover::SegmentFile>, Vec<String>)> {
     let shared = storage;
     let storage = storage.as_ref();
     let mut seen = std::collections::HashSet::new();
@@ -581,14 +581,14 @@ fn discover_all(
     let mut skipped = Vec::new();
     for pattern in paths {
         for path in crate::storage::glob::expand(storage, pattern)? {
-            for file in crate::arrow::discover::discover_noting(storage, &path, &mut skipped)? {
+            for file in crate::log::discover::discover_noting(storage, &path, &mut skipped)? {
                 if seen.insert(file.path.clone()) {
                     out.push(file);
                 }
             }
         }
     }
-    let out = crate::arrow::tiered::apply_remote_log_metadata(shared, out, &mut skipped)?;
+    let out = crate::read::tiered::apply_remote_log_metadata(shared, out, &mut skipped)?;
     let mut notes = Vec::new();
     if !skipped.is_empty() {
         notes.push(format!(
@@ -597,7 +597,7 @@ fn discover_all(
             skipped.join("\n")
         ));
     }
-    let out = crate::arrow::tiered::merge_remote_and_local(storage, out)?;
+    let out = crate::read::tiered::merge_remote_and_local(storage, out)?;
     if out.is_empty() {
         let listed: Vec<String> = paths
             .iter()
@@ -680,13 +680,13 @@ impl<'py> FromPyObject<'_, 'py> for Item {
 type SegmentTuple = (String, Option<String>, Option<i32>, Option<u64>);
 
 /// The segment files of `segments` tuples (from `segments()`), in their order.
-fn segment_files(segments: Vec<SegmentTuple>) -> Vec<crate::arrow::discover::SegmentFile> {
+fn segment_files(segments: Vec<SegmentTuple>) -> Vec<crate::log::discover::SegmentFile> {
     segments
         .into_iter()
         .map(
-            |(path, topic, partition, size)| crate::arrow::discover::SegmentFile {
+            |(path, topic, partition, size)| crate::log::discover::SegmentFile {
                 size,
-                ..crate::arrow::discover::SegmentFile::new(path.into(), Origin { topic, partition })
+                ..crate::log::discover::SegmentFile::new(path.into(), Origin { topic, partition })
             },
         )
         .collect()
@@ -755,7 +755,7 @@ pub fn plan<'py>(
         max_decompressed_size,
     };
     let (items, issues) = detach(py, || {
-        let files = crate::arrow::tiered::merge_remote_and_local(storage.as_ref(), files)?;
+        let files = crate::read::tiered::merge_remote_and_local(storage.as_ref(), files)?;
         plan_items(storage.as_ref(), files, &bounds_of, target_bytes, &options)
     })?;
     let items = items
@@ -824,7 +824,7 @@ pub fn list_offsets<'py>(
             .or(timestamp)
     };
     let (parts, issues) = detach(py, || {
-        crate::arrow::offsets::list_offsets(
+        crate::log::offsets::list_offsets(
             storage.as_ref(),
             files,
             read_committed,

@@ -16,7 +16,7 @@ pub const DEFAULT_MAX_DECOMPRESSED_SIZE: usize =
 /// Kafka's `index.interval.bytes`.
 pub const DEFAULT_INDEX_INTERVAL_BYTES: u64 = crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES;
 /// Kafka's `log.segment.bytes`.
-pub const DEFAULT_SEGMENT_BYTES: u64 = crate::arrow::writer::DEFAULT_SEGMENT_BYTES;
+pub const DEFAULT_SEGMENT_BYTES: u64 = crate::write::writer::DEFAULT_SEGMENT_BYTES;
 /// Most records in one fresh batch written by `kafkalog.write`.
 pub const DEFAULT_BATCH_RECORDS: usize = crate::arrow::encoder::DEFAULT_BATCH_RECORDS;
 /// Most uncompressed bytes in one fresh batch (the producer's `batch.size`).
@@ -24,7 +24,7 @@ pub const DEFAULT_BATCH_BYTES: usize = crate::arrow::encoder::DEFAULT_BATCH_BYTE
 /// Bytes of log per work item of `kafkalog.plan` (and a Spark task).
 pub const DEFAULT_TARGET_BYTES: u64 = 64 << 20;
 /// Kafka's `delete.retention.ms`.
-pub const DEFAULT_DELETE_RETENTION_MS: i64 = crate::arrow::compact::DEFAULT_DELETE_RETENTION_MS;
+pub const DEFAULT_DELETE_RETENTION_MS: i64 = crate::cleanup::compact::DEFAULT_DELETE_RETENTION_MS;
 
 /// A control record, parsed as Kafka parses it: its type (Kafka's enum name and id) and, for
 /// a transaction marker (ABORT, COMMIT), the coordinator epoch.

@@ -6,12 +6,12 @@
 use super::errors::{detach, IntoPyResult};
 use super::options::options_from_dict;
 use crate::arrow::encoder::EncodeOptions;
-use crate::arrow::placement;
-use crate::arrow::publish::ObjectStoreWriter;
-use crate::arrow::writer::{PartitionWriter, WriteOptions};
 use crate::error::Error;
 use crate::format::batch::TimestampType;
 use crate::format::compression::Compression;
+use crate::write::placement;
+use crate::write::publish::ObjectStoreWriter;
+use crate::write::writer::{PartitionWriter, WriteOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatch;
@@ -167,7 +167,7 @@ impl Target {
         }
     }
 
-    fn finish(self) -> crate::Result<crate::arrow::writer::Summary> {
+    fn finish(self) -> crate::Result<crate::write::writer::Summary> {
         match self {
             Target::Local(w) => w.finish(),
             Target::Remote(w) => w.finish(),
@@ -283,7 +283,7 @@ pub fn publish(
         let (storage_options, lease) = split_lease(storage_options).py_err()?;
         let storage = remote_storage(storage_options);
         return detach(py, || {
-            crate::arrow::publish::publish_staged(storage, &staged, &target, overwrite, lease)
+            crate::write::publish::publish_staged(storage, &staged, &target, overwrite, lease)
         });
     }
     detach(py, || {
@@ -299,7 +299,7 @@ fn split_lease(
     Option<std::collections::BTreeMap<String, String>>,
     std::time::Duration,
 )> {
-    use crate::arrow::publish::{DEFAULT_LEASE, LEASE_OPTION};
+    use crate::write::publish::{DEFAULT_LEASE, LEASE_OPTION};
     let Some(mut options) = storage_options else {
         return Ok((None, DEFAULT_LEASE));
     };
@@ -329,7 +329,7 @@ fn remote_storage(
         storage_options
             .unwrap_or_default()
             .into_iter()
-            .filter(|(k, _)| k != crate::arrow::publish::LEASE_OPTION)
+            .filter(|(k, _)| k != crate::write::publish::LEASE_OPTION)
             .collect(),
     ))
 }
@@ -346,7 +346,7 @@ pub fn create_job_staging(
     if !crate::storage::is_local(&parent) {
         crate::format::segment::validate_topic(&tag).py_err()?;
         let name =
-            crate::format::segment::job_staging_dir_name(&tag, &crate::arrow::placement::unique());
+            crate::format::segment::job_staging_dir_name(&tag, &crate::write::placement::unique());
         return Ok(parent.join(name).to_string_lossy().into_owned());
     }
     detach(py, || placement::create_job_staging(&parent, &tag))
@@ -363,7 +363,7 @@ pub fn check_targets_absent(
 ) -> PyResult<()> {
     let storage = remote_storage(storage_options);
     detach(py, || {
-        crate::arrow::publish::check_absent(storage.as_ref(), &targets)
+        crate::write::publish::check_absent(storage.as_ref(), &targets)
     })
 }
 
@@ -394,7 +394,7 @@ pub fn remove_staging(
     }
     let storage = remote_storage(storage_options);
     detach(py, || {
-        crate::arrow::publish::remove_prefix(storage.as_ref(), &path)
+        crate::write::publish::remove_prefix(storage.as_ref(), &path)
     })
 }
 
@@ -412,9 +412,9 @@ pub fn partition_dir_name(topic: &str, partition: i64) -> PyResult<String> {
 /// dict: skipped, start_offset, next_offset, records, batches, truncated_bytes.
 #[pyfunction]
 #[pyo3(signature = (target, staged, *, writer_id=None, sequence=None,
-    segment_bytes=crate::arrow::writer::DEFAULT_SEGMENT_BYTES,
+    segment_bytes=crate::write::writer::DEFAULT_SEGMENT_BYTES,
     index_interval_bytes=crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES, fsync=true,
-    storage_options=None, max_rewrite_bytes=crate::arrow::append::DEFAULT_MAX_REWRITE_BYTES))]
+    storage_options=None, max_rewrite_bytes=crate::write::append::DEFAULT_MAX_REWRITE_BYTES))]
 #[allow(clippy::too_many_arguments)]
 pub fn append<'py>(
     py: Python<'py>,
@@ -438,25 +438,25 @@ pub fn append<'py>(
             ))
         }
     };
-    let options = crate::arrow::append::AppendOptions {
+    let options = crate::write::append::AppendOptions {
         segment_bytes,
         index_interval_bytes,
         fsync,
     };
     let done = if crate::storage::is_local(&target) {
         detach(py, || {
-            crate::arrow::append::append_staged(&target, &staged, mark, &options)
+            crate::write::append::append_staged(&target, &staged, mark, &options)
         })?
     } else {
         // An object-store partition: staged at object-store prefixes, published by manifest.
         let (storage_options, lease) = split_lease(storage_options).py_err()?;
         let storage = remote_storage(storage_options);
-        let remote = crate::arrow::append::RemoteAppendOptions {
+        let remote = crate::write::append::RemoteAppendOptions {
             max_rewrite_bytes,
             lease,
         };
         detach(py, || {
-            crate::arrow::append::append_remote(storage, &target, &staged, mark, &options, &remote)
+            crate::write::append::append_remote(storage, &target, &staged, mark, &options, &remote)
         })?
     };
     let out = PyDict::new(py);

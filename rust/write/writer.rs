@@ -10,9 +10,7 @@
 //! set, and then in one atomic swap. Only one writer at a time writes a directory. How the
 //! directory is named, locked, staged and published is `placement.rs`.
 
-use super::encoder::{EncodeOptions, Encoded, Encoder};
-use super::placement::{create_new_file, resolve_target, Staging};
-use super::transactions::TxnTracker;
+use crate::arrow::encoder::{EncodeOptions, Encoded, Encoder};
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
 use crate::format::index::{
@@ -20,6 +18,8 @@ use crate::format::index::{
 };
 use crate::format::segment::{segment_file_name, MIN_ENTRY_SIZE};
 use crate::format::snapshot::{write_producer_snapshot, ProducerEntry};
+use crate::log::transactions::TxnTracker;
+use crate::write::placement::{create_new_file, resolve_target, Staging};
 use arrow_array::RecordBatch;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -100,8 +100,8 @@ struct Segment {
 /// Copying a partition: its records read and written again, batches kept as they were:
 ///
 /// ```
-/// use kafkalog::arrow::reader::ReaderBuilder;
-/// use kafkalog::arrow::writer::{PartitionWriter, WriteOptions};
+/// use kafkalog::read::reader::ReaderBuilder;
+/// use kafkalog::write::writer::{PartitionWriter, WriteOptions};
 ///
 /// let dir = std::env::temp_dir().join(format!("kafkalog-doctest-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;

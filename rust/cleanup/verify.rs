@@ -7,15 +7,15 @@
 //! index missing, an offset-index entry naming a later batch of the same append, which
 //! `kafka-dump-log` lists as a "mismatch" although lookups stay correct) is a *note*.
 
-use super::discover::{discover, SegmentFile};
-use super::scan::{for_each_entry, Access};
-use super::transactions::{ControlKind, TxnTracker};
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
 use crate::format::index::{
     check_offset_index, check_time_index, read_offset_index, read_time_index, read_txn_index,
     AbortedTxn,
 };
+use crate::log::discover::{discover, SegmentFile};
+use crate::log::scan::{for_each_entry, Access};
+use crate::log::transactions::{ControlKind, TxnTracker};
 use crate::storage::{Stat, Storage};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};

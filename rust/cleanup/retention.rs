@@ -16,13 +16,13 @@
 //! of the first segment left. Rules 2 and 3 apply only with `cleanup.policy` including
 //! `delete`.
 
-use super::discover::discover;
-use super::scan::{for_each_entry, Access};
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
 use crate::format::segment::{base_offset_from_name, segment_file_name, topic_partition_from_dir};
 use crate::format::snapshot::parse_checkpoint;
 use crate::format::{legacy, v2};
+use crate::log::discover::discover;
+use crate::log::scan::{for_each_entry, Access};
 use crate::storage::Local;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -132,7 +132,9 @@ pub fn retain(path: &Path, options: &RetentionOptions) -> Result<Vec<PartitionRe
         }
         partitions.entry(dir).or_default().push(file.path);
     }
-    let now = options.now_ms.unwrap_or_else(super::compact::now_ms);
+    let now = options
+        .now_ms
+        .unwrap_or_else(crate::cleanup::compact::now_ms);
     order
         .into_iter()
         .map(|dir| {

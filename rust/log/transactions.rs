@@ -6,16 +6,16 @@
 //! producer snapshot plus the log after it, as a broker loads them (see
 //! [`partition_transactions`]); the log itself is scanned only where those files are missing.
 
-use super::discover::SegmentFile;
-use super::issues::{Issue, IssueKind};
-use super::scan::{for_each_entry, Access};
-use super::seek::seek_position;
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
 use crate::format::control::{self, ControlType};
 use crate::format::index::{read_txn_index, AbortedTxn, TXN_ENTRY_SIZE};
 use crate::format::segment::base_offset_from_name;
 use crate::format::snapshot::parse_producer_snapshot;
+use crate::log::discover::SegmentFile;
+use crate::log::issues::{Issue, IssueKind};
+use crate::log::scan::{for_each_entry, Access};
+use crate::log::seek::seek_position;
 use crate::storage::{Stat, Storage};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

@@ -8,11 +8,6 @@
 //! at the earliest offset whose timestamp is at or after it; an end timestamp ends before the
 //! earliest offset whose timestamp is at or after it.
 
-use super::discover::SegmentFile;
-use super::issues::{Issue, IssueKind};
-use super::scan::{for_each_entry, Access};
-use super::transactions::{partition_transactions, Transactions};
-use super::visibility::{Checkpoints, Visibility, Visible};
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
 use crate::format::index::{
@@ -20,6 +15,11 @@ use crate::format::index::{
     read_time_index, OffsetEntry, TimeEntry,
 };
 use crate::format::segment::topic_partition_from_dir;
+use crate::log::discover::SegmentFile;
+use crate::log::issues::{Issue, IssueKind};
+use crate::log::scan::{for_each_entry, Access};
+use crate::log::transactions::{partition_transactions, Transactions};
+use crate::log::visibility::{Checkpoints, Visibility, Visible};
 use crate::storage::{Object, Storage};
 use std::path::Path;
 use std::sync::Arc;
@@ -41,13 +41,13 @@ pub struct Bounds {
     /// the last stable offset.
     pub read_committed: bool,
     /// What a consumer could fetch (the default), or every record on disk (see
-    /// [`super::visibility`]).
+    /// [`crate::log::visibility`]).
     pub visibility: Visibility,
 }
 
 impl Bounds {
     /// Whether the read asks for no offset, timestamp or isolation bound of its own (the
-    /// broker's checkpoints may still bound it, see [`super::visibility`]).
+    /// broker's checkpoints may still bound it, see [`crate::log::visibility`]).
     pub fn is_unbounded(&self) -> bool {
         Bounds {
             visibility: Visibility::default(),
@@ -406,7 +406,7 @@ fn partition_segments(storage: &dyn Storage, group: &[SegmentFile]) -> Vec<Segme
     else {
         return own;
     };
-    match super::discover::discover(storage, dir) {
+    match crate::log::discover::discover(storage, dir) {
         Ok(all) if !all.is_empty() => all,
         _ => own,
     }

@@ -6,13 +6,15 @@
 //! Also the `__remote_log_metadata` topic's segment states as the authoritative list of remote
 //! segments, where its partitions are given ([`apply_remote_log_metadata`]).
 
-use super::discover::{discover, SegmentFile};
-use super::internal_tables::{Fold, FoldOptions, Kind, RemoteSegmentState, COPY_SEGMENT_FINISHED};
-use super::origin::Origin;
-use super::reader::ReaderBuilder;
-use super::seek::{by_partition, seek_position};
 use crate::error::{Error, Result};
 use crate::format::tiered::{SegmentName, TieredDir};
+use crate::internal::internal_tables::{
+    Fold, FoldOptions, Kind, RemoteSegmentState, COPY_SEGMENT_FINISHED,
+};
+use crate::log::discover::{discover, SegmentFile};
+use crate::log::origin::Origin;
+use crate::log::seek::{by_partition, seek_position};
+use crate::read::reader::ReaderBuilder;
 use crate::storage::tiered::METADATA_OPTION;
 use crate::storage::Storage;
 use std::collections::{HashMap, HashSet};

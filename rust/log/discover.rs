@@ -2,9 +2,9 @@
 //! partition directory `<topic>-<partition>`, a log directory of partitions, or a tiered-storage
 //! prefix; each file with the topic and partition its records belong to ([`SegmentFile`]).
 
-use super::origin::Origin;
 use crate::error::Result;
 use crate::format::segment::{base_offset_from_name, topic_partition_from_dir};
+use crate::log::origin::Origin;
 use crate::storage::{Stat, Storage};
 use std::path::{Path, PathBuf};
 
@@ -54,7 +54,7 @@ impl SegmentFile {
     /// Whether `next`, listed right after this file, continues the same partition's log: the
     /// same topic-partition in the same directory, or its local segments following its
     /// tiered ones (a partition read from a bucket and a broker directory at once, which
-    /// [`super::tiered::merge_remote_and_local`] puts in offset order).
+    /// [`crate::read::tiered::merge_remote_and_local`] puts in offset order).
     pub fn continued_by(&self, next: &SegmentFile) -> bool {
         self.origin == next.origin
             && (self.path.parent() == next.path.parent() || self.is_tiered() || next.is_tiered())
@@ -82,7 +82,7 @@ fn partition_segments(
     dir: &Path,
     origin: &Origin,
 ) -> Result<Vec<SegmentFile>> {
-    let listed = super::publish::published(storage, dir, list_sorted(storage, dir)?)?;
+    let listed = crate::write::publish::published(storage, dir, list_sorted(storage, dir)?)?;
     let mut segments: Vec<SegmentFile> = listed
         .into_iter()
         .filter(|e| !e.is_dir && is_segment(&e.path))
@@ -156,7 +156,7 @@ pub fn discover_noting(
             .collect());
     }
     // Only what a write to an object store published (a plain directory: all of it).
-    let files = super::publish::published(storage, path, listed.clone())?;
+    let files = crate::write::publish::published(storage, path, listed.clone())?;
     let mut segments: Vec<SegmentFile> = files
         .iter()
         .filter(|e| !e.is_dir && is_segment(&e.path))

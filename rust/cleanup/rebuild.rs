@@ -7,12 +7,12 @@
 //! recovery, the `.log` is never touched: the report says how far its valid bytes go. Each
 //! index file is replaced atomically (written aside, then renamed).
 
-use super::discover::discover;
-use super::scan::{for_each_entry, Access};
-use super::transactions::{ControlKind, TxnTracker};
 use crate::error::{Error, Result};
 use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
 use crate::format::index::{write_txn_entry, SegmentIndexer};
+use crate::log::discover::discover;
+use crate::log::scan::{for_each_entry, Access};
+use crate::log::transactions::{ControlKind, TxnTracker};
 use crate::storage::{Local, Storage};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -23,15 +23,15 @@
 //! the reader. A pool thread never waits on the reader: it decodes a whole piece and hands over
 //! the batches, so readers sharing the pool cannot starve each other.
 
-use super::decoder::Decoder;
-use super::discover::SegmentFile;
-use super::issues::{Issue, IssueKind};
-use super::reader::{LogReader, ReaderBuilder};
-use super::seek::Planned;
-use crate::arrow::origin::Origin;
+use crate::arrow::decoder::Decoder;
 use crate::error::{catch_panic, Error, Result};
 use crate::format::batch::entry_magic;
 use crate::format::segment::{next_entry, Frame};
+use crate::log::discover::SegmentFile;
+use crate::log::issues::{Issue, IssueKind};
+use crate::log::origin::Origin;
+use crate::log::seek::Planned;
+use crate::read::reader::{LogReader, ReaderBuilder};
 use crate::storage::{Mapped, Object, Storage};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -966,7 +966,7 @@ mod tests {
             )
             .with_on_corrupt(on_corrupt)
             .with_batch_size(50)
-            .with_bounds(crate::arrow::seek::Bounds {
+            .with_bounds(crate::log::seek::Bounds {
                 start_offset: (start > i64::MIN).then_some(start),
                 end_offset: end,
                 ..Default::default()

@@ -40,10 +40,10 @@
 //! cannot close is a holder that stalls for longer than the lease between its last check and
 //! its publishing put; the manifest's own conditional put still refuses one of two publishes.
 
-use super::writer::{PartitionWriter, SegmentSummary, Summary, WriteOptions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::segment::segment_file_name;
 use crate::storage::{Entry, PutMode, Storage};
+use crate::write::writer::{PartitionWriter, SegmentSummary, Summary, WriteOptions};
 use arrow_array::RecordBatch;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -305,7 +305,7 @@ impl WriterNote {
     /// This process's note for a new marker.
     pub fn mine() -> Self {
         WriterNote {
-            owner: super::placement::unique(),
+            owner: crate::write::placement::unique(),
             host: host_name(),
             pid: std::process::id(),
             created_ms: std::time::SystemTime::now()
@@ -512,7 +512,10 @@ fn store_age(storage: &dyn Storage, dir: &Path, path: &Path) -> Result<Option<Du
     let Some(then) = storage.modified_ms(path)? else {
         return Ok(None);
     };
-    let probe = dir.join(format!("{CLOCK_PROBE}-{}", super::placement::unique()));
+    let probe = dir.join(format!(
+        "{CLOCK_PROBE}-{}",
+        crate::write::placement::unique()
+    ));
     storage.put(&probe, Vec::new(), PutMode::Overwrite)?;
     let now = storage.modified_ms(&probe);
     let _ = storage.delete(&probe);
@@ -658,8 +661,10 @@ impl ObjectStoreWriter {
             )
             .with_path(target));
         }
-        let scratch =
-            std::env::temp_dir().join(format!("kafkalog-upload-{}", super::placement::unique()));
+        let scratch = std::env::temp_dir().join(format!(
+            "kafkalog-upload-{}",
+            crate::write::placement::unique()
+        ));
         std::fs::create_dir_all(&scratch).map_err(|e| Error::io(e, &scratch))?;
         let mut writer = ObjectStoreWriter {
             storage,
@@ -842,13 +847,13 @@ pub(crate) mod tests {
     //! The protocol against any storage with a conditional put: local files stand in for a
     //! bucket here (tests/test_object_store_write.py runs it against an S3 server).
     use super::*;
-    use crate::arrow::discover::discover;
-    use crate::arrow::origin::Origin;
-    use crate::arrow::reader::{decode_bytes, ReaderBuilder};
     use crate::arrow::schema::Projection;
     use crate::format::batch::TimestampType;
     use crate::format::v2::{write_batch, write_record, BatchHeader};
     use crate::format::Compression;
+    use crate::log::discover::discover;
+    use crate::log::origin::Origin;
+    use crate::read::reader::{decode_bytes, ReaderBuilder};
     use crate::storage::Local;
 
     pub(crate) fn batches(n: i64) -> Vec<RecordBatch> {

@@ -1,19 +1,19 @@
 //! Planning a read as work items: which byte ranges of which segments a read needs, within its
 //! bounds, cut into pieces of about a target size at batch boundaries. The Spark data source
 //! plans on the driver and hands the items to tasks; a task decodes its item without planning
-//! again ([`super::reader::ReaderBuilder::build_planned`]).
+//! again ([`crate::read::reader::ReaderBuilder::build_planned`]).
 //!
 //! Planning reads indexes, producer snapshots and the few log bytes that confirm them (see
-//! [`super::seek`] and [`super::transactions`]), never whole logs.
+//! [`crate::log::seek`] and [`crate::log::transactions`]), never whole logs.
 
-use super::discover::SegmentFile;
-use super::issues::Issue;
-use super::origin::Origin;
-use super::seek::{by_partition, plan_with, split_points, Bounds, FileBounds, Planned};
-use super::transactions::Transactions;
-use super::visibility::Checkpoints;
 use crate::error::Result;
 use crate::format::batch::DecodeOptions;
+use crate::log::discover::SegmentFile;
+use crate::log::issues::Issue;
+use crate::log::origin::Origin;
+use crate::log::seek::{by_partition, plan_with, split_points, Bounds, FileBounds, Planned};
+use crate::log::transactions::Transactions;
+use crate::log::visibility::Checkpoints;
 use crate::storage::{Stat, Storage};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -67,7 +67,7 @@ impl WorkItem {
     }
 }
 
-/// Plans `files` (in reading order, as [`super::discover::discover`] lists them), each
+/// Plans `files` (in reading order, as [`crate::log::discover::discover`] lists them), each
 /// partition within the bounds `bounds_of` gives it, into items of about `target_bytes`
 /// (`None`: one item per file).
 ///
@@ -75,9 +75,9 @@ impl WorkItem {
 /// on the driver:
 ///
 /// ```
-/// use kafkalog::arrow::discover::discover;
-/// use kafkalog::arrow::plan::plan_items;
-/// use kafkalog::arrow::seek::Bounds;
+/// use kafkalog::log::discover::discover;
+/// use kafkalog::log::plan::plan_items;
+/// use kafkalog::log::seek::Bounds;
 /// use kafkalog::format::batch::DecodeOptions;
 /// use kafkalog::storage::default_storage;
 /// use std::path::Path;
@@ -340,7 +340,7 @@ mod tests {
     }
 
     fn plan_of(storage: &dyn Storage, dir: &Path, bounds: Bounds) -> Vec<WorkItem> {
-        let files = crate::arrow::discover::discover(storage, dir).unwrap();
+        let files = crate::log::discover::discover(storage, dir).unwrap();
         let options = DecodeOptions::default();
         plan_items(storage, files, &|_| bounds, Some(1 << 20), &options)
             .unwrap()

@@ -4,16 +4,16 @@
 //! query's progress through exactly these; here they come from segment names, offset indexes
 //! and the tail of the last segment, never from whole logs.
 
-use super::discover::SegmentFile;
-use super::issues::Issue;
-use super::origin::Origin;
-use super::scan::{for_each_entry, Access};
-use super::seek::{by_partition, offset_for_timestamp, seek_position};
-use super::transactions::partition_transactions;
-use super::visibility::{Checkpoints, Visibility, Visible};
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
 use crate::format::checkpoint::{parse_offset_checkpoint, CLEANER_OFFSET_CHECKPOINT};
+use crate::log::discover::SegmentFile;
+use crate::log::issues::Issue;
+use crate::log::origin::Origin;
+use crate::log::scan::{for_each_entry, Access};
+use crate::log::seek::{by_partition, offset_for_timestamp, seek_position};
+use crate::log::transactions::partition_transactions;
+use crate::log::visibility::{Checkpoints, Visibility, Visible};
 
 /// The offsets of one partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub struct PartitionOffsets {
 }
 
 /// The offsets of each partition among `files` (in reading order, as
-/// [`super::discover::discover`] lists them; whole partitions, so that the last segment is the
+/// [`crate::log::discover::discover`] lists them; whole partitions, so that the last segment is the
 /// partition's last). `timestamp_of` gives the timestamp to look up in a partition, if any.
 /// With [`Visibility::Consumer`], the broker's checkpoints beside the partition directories
 /// bound both ends as they bound a consumer's fetch: earliest no lower than the log start
@@ -223,7 +223,7 @@ pub(crate) fn end_offset(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arrow::discover::discover;
+    use crate::log::discover::discover;
     use crate::storage::default_storage;
     use std::path::Path;
 

@@ -21,11 +21,6 @@
 //! as a new object and only bandwidth, bounded by `max_rewrite_bytes` per append. The
 //! function's documentation has the steps and what a writer killed midway leaves.
 
-use super::discover::discover;
-use super::offsets::end_offset;
-use super::publish::{manifest_text_with_marks, parse_manifest_with_marks, Marker, MANIFEST};
-use super::scan::{for_each_entry, Access};
-use super::writer::{PartitionWriter, WriteOptions};
 use crate::arrow::encoder::Encoded;
 use crate::error::ErrorKind;
 use crate::error::{Error, Result};
@@ -33,7 +28,14 @@ use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
 use crate::format::index::SegmentIndexer;
 use crate::format::segment::segment_file_name;
 use crate::format::segment::{next_entry, Frame};
+use crate::log::discover::discover;
+use crate::log::offsets::end_offset;
+use crate::log::scan::{for_each_entry, Access};
 use crate::storage::{Local, PutMode, Stat, Storage};
+use crate::write::publish::{
+    manifest_text_with_marks, parse_manifest_with_marks, Marker, MANIFEST,
+};
+use crate::write::writer::{PartitionWriter, WriteOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -237,7 +239,7 @@ impl Default for RemoteAppendOptions {
     fn default() -> Self {
         RemoteAppendOptions {
             max_rewrite_bytes: DEFAULT_MAX_REWRITE_BYTES,
-            lease: super::publish::DEFAULT_LEASE,
+            lease: crate::write::publish::DEFAULT_LEASE,
         }
     }
 }
@@ -420,8 +422,10 @@ pub fn append_remote_with(
             });
         }
     }
-    let scratch =
-        std::env::temp_dir().join(format!("kafkalog-append-{}", super::placement::unique()));
+    let scratch = std::env::temp_dir().join(format!(
+        "kafkalog-append-{}",
+        crate::write::placement::unique()
+    ));
     std::fs::create_dir_all(&scratch).map_err(|e| Error::io(e, &scratch))?;
     let _cleanup = RemoveOnDrop(scratch.clone());
     let name = target
@@ -708,8 +712,8 @@ fn parse_marks(text: &str) -> Vec<(String, i64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arrow::reader::ReaderBuilder;
-    use crate::arrow::writer::PartitionWriter;
+    use crate::read::reader::ReaderBuilder;
+    use crate::write::writer::PartitionWriter;
     use arrow_array::{Array, BinaryArray, Int64Array, RecordBatch};
     use std::sync::Arc;
 
@@ -809,8 +813,8 @@ mod tests {
 
     mod remote {
         use super::super::*;
-        use crate::arrow::publish::tests::{batches, offsets, scratch, Versioned};
-        use crate::arrow::publish::{ObjectStoreWriter, WRITING};
+        use crate::write::publish::tests::{batches, offsets, scratch, Versioned};
+        use crate::write::publish::{ObjectStoreWriter, WRITING};
 
         fn stage(storage: &Arc<dyn Storage>, dir: &Path, n: i64) -> PathBuf {
             let mut w =

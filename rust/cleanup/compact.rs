@@ -29,17 +29,17 @@
 //! cleaner indexes per I/O chunk); aborted transactions are found from the markers in the log
 //! (what the `.txnindex` files hold); the high watermark is taken to be the log end offset.
 
-use super::discover::discover;
-use super::encoder::Encoded;
-use super::scan::{for_each_entry, Access};
-use super::writer::{PartitionWriter, Summary, WriteOptions};
+use crate::arrow::encoder::Encoded;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
 use crate::format::control::{self, ControlType};
 use crate::format::filter::{self, DecodedBatch};
 use crate::format::index::{AbortedTxn, DEFAULT_INDEX_INTERVAL_BYTES};
 use crate::format::segment::{base_offset_from_name, segment_file_name};
+use crate::log::discover::discover;
+use crate::log::scan::{for_each_entry, Access};
 use crate::storage::Local;
+use crate::write::writer::{PartitionWriter, Summary, WriteOptions};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -3,17 +3,17 @@
 //! in chunks and feeds a [`Decoder`]. Memory stays bounded by the chunk, the largest batch and
 //! the output batch, never by the file.
 
-use super::batches::BatchColumns;
-use super::builder::{RecordColumns, RecordFilter};
-use super::decoder::{Decoder, DecoderOptions, OnCorrupt};
-use super::discover::{discover, SegmentFile};
-use super::issues::{Issue, IssueKind};
-use super::origin::Origin;
-use super::output::Output;
-use super::schema::Projection;
-use super::seek::{plan, Bounds, FileBounds, Planned};
+use crate::arrow::batches::BatchColumns;
+use crate::arrow::builder::{RecordColumns, RecordFilter};
+use crate::arrow::decoder::{Decoder, DecoderOptions, OnCorrupt};
+use crate::arrow::output::Output;
+use crate::arrow::schema::Projection;
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
+use crate::log::discover::{discover, SegmentFile};
+use crate::log::issues::{Issue, IssueKind};
+use crate::log::origin::Origin;
+use crate::log::seek::{plan, Bounds, FileBounds, Planned};
 use crate::storage::{default_storage, Mapped, Object, Storage};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_buffer::Buffer;
@@ -134,7 +134,7 @@ impl ReaderBuilder {
         self
     }
 
-    /// Offsets, timestamps and isolation level to read within (see [`super::seek`]).
+    /// Offsets, timestamps and isolation level to read within (see [`crate::log::seek`]).
     pub fn with_bounds(mut self, bounds: Bounds) -> Self {
         self.bounds = bounds;
         self
@@ -205,12 +205,12 @@ impl ReaderBuilder {
         self.reader(files, record_columns)
     }
 
-    /// A reader listing the batches (one row each, see [`super::batches`]) of the given files.
+    /// A reader listing the batches (one row each, see [`crate::arrow::batches`]) of the given files.
     pub fn build_batch_listing(self, files: Vec<SegmentFile>) -> Result<LogReader<BatchColumns>> {
         self.reader(files, batch_columns)
     }
 
-    /// Plans `files` within the bounds (see [`super::seek::plan`]).
+    /// Plans `files` within the bounds (see [`crate::log::seek::plan`]).
     pub fn plan(&self, files: Vec<SegmentFile>) -> Result<(Vec<Planned>, Vec<Issue>)> {
         plan(
             self.storage.as_ref(),

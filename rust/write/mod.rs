@@ -1,0 +1,5 @@
+//! Writing: partition directories, placement, object-store publishing, appends.
+pub mod append;
+pub mod placement;
+pub mod publish;
+pub mod writer;
