@@ -1,6 +1,6 @@
 """Hand-made byte builders for kafkalog's bad-input tests.
 
-Everything here is written from the layouts in /work/shared/FORMAT.md (sections 1-3), with
+Everything here is written from the layouts in docs/format.md (sections 1-3), with
 ``struct`` and the CRCs, so a test can build a valid segment and then break exactly one thing:
 a size field, a record count, a varint, a codec id, a CRC. Builders take overrides for the
 fields a test wants to lie about and compute the rest (CRCs last, as Kafka's writers do).
@@ -20,12 +20,12 @@ import lz4.block
 import zstandard
 from kafka.record.util import calc_crc32c
 
-# Codec ids (FORMAT.md §1.1 attributes bits 0-2, §2.1, §3).
+# Codec ids (docs/format.md §1.1 attributes bits 0-2, §2.1, §3).
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 CODEC_NAMES = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
 
-V2_HEADER = 61  # RECORD_BATCH_OVERHEAD (FORMAT.md §1.1)
-V2_CRC_FROM = 21  # CRC-32C covers [21, batch end) (FORMAT.md §1.1)
+V2_HEADER = 61  # RECORD_BATCH_OVERHEAD (docs/format.md §1.1)
+V2_CRC_FROM = 21  # CRC-32C covers [21, batch end) (docs/format.md §1.1)
 LEGACY_CRC_FROM = 16  # CRC-32 covers the message from its magic byte (entry offset 16, §2.1)
 BASE_TS = 1_700_000_000_000
 
@@ -242,7 +242,7 @@ def legacy_batch(
     """Uncompressed: one entry per record (each is its own "batch" in Kafka's terms).
     Compressed: one wrapper entry whose value is the compressed inner entries; inner offsets
     are relative (0, 1, ...) for magic 1 and absolute for magic 0; the wrapper carries the
-    last offset (FORMAT.md §2.2)."""
+    last offset (docs/format.md §2.2)."""
     if codec == NONE:
         return b"".join(
             legacy_entry(

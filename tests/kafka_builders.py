@@ -12,7 +12,7 @@ kafka-python's gzip output is made deterministic (gzip MTIME 0, as Kafka's Java 
 
 A client builds what a *producer* sends; a broker then assigns offsets before appending the
 batch to a segment. :func:`build_batch` does the same in-place rewrites a broker does
-(Kafka's ``LogValidator``; see ``/work/shared/FORMAT.md`` sections 1-2):
+(Kafka's ``LogValidator``; see ``docs/format.md`` sections 1-2):
 
 - v2: the batch's baseOffset (outside the CRC), optionally the partition leader epoch (outside
   the CRC) and, for LogAppendTime, the timestamp-type attribute bit and maxTimestamp (CRC-32C
@@ -174,7 +174,7 @@ def supports(library: str, magic: int, codec: str) -> bool:
 #
 # kafka-python frames v0 LZ4 with Kafka's KAFKA-3160 header checksum and needs the ``xxhash``
 # package for it, which is not installed here. XXH32 written from its specification, offered to
-# kafka-python while it builds or reads v0 LZ4 (see FORMAT.md 3.3).
+# kafka-python while it builds or reads v0 LZ4 (see docs/format.md 3.3).
 
 _P1, _P2, _P3, _P4, _P5 = 0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1
 _M32 = 0xFFFFFFFF

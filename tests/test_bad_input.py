@@ -1,6 +1,6 @@
 """kafkalog against bad input: torn tails, flipped bytes, lying size fields, bombs, policies.
 
-Each test states which Kafka behaviour it encodes, citing /work/shared/FORMAT.md sections. The
+Each test states which Kafka behaviour it encodes, citing docs/format.md sections. The
 bytes come from tests/hostile.py (hand-made from the documented layouts), never from kafkalog.
 
 The rules the whole file enforces:
@@ -53,7 +53,7 @@ COLS = ["offset", "key", "value"]
 COMBOS = [
     (0, h.NONE),
     (0, h.GZIP),
-    (0, h.LZ4),  # v0 LZ4 frames carry Kafka's broken header checksum (FORMAT.md §3.3)
+    (0, h.LZ4),  # v0 LZ4 frames carry Kafka's broken header checksum (docs/format.md §3.3)
     (1, h.NONE),
     (1, h.GZIP),
     (1, h.SNAPPY),
@@ -121,7 +121,7 @@ def only_kafkalog_warnings(out: Outcome) -> None:
 
 
 # =====================================================================================
-# 1. Truncation at every byte (FORMAT.md §1.5 step 1 and 3, §6): Kafka's FileLogInputStream
+# 1. Truncation at every byte (docs/format.md §1.5 step 1 and 3, §6): Kafka's FileLogInputStream
 #    stops silently when fewer than 18 bytes remain or when an entry extends past the end of
 #    the file; recovery then truncates the file to the last complete batch. So a torn tail is
 #    never an error: exactly the complete batches before the cut are the records.
@@ -174,7 +174,7 @@ def test_empty_input_is_no_records_and_no_warning(tmp_path):
 
 
 # =====================================================================================
-# 2. Bit damage. v2: CRC-32C over [21, end) (FORMAT.md §1.1); v0/v1: CRC-32 over the message
+# 2. Bit damage. v2: CRC-32C over [21, end) (docs/format.md §1.1); v0/v1: CRC-32 over the message
 #    from its magic byte (entry offset 16) to its end (§2.1). Kafka's recovery runs
 #    ensureValid() on every batch (§6), so with check_crc=True a changed covered byte (or a
 #    changed stored CRC) must be a CrcMismatchError for that batch. Base offset, length,
@@ -188,7 +188,7 @@ def _expected_after_offset_change(s: h.Segment, magic, codec, entry, new_offset)
     Kafka rejects the batch. v2 and uncompressed v0/v1: record offsets follow the header.
     v1 wrappers: base = wrapper offset - last inner offset (error if the wrapper offset is
     smaller and not 0; 0 means base 0). v0 wrappers: inner offsets are absolute, the wrapper's
-    is ignored (FORMAT.md §2.2 step 5)."""
+    is ignored (docs/format.md §2.2 step 5)."""
     start, _, old, recs = entry
     if magic == 2 or codec == h.NONE:
         mine = [h.Rec(r.offset + new_offset - old, r.key, r.value) for r in recs]
@@ -320,7 +320,7 @@ def test_flipped_byte_without_crc_check_is_typed(magic, codec):
 
 def test_corrupt_legacy_inner_crc_is_not_checked():
     """Kafka checks the wrapper CRC of a compressed v0/v1 message, not the inner messages'
-    (FORMAT.md §2.2 step 9): a wrong inner CRC under a valid wrapper CRC reads fine."""
+    (docs/format.md §2.2 step 9): a wrong inner CRC under a valid wrapper CRC reads fine."""
     inner = h.legacy_entry(0, h.legacy_message(1, b"k", b"v", crc=0xDEADBEEF))
     wrapper = h.legacy_message(1, None, h.compress(h.GZIP, inner), attributes=h.GZIP)
     out = attempt(h.legacy_entry(5, wrapper))
@@ -467,7 +467,8 @@ _BOMB_CHUNK = 64 * _MB
 def _bomb(codec: int, value_size: int, offset: int = 7) -> bytes:
     """A v2 batch at ``offset`` holding one valid record whose value is ``value_size`` zero
     bytes, compressed as concatenated gzip members / zstd frames (both codecs' readers take
-    concatenations, FORMAT.md §3.1, §3.4) so that a 2 GiB bomb costs one 64 MiB compression."""
+    concatenations, docs/format.md §3.1, §3.4) so that a 2 GiB bomb costs one 64 MiB
+    compression."""
     stream = h.gzip_stream if codec == h.GZIP else h.zstd_stream
     member = lambda b: stream([b])  # noqa: E731
     head = b"\x00" + h.varint(0) + h.varint(0) + h.varint(-1) + h.varint(value_size)
@@ -502,7 +503,7 @@ except kafkalog.LimitExceededError as e:
 
 @pytest.mark.parametrize("codec", [h.GZIP, h.ZSTD], ids=["gzip", "zstd"])
 def test_decompression_bomb(codec, tmp_path):
-    """Kafka has no cap on a batch's decompressed size (FORMAT.md §3.5); kafkalog's
+    """Kafka has no cap on a batch's decompressed size (docs/format.md §3.5); kafkalog's
     max_decompressed_size (default 256 MiB) must stop a bomb with LimitExceededError naming
     the batch, early: a 2 GiB bomb (a few MB on disk) is read in a child process limited to
     3 GiB of address space, in a time close to that of decompressing 256 MiB. A raised limit
@@ -681,7 +682,7 @@ BAD_RECORDS = {
 @pytest.mark.parametrize("codec", [h.NONE, h.LZ4], ids=["none", "lz4"])
 @pytest.mark.parametrize("name", list(BAD_RECORDS))
 def test_malformed_record_is_corrupt(name, codec):
-    """Record-level checks of DefaultRecord.readFrom (FORMAT.md §1.5), under a valid CRC."""
+    """Record-level checks of DefaultRecord.readFrom (docs/format.md §1.5), under a valid CRC."""
     first = h.v2_batch(0, [(b"a", b"b")])
     good = h.v2_record(0, b"ok", b"fine")
     bad = h.v2_batch(1, codec=codec, raw_records=good + BAD_RECORDS[name], count=2)

@@ -1,7 +1,7 @@
 """The ``kafkalog`` command-line tool (``kafkalog.cli``).
 
 ``dump`` is checked against Apache Kafka's ``kafka-dump-log.sh`` output format (3.x, see
-``/work/shared/FORMAT.md`` section 7): the expected lines are built here, independently of
+``docs/format.md`` section 7): the expected lines are built here, independently of
 kafkalog, from the corpus's expected values (what Kafka's Java client decodes from each file;
 ``corpus/README.md``) and from index and snapshot files built with ``struct``. ``convert`` is
 checked by reading its output back, ``info`` against :func:`kafkalog.read_batches`.
@@ -142,7 +142,7 @@ def batch_positions(batches: list[dict]) -> list[int]:
 
 
 def expected_batch_line(b: dict, position: int) -> str:
-    """kafka-dump-log's batch line (FORMAT.md 7.2), from expected values."""
+    """kafka-dump-log's batch line (docs/format.md 7.2), from expected values."""
     if b["magic"] >= 2:
         head = (
             f"baseOffset: {b['base_offset']} lastOffset: {b['last_offset']} "
@@ -577,7 +577,7 @@ def test_dump_offset_index(corpus, capsys, spec_path):
 
 
 def _time_index_report(abs_path, entries, index_entries, batches, records) -> list[str]:
-    """Kafka's check of each .timeindex entry (FORMAT.md 7.4)."""
+    """Kafka's check of each .timeindex entry (docs/format.md 7.4)."""
     positions = batch_positions(batches)
     max_ts: dict[int, int] = {}
     for r in records:

@@ -2,7 +2,8 @@
 
 Log bytes are built with each library's record builders (see ``kafka_builders``), rewritten the
 way a broker stores them, and decoded by kafkalog. Every record field is compared with what went
-in (under Kafka's rules, FORMAT.md sections 1-4) and with what the library's own reader reports.
+in (under Kafka's rules, docs/format.md sections 1-4) and with what the library's own reader
+reports.
 """
 
 from __future__ import annotations
@@ -336,7 +337,7 @@ STRUCTURE_FLIPS = [
 def test_crc_is_checked_before_the_structure(magic, codec, pos):
     """A flipped byte in a length field inside the CRC'd range. Kafka checks a batch's CRC
     (``ensureValid()``: log recovery, consumers with check.crcs) before anything reads its
-    records (FORMAT.md 1.5, 2.1), so the error is the CRC mismatch, not a complaint about the
+    records (docs/format.md 1.5, 2.1), so the error is the CRC mismatch, not a complaint about the
     damaged length; read_batches reports crcValid False without failing."""
     seg = kafka_python_batch(magic, codec, [Rec(b"k", b"crc first " * 8, T0)] * 2)
     data = bytearray(seg.data)
@@ -361,7 +362,7 @@ def test_crc_is_checked_before_the_structure(magic, codec, pos):
 def test_read_batches_lists_a_bad_crc_without_failing(magic, codec, pos):
     """read_batches reports crcValid False for a damaged batch instead of failing, as its
     docstring says and as kafka-dump-log's batch lines do (``isvalid: false``; for v0/v1 the
-    line shows the entry's offset and needs no decompression, FORMAT.md 7)."""
+    line shows the entry's offset and needs no decompression, docs/format.md 7)."""
     seg = kafka_python_batch(magic, codec, [Rec(b"k", b"crc first " * 8, T0)] * 2)
     good = batch_rows(seg.data)[0]
     data = bytearray(seg.data)
@@ -447,7 +448,7 @@ def test_codec_stream_variants(codec, compress):
 
 def test_lz4_dependent_blocks_are_refused():
     """Kafka's LZ4 reader refuses frames whose blocks depend on each other (FLG bit 5 clear):
-    "Dependent block stream is unsupported" (FORMAT.md 3.3)."""
+    "Dependent block stream is unsupported" (docs/format.md 3.3)."""
     import lz4.frame
 
     # more than one 64 KiB block: with a single block, lz4 marks the frame independent
@@ -462,7 +463,7 @@ def test_lz4_dependent_blocks_are_refused():
 
 def test_v0_wrapper_offset_is_ignored_for_inner_offsets():
     """magic v0 inner messages carry absolute offsets; Kafka ignores the wrapper's offset for
-    them (FORMAT.md 2.2, reader step 5): a producer's wrapper offset 0 changes nothing."""
+    them (docs/format.md 2.2, reader step 5): a producer's wrapper offset 0 changes nothing."""
     builder = MemoryRecordsBuilder(0, 1, 1 << 20, offset=100)
     for i in range(4):
         builder.append(None, b"k%d" % i, b"absolute " * 10)
@@ -608,7 +609,7 @@ def test_v2_first_record_after_base_offset(library, codec):
 
 def test_v1_wrapper_offset_zero_means_relative_offsets_are_absolute():
     """A v1 wrapper with offset 0 (a producer's bytes, as some librdkafka versions stored them):
-    Kafka takes the inner offsets as they are (FORMAT.md 2.2, reader step 5)."""
+    Kafka takes the inner offsets as they are (docs/format.md 2.2, reader step 5)."""
     builder = MemoryRecordsBuilder(1, 1, 1 << 20, offset=0)
     for i in range(4):
         builder.append(T0 + i, b"k%d" % i, b"relative " * 10)

@@ -5,7 +5,7 @@ for transactions, from the batches as they were built): offsets are exclusive at
 timestamps mean what Kafka's ListOffsets (and so Spark's Kafka source) gives, the earliest
 offset whose record timestamp is at or after the target (``FileRecords.searchForTimestamp``:
 every batch counts, control batches included); read_committed is an independent model of
-Kafka's consumer (``/work/shared/FORMAT.md`` section 4). Index files are checked against the
+Kafka's consumer (``docs/format.md`` section 4). Index files are checked against the
 lookup rules and real broker files (section 5), verify against section 7.3-7.4, and
 rebuild_indexes against log recovery (section 6).
 """
@@ -982,7 +982,7 @@ def kafka_offset_lookup(entries: list[dict], target: int) -> int:
 def test_invoice_offset_index_entries_point_at_batches(corpus):
     """Each entry's position is a batch start, the batch there starts at or before the entry's
     offset, and the entry's offset is the last offset of that batch or of a later one (a
-    multi-batch append, FORMAT.md 5.5): 11, 1 and 1 such entries in the three indexes."""
+    multi-batch append, docs/format.md 5.5): 11, 1 and 1 such entries in the three indexes."""
     later = []
     for log, base, batches in invoice_segments()[:3]:
         entries = index_entries(log.with_suffix(".index"))
@@ -1180,7 +1180,7 @@ class History:
 
 
 def committed_offsets(history: History) -> list[int]:
-    """Kafka's read_committed consumer (FORMAT.md section 4), independently of kafkalog.
+    """Kafka's read_committed consumer (docs/format.md section 4), independently of kafkalog.
 
     Broker: producer state gives the aborted transactions (producer id, first offset) and the
     last stable offset (first offset of the earliest transaction still open at the end).
@@ -1910,7 +1910,7 @@ def test_verify_notes_missing_indexes(damaged):
 
 def recovery_entries(batches: list[dict], interval: int) -> tuple[list[tuple], list[tuple]]:
     """The entries Kafka's log recovery writes for a segment's batches (``LogSegment.recover``,
-    FORMAT.md 5.5 and 6): per batch, the running maximum timestamp and the last offset of the
+    docs/format.md 5.5 and 6): per batch, the running maximum timestamp and the last offset of the
     batch first holding it; an offset entry (batch last offset, position) and a time entry
     whenever more than ``interval`` bytes went by since the last entry, checked before the
     batch is counted; a final time entry. A time entry is added only when its timestamp is

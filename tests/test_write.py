@@ -3,7 +3,7 @@
 What is written is read back by two independent implementations of Kafka's record formats
 (kafka-python and aiokafka) and by kafkalog itself; real broker segments from the corpus are
 rewritten byte for byte; segments, ``.index``, ``.timeindex`` and ``.txnindex`` are checked
-against the broker's rules (``/work/shared/FORMAT.md`` sections 1-5); bad input must fail
+against the broker's rules (``docs/format.md`` sections 1-5); bad input must fail
 before anything appears on disk.
 """
 
@@ -129,7 +129,7 @@ def snapshot(directory: Path) -> dict[str, bytes]:
 def expected_indexes(
     batches: list[dict], base_offset: int, interval: int
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """The broker's entries for batches appended one by one (FORMAT.md 5.3-5.5):
+    """The broker's entries for batches appended one by one (docs/format.md 5.3-5.5):
     before each append, if more than ``interval`` bytes went in since the last entry, an offset
     entry (that batch's last offset, its position) and a time entry (max timestamp so far, the
     last offset of the earliest batch holding it) when its timestamp is greater than the last
@@ -237,7 +237,7 @@ def test_interop_kafkalog_reads_back(tmp_path, magic, codec):
         assert [b["recordCount"] for b in ours] == [4, 4, 4, 2]
     if codec == "lz4":
         # Kafka's frame: FLG 0x60, BD 0x40, and the header checksum over the descriptor, except
-        # for v0 where Kafka (KAFKA-3160) hashed the magic bytes too (FORMAT.md 3.3).
+        # for v0 where Kafka (KAFKA-3160) hashed the magic bytes too (docs/format.md 3.3).
         data = log.read_bytes()
         start = data.find(bytes.fromhex("04224d18"))
         assert start > 0
@@ -507,8 +507,8 @@ def test_compression_level(tmp_path, codec, levels):
 
 
 def test_convert_v0_example_to_v2_zstd(tmp_path):
-    """v0 records have no timestamp: as v2 they are CreateTime with timestamp -1 (FORMAT.md 2.2,
-    KAFKA-13093)."""
+    """v0 records have no timestamp: as v2 they are CreateTime with timestamp -1
+    (docs/format.md 2.2, KAFKA-13093)."""
     table = kafkalog.read(EXAMPLES / "clicks-0", batch_metadata=True).read_all()
     assert set(table.column("magic").to_pylist()) == {0}
     out = tmp_path / "clicks-0"
@@ -524,7 +524,7 @@ def test_convert_v0_example_to_v2_zstd(tmp_path):
 
 @pytest.mark.parametrize(("magic", "codec"), [(1, "none"), (1, "gzip"), (2, "none"), (2, "snappy")])
 def test_log_append_time(tmp_path, magic, codec):
-    """Every record of a LogAppendTime batch has the append time (FORMAT.md 1.2, 2.2): for
+    """Every record of a LogAppendTime batch has the append time (docs/format.md 1.2, 2.2): for
     uncompressed v1 the broker writes it into each message."""
     recs = [Rec(b"k%d" % i, b"v%d" % i * 30, T0 + 7 * i, offset=i) for i in range(6)]
     out = tmp_path / "lat-0"
@@ -667,7 +667,7 @@ def test_producer_fields_and_sequences(tmp_path):
 
 
 def test_sequence_wraps_after_int32_max(tmp_path):
-    """incrementSequence wraps to 0 after 2147483647 (FORMAT.md 1.1)."""
+    """incrementSequence wraps to 0 after 2147483647 (docs/format.md 1.1)."""
     recs = [Rec(b"k", b"v", T0, offset=i) for i in range(8)]
     out = tmp_path / "wrap-0"
     start = 2**31 - 3
@@ -861,7 +861,7 @@ def test_index_entries_follow_the_broker(tmp_path, interval):
 
 
 def test_time_index_needs_greater_timestamps(tmp_path):
-    """Decreasing batch timestamps add no time entries after the first (FORMAT.md 5.3)."""
+    """Decreasing batch timestamps add no time entries after the first (docs/format.md 5.3)."""
     recs = [Rec(b"k", b"v" * 50, T0 + 1000 - i, offset=i) for i in range(40)]
     out = tmp_path / "dec-0"
     kafkalog.write(out, rec_table(recs), batch_records=1, index_interval_bytes=0)
@@ -905,7 +905,7 @@ PID_A, PID_B = 1000, 2000
 def _transactional_log() -> tuple[bytes, list[tuple[int, int, int, int]]]:
     """Two transactional producers interleaved with a plain one, and their markers, as a broker
     stores them; with the aborted transactions (producerId, firstOffset, lastOffset, LSO) the
-    broker's .txnindex holds (FORMAT.md 5.8)."""
+    broker's .txnindex holds (docs/format.md 5.8)."""
     seq = {PID_A: 0, PID_B: 0}
     parts: list[bytes] = []
 

@@ -1,5 +1,5 @@
 //! Log compaction as Kafka's log cleaner does one cleaning round (`LogCleaner.Cleaner`,
-//! `LogCleanerManager.cleanableOffsets`, `MemoryRecords.filterTo`; FORMAT.md §8), from a
+//! `LogCleanerManager.cleanableOffsets`, `MemoryRecords.filterTo`; docs/format.md §8), from a
 //! partition directory into a new one. The input is only read.
 //!
 //! - The cleanable range runs from the first dirty offset (the log start offset unless a

@@ -1,5 +1,5 @@
 //! Regenerating a partition's `.index`, `.timeindex` and `.txnindex` files from its logs, as
-//! Kafka's log recovery does (`LogSegment.recover`, FORMAT.md §6): batch by batch, an offset
+//! Kafka's log recovery does (`LogSegment.recover`, docs/format.md §6): batch by batch, an offset
 //! and time entry whenever more than `index.interval.bytes` passed since the last entry, a
 //! final time entry, and the aborted transactions found from the markers.
 //!

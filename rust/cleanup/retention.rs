@@ -1,4 +1,4 @@
-//! Retention as the broker applies it (`UnifiedLog.deleteOldSegments`; FORMAT.md §8): whole
+//! Retention as the broker applies it (`UnifiedLog.deleteOldSegments`; docs/format.md §8): whole
 //! segments go, oldest first, by three rules applied in this order, each on what the previous
 //! left:
 //!

@@ -1,4 +1,4 @@
-//! Control records (FORMAT.md §4): the single record of a v2 control batch. Its key is
+//! Control records (docs/format.md §4): the single record of a v2 control batch. Its key is
 //! `version i16 | type i16`; for transaction markers its value is
 //! `version i16 | coordinatorEpoch i32`. KRaft control records carry generated-message values,
 //! which are passed through as bytes.

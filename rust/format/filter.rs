@@ -1,5 +1,5 @@
 //! Rewriting one batch with some of its records removed, as Kafka's `MemoryRecords.filterTo`
-//! writes the batches it keeps (FORMAT.md §8): the decisions belong to the caller (the log
+//! writes the batches it keeps (docs/format.md §8): the decisions belong to the caller (the log
 //! cleaner); this file holds the bytes.
 //!
 //! - A v2 batch keeps its base offset, last offset delta, producer id, epoch, base sequence,

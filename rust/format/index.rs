@@ -1,4 +1,4 @@
-//! Segment index files (FORMAT.md §5): layouts, reading with Kafka's handling of preallocated
+//! Segment index files (docs/format.md §5): layouts, reading with Kafka's handling of preallocated
 //! zero slots, and the broker's rule for when it adds entries.
 //!
 //! - `.index`: 8-byte entries `relativeOffset i32 | position i32`;
@@ -209,7 +209,7 @@ pub fn write_txn_entry(out: &mut Vec<u8>, txn: &AbortedTxn) {
 pub const DEFAULT_INDEX_INTERVAL_BYTES: u64 = 4096;
 
 /// Builds a segment's `.index` and `.timeindex` the way a broker does as batches are
-/// appended (`LogSegment.append`, FORMAT.md §5.5): an entry whenever more than
+/// appended (`LogSegment.append`, docs/format.md §5.5): an entry whenever more than
 /// `index.interval.bytes` were appended since the last one, pointing at the batch being
 /// appended; and a final time entry when the segment is closed.
 #[derive(Clone, Debug)]

@@ -1,4 +1,5 @@
-//! Legacy messages, magic v0 and v1 (`LegacyRecord`, `AbstractLegacyRecordBatch`; FORMAT.md §2).
+//! Legacy messages, magic v0 and v1 (`LegacyRecord`, `AbstractLegacyRecordBatch`;
+//! docs/format.md §2).
 //!
 //! ```text
 //! offset i64 | size i32 | crc u32 (CRC-32 of magic..end) | magic i8 | attributes i8
@@ -278,7 +279,7 @@ fn decode_message<S: RecordSink>(
         ));
     }
 
-    // Absolute offsets (FORMAT.md §2.2, reader step 5).
+    // Absolute offsets (docs/format.md §2.2, reader step 5).
     let inner_offset =
         |i: &Inner| i64::from_be_bytes(inner_bytes[i.start..i.start + 8].try_into().unwrap());
     let base = if wrapper.magic == 0 {

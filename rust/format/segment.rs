@@ -1,9 +1,9 @@
 //! A segment (`.log` file) is log entries back to back: `offset i64 | size i32 | size bytes`,
 //! whatever the magic. The same framing holds for the `records` field of a Fetch response.
-//! This module finds entry boundaries the way Kafka's `FileLogInputStream` does (FORMAT.md
+//! This module finds entry boundaries the way Kafka's `FileLogInputStream` does (docs/format.md
 //! §1.5), without doing any I/O: callers hand it bytes and it says what they hold.
 //!
-//! It also knows the names of segment files and partition directories (FORMAT.md §5.1).
+//! It also knows the names of segment files and partition directories (docs/format.md §5.1).
 
 use crate::error::{Error, Result};
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Producer state snapshots (`<offset>.snapshot`, FORMAT.md §5.9) and the text checkpoint
+//! Producer state snapshots (`<offset>.snapshot`, docs/format.md §5.9) and the text checkpoint
 //! files of a log directory (`leader-epoch-checkpoint` and the offset checkpoints, §5.10).
 
 use crate::error::{Error, Result};

@@ -1,4 +1,4 @@
-//! Magic v2 record batches (`DefaultRecordBatch`, `DefaultRecord`; FORMAT.md §1).
+//! Magic v2 record batches (`DefaultRecordBatch`, `DefaultRecord`; docs/format.md §1).
 //!
 //! ```text
 //! baseOffset i64 | length i32 | partitionLeaderEpoch i32 | magic i8 | crc u32 (CRC-32C of

@@ -1,4 +1,4 @@
-//! What a `read_committed` consumer sees (FORMAT.md §4): records of aborted transactions are
+//! What a `read_committed` consumer sees (docs/format.md §4): records of aborted transactions are
 //! dropped, control records hidden, and nothing at or after the last stable offset (the first
 //! offset of the earliest transaction still open at the end of the log) is returned.
 //!

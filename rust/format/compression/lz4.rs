@@ -1,4 +1,4 @@
-//! lz4, in Kafka's frame (FORMAT.md §3.3): the LZ4 frame format with independent blocks, read
+//! lz4, in Kafka's frame (docs/format.md §3.3): the LZ4 frame format with independent blocks, read
 //! the way Kafka's `Lz4BlockInputStream` reads it.
 //!
 //! Kafka's quirks, which a general-purpose frame decoder would reject or get wrong:
@@ -155,7 +155,8 @@ mod tests {
 
     #[test]
     fn header_checksums_match_kafka() {
-        // FORMAT.md §3.3: v1/v2 frames start 04 22 4D 18 60 40 82, v0 frames 04 22 4D 18 60 40 1A.
+        // docs/format.md §3.3: v1/v2 frames start 04 22 4D 18 60 40 82,
+        // v0 frames 04 22 4D 18 60 40 1A.
         for (magic, hc) in [(0i8, 0x1Au8), (1, 0x82), (2, 0x82)] {
             let mut out = Vec::new();
             compress(b"x", magic, &mut out).unwrap();

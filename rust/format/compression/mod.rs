@@ -1,4 +1,4 @@
-//! Compression codecs as Kafka stores them on disk (FORMAT.md §3).
+//! Compression codecs as Kafka stores them on disk (docs/format.md §3).
 //!
 //! The codec id is bits 0-2 of a batch's attributes. Each codec has its own file; this one
 //! dispatches and holds what they share: the cap on decompressed bytes that keeps a

@@ -1,4 +1,4 @@
-//! snappy, in the two shapes found on disk (FORMAT.md §3.2):
+//! snappy, in the two shapes found on disk (docs/format.md §3.2):
 //! - snappy-java's stream ("xerial" framing): a 16-byte header starting with the magic
 //!   `82 'SNAPPY' 00`, then chunks of `int32 BE length` + one raw snappy block. Kafka's Java
 //!   clients write this. A chunk length equal to the magic's first four bytes starts another
