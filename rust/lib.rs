@@ -39,6 +39,7 @@
 
 pub mod arrow;
 pub mod cleanup;
+pub mod clock;
 pub mod error;
 pub mod format;
 #[doc(hidden)]

@@ -14,7 +14,7 @@ use crate::format::batch::{
 };
 use crate::format::control;
 use crate::log::origin::Origin;
-use crate::log::seek::FileBounds;
+use crate::log::bounds::FileBounds;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType};
 use arrow_array::{
     ArrayRef, BinaryArray, BooleanArray, ListArray, PrimitiveArray, RecordBatch, StringArray,

@@ -12,37 +12,10 @@ use crate::arrow::schema::Projection;
 use crate::error::{Error, Result};
 use crate::format::batch::{annotate, BatchDecoder, DecodeOptions};
 use crate::format::segment::{next_entry, Frame};
-use crate::log::issues::{Issue, IssueKind};
+use crate::log::issues::{Issue, IssueKind, OnCorrupt};
 use crate::log::origin::Origin;
-use crate::log::seek::FileBounds;
+use crate::log::bounds::FileBounds;
 use arrow_array::RecordBatch;
-
-/// What to do with a batch that fails to decode (bad CRC, bad size, corrupt records, ...).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum OnCorrupt {
-    /// Raise the error (the default).
-    #[default]
-    Error,
-    /// Leave the batch out, note it, and go on with the next one. Where the entry's size itself
-    /// is broken there is no next one to find, and reading stops there.
-    Skip,
-    /// Stop at the first bad batch and keep what came before, as Kafka's log recovery does.
-    Stop,
-}
-
-impl OnCorrupt {
-    /// The policy named `error` (or `raise`), `skip` or `stop`, as the Python API spells it.
-    pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "error" | "raise" => Ok(OnCorrupt::Error),
-            "skip" => Ok(OnCorrupt::Skip),
-            "stop" => Ok(OnCorrupt::Stop),
-            other => Err(Error::invalid_argument(format!(
-                "on_corrupt must be \"error\", \"skip\" or \"stop\", not {other:?}"
-            ))),
-        }
-    }
-}
 
 /// How a [`Decoder`] turns log entries into output batches.
 #[derive(Clone, Debug)]

@@ -384,7 +384,7 @@ impl Encoder {
             spare: Vec::new(),
             batches: Vec::new(),
             rows_seen: 0,
-            write_time: now_ms(),
+            write_time: crate::clock::now_ms(),
         })
     }
 
@@ -787,10 +787,4 @@ fn decrement_sequence(sequence: i32, decrement: i32) -> i32 {
     } else {
         sequence.wrapping_sub(decrement)
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }

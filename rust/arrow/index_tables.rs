@@ -4,7 +4,8 @@
 use crate::error::{Error, Result};
 use crate::format::index::{read_offset_index, read_time_index, read_txn_index};
 use crate::format::segment::base_offset_from_name;
-use crate::format::snapshot::{parse_checkpoint, parse_producer_snapshot};
+use crate::format::checkpoint::parse_leader_epoch_checkpoint;
+use crate::format::snapshot::parse_producer_snapshot;
 use arrow_array::{ArrayRef, Int16Array, Int32Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use std::path::Path;
@@ -220,19 +221,9 @@ pub fn snapshot_table(bytes: &[u8]) -> Result<RecordBatch> {
 
 /// A `leader-epoch-checkpoint` as a table: one row per (leader epoch, start offset).
 pub fn leader_epoch_table(text: &str) -> Result<RecordBatch> {
-    let entries = parse_checkpoint(text, 2)?;
-    let mut epochs = Vec::with_capacity(entries.len());
-    let mut offsets = Vec::with_capacity(entries.len());
-    for e in &entries {
-        let bad = || {
-            Error::corrupt(format!(
-                "malformed line in checkpoint file: {:?}",
-                e.join(" ")
-            ))
-        };
-        epochs.push(e[0].parse::<i32>().map_err(|_| bad())?);
-        offsets.push(e[1].parse::<i64>().map_err(|_| bad())?);
-    }
+    let entries = parse_leader_epoch_checkpoint(text)?;
+    let epochs: Vec<i32> = entries.iter().map(|e| e.epoch).collect();
+    let offsets: Vec<i64> = entries.iter().map(|e| e.start_offset).collect();
     Ok(table(
         vec![("epoch", DataType::Int32), ("startOffset", DataType::Int64)],
         vec![

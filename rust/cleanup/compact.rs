@@ -32,7 +32,7 @@
 use crate::arrow::encoder::Encoded;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
-use crate::format::control::{self, ControlType};
+use crate::format::control::{self, ControlType, FirstControl};
 use crate::format::filter::{self, DecodedBatch};
 use crate::format::index::{AbortedTxn, DEFAULT_INDEX_INTERVAL_BYTES};
 use crate::format::segment::{base_offset_from_name, segment_file_name};
@@ -42,7 +42,8 @@ use crate::storage::Local;
 use crate::write::writer::{PartitionWriter, Summary, WriteOptions};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use crate::log::issues::OnCorrupt;
+use std::time::UNIX_EPOCH;
 
 /// `delete.retention.ms`'s default: one day.
 pub const DEFAULT_DELETE_RETENTION_MS: i64 = 86_400_000;
@@ -50,16 +51,6 @@ pub const DEFAULT_DELETE_RETENTION_MS: i64 = 86_400_000;
 pub const DEFAULT_MAX_INDEX_SIZE: u64 = 10 * 1024 * 1024;
 /// `producer.id.expiration.ms`' default.
 pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
-
-/// What to do with a batch that cannot be decoded.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum OnCorrupt {
-    /// Stop with the error (naming file, position and offset); nothing is written.
-    #[default]
-    Error,
-    /// Leave the batch out of the output and go on (a broken size field still stops).
-    Skip,
-}
 
 /// One round of Kafka's log cleaner on a partition: the topic configs it runs with (named
 /// after them) and where it starts.
@@ -238,31 +229,6 @@ fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
-/// Reads the type of a control batch's first record.
-#[derive(Default)]
-struct FirstControl(Option<ControlType>, bool);
-
-impl RecordSink for FirstControl {
-    fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
-        self.0 = None;
-        self.1 = false;
-        batch.is_control
-    }
-
-    fn record(&mut self, _: &BatchInfo, record: &Record<'_>) {
-        if !self.1 {
-            self.1 = true;
-            self.0 = Some(control::parse_key(record.key).unwrap_or(ControlType::Unknown(-1)));
-        }
-    }
-}
-
 /// Applies [`OnCorrupt`] to the result of decoding one batch.
 fn guard<T>(result: Result<T>, policy: OnCorrupt, skipped: &mut Vec<Error>) -> Result<Option<T>> {
     match result {
@@ -325,7 +291,7 @@ fn survey(paths: &[PathBuf], options: &CompactOptions, skipped: &mut Vec<Error>)
             if info.magic < 2 || info.producer_id < 0 {
                 return Ok(true);
             }
-            let marker = if info.is_control { control.0 } else { None };
+            let marker = control.kind();
             let p = producers.entry(info.producer_id).or_insert(Producer {
                 epoch: info.producer_epoch,
                 last_data_offset: None,
@@ -600,7 +566,7 @@ fn prepare(src: &Path, options: &CompactOptions) -> Result<(Survey, CompactRepor
             src.display()
         )));
     }
-    let now = options.now_ms.unwrap_or_else(now_ms);
+    let now = options.now_ms.unwrap_or_else(crate::clock::now_ms);
     let mut report = CompactReport {
         now_ms: now,
         delete_horizon_ms: now.saturating_add(options.delete_retention_ms),
@@ -854,7 +820,11 @@ fn build_offset_map(
                     return Ok(true);
                 };
                 if info.is_control {
-                    let kind = if sink.control.1 { sink.control.0 } else { None };
+                    let kind = if sink.control.is_empty() {
+                        None
+                    } else {
+                        sink.control.kind()
+                    };
                     sink.txns.on_control(&info, kind);
                 }
                 Ok(true)
@@ -935,7 +905,7 @@ impl Cleaner {
         report: &mut CompactReport,
     ) -> Result<bool> {
         let kind = if info.is_control && !self.batch.is_empty() {
-            Some(control::parse_key(self.batch.record(0).key).unwrap_or(ControlType::Unknown(-1)))
+            Some(control::batch_type(self.batch.record(0).key))
         } else {
             None
         };

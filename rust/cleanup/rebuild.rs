@@ -12,7 +12,8 @@ use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
 use crate::format::index::{write_txn_entry, SegmentIndexer};
 use crate::log::discover::discover;
 use crate::log::scan::{for_each_entry, Access};
-use crate::log::transactions::{ControlKind, TxnTracker};
+use crate::format::control::FirstControl;
+use crate::format::txn_tracker::TxnTracker;
 use crate::storage::{Local, Storage};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -69,7 +70,7 @@ pub fn rebuild_indexes(
         let base = file.base_offset.unwrap_or(0);
         let mut indexer = SegmentIndexer::new(base, index_interval_bytes);
         let mut aborted = Vec::new();
-        let mut control = ControlKind::default();
+        let mut control = FirstControl::default();
         let mut valid_bytes = 0u64;
         let mut stopped = None;
         let scan = for_each_entry(&storage, &file.path, 0, Access::Whole, |position, entry| {
@@ -86,7 +87,7 @@ pub fn rebuild_indexes(
                 info.last_offset,
                 info.max_timestamp,
             );
-            let kind = if info.is_control { control.0 } else { None };
+            let kind = control.kind();
             if let Some(txn) = txns.on_batch(
                 info.producer_id,
                 info.is_transactional,

@@ -19,7 +19,10 @@
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
 use crate::format::segment::{base_offset_from_name, segment_file_name, topic_partition_from_dir};
-use crate::format::snapshot::parse_checkpoint;
+use crate::format::checkpoint::{
+    offset_of, parse_offset_checkpoint, write_offset_checkpoint, OffsetEntry,
+    LOG_START_OFFSET_CHECKPOINT,
+};
 use crate::format::{legacy, v2};
 use crate::log::discover::discover;
 use crate::log::scan::{for_each_entry, Access};
@@ -134,7 +137,7 @@ pub fn retain(path: &Path, options: &RetentionOptions) -> Result<Vec<PartitionRe
     }
     let now = options
         .now_ms
-        .unwrap_or_else(crate::cleanup::compact::now_ms);
+        .unwrap_or_else(crate::clock::now_ms);
     order
         .into_iter()
         .map(|dir| {
@@ -183,17 +186,12 @@ fn survey(path: &Path) -> Result<Seg> {
 fn checkpoint_path(dir: &Path) -> Option<PathBuf> {
     dir.parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| p.join("log-start-offset-checkpoint"))
+        .map(|p| p.join(LOG_START_OFFSET_CHECKPOINT))
 }
 
-/// The partition's entry in a checkpoint file's text (`0`, count, `topic partition offset`).
+/// The partition's entry in an offset checkpoint file's text.
 fn checkpoint_entry(text: &str, topic: &str, partition: i32) -> Result<Option<i64>> {
-    for fields in parse_checkpoint(text, 3)? {
-        if fields[0] == topic && fields[1] == partition.to_string() {
-            return Ok(fields[2].parse().ok());
-        }
-    }
-    Ok(None)
+    Ok(offset_of(&parse_offset_checkpoint(text)?, topic, partition))
 }
 
 fn retain_partition(
@@ -367,19 +365,20 @@ fn write_checkpoint(dir: &Path, tp: Option<&(String, i32)>, offset: i64) -> Resu
     let mut entries: BTreeMap<(String, i32), i64> = BTreeMap::new();
     if path.is_file() {
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(e, &path))?;
-        for f in parse_checkpoint(&text, 3).map_err(|e| e.with_path(&path))? {
-            if let Ok(p) = f[1].parse() {
-                if let Ok(o) = f[2].parse() {
-                    entries.insert((f[0].clone(), p), o);
-                }
-            }
+        for e in parse_offset_checkpoint(&text).map_err(|e| e.with_path(&path))? {
+            entries.insert((e.topic, e.partition), e.offset);
         }
     }
     entries.insert((topic.clone(), *partition), offset);
-    let mut text = format!("0\n{}\n", entries.len());
-    for ((t, p), o) in &entries {
-        text.push_str(&format!("{t} {p} {o}\n"));
-    }
+    let entries: Vec<OffsetEntry> = entries
+        .into_iter()
+        .map(|((topic, partition), offset)| OffsetEntry {
+            topic,
+            partition,
+            offset,
+        })
+        .collect();
+    let text = write_offset_checkpoint(&entries);
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, text).map_err(|e| Error::io(e, &tmp))?;
     std::fs::File::open(&tmp)

@@ -15,7 +15,8 @@ use crate::format::index::{
 };
 use crate::log::discover::{discover, SegmentFile};
 use crate::log::scan::{for_each_entry, Access};
-use crate::log::transactions::{ControlKind, TxnTracker};
+use crate::format::control::FirstControl;
+use crate::format::txn_tracker::TxnTracker;
 use crate::storage::{Stat, Storage};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -99,7 +100,7 @@ struct Batch {
 #[derive(Default)]
 struct Counter {
     records: u64,
-    control: ControlKind,
+    control: FirstControl,
 }
 
 impl RecordSink for Counter {
@@ -278,11 +279,7 @@ fn verify_segment(
                 ));
             }
         }
-        let control = if info.is_control {
-            counter.control.0
-        } else {
-            None
-        };
+        let control = counter.control.kind();
         if let Some(txn) = txns.on_batch(
             info.producer_id,
             info.is_transactional,

@@ -79,6 +79,32 @@ pub fn parse_checkpoint(text: &str, fields: usize) -> Result<Vec<Vec<String>>> {
     Ok(entries)
 }
 
+/// A partition's leader-epoch checkpoint file, in its partition directory.
+pub const LEADER_EPOCH_CHECKPOINT: &str = "leader-epoch-checkpoint";
+
+/// One entry of a `leader-epoch-checkpoint`: the first offset written in a leader epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EpochEntry {
+    /// The leader epoch.
+    pub epoch: i32,
+    /// The first offset of that epoch.
+    pub start_offset: i64,
+}
+
+/// Parses a `leader-epoch-checkpoint` (`<epoch> <start offset>` per entry), in file order.
+pub fn parse_leader_epoch_checkpoint(text: &str) -> Result<Vec<EpochEntry>> {
+    parse_checkpoint(text, 2)?
+        .into_iter()
+        .map(|fields| {
+            let line = fields.join(" ");
+            Ok(EpochEntry {
+                epoch: fields[0].parse().map_err(|_| malformed(&line))?,
+                start_offset: fields[1].parse().map_err(|_| malformed(&line))?,
+            })
+        })
+        .collect()
+}
+
 /// One entry of an offset checkpoint file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OffsetEntry {
@@ -108,6 +134,14 @@ pub fn parse_offset_checkpoint(text: &str) -> Result<Vec<OffsetEntry>> {
         });
     }
     Ok(out)
+}
+
+/// The offset an offset checkpoint's `entries` hold for a partition.
+pub fn offset_of(entries: &[OffsetEntry], topic: &str, partition: i32) -> Option<i64> {
+    entries
+        .iter()
+        .find(|e| e.topic == topic && e.partition == partition)
+        .map(|e| e.offset)
 }
 
 /// Writes an offset checkpoint file's text, as Kafka writes it (`\n` line ends).

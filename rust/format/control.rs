@@ -4,6 +4,7 @@
 //! which are passed through as bytes.
 
 use crate::error::{Error, Result};
+use crate::format::batch::{BatchInfo, Record, RecordSink};
 
 /// Kafka's `ControlRecordType`: what a control record is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +120,51 @@ pub fn validate(key: Option<&[u8]>, value: Option<&[u8]>) -> Result<ControlType>
         parse_end_txn_marker(value)?;
     }
     Ok(kind)
+}
+
+/// The type of a control batch, read as Kafka's readers read it (`ControlRecordType.parse` on
+/// the first record's key; the batch's other records are not looked at). A key that does not
+/// parse, where Kafka's readers fail, reads as [`ControlType::Unknown`]`(-1)`: a control batch
+/// that is no transaction marker.
+pub fn batch_type(first_key: Option<&[u8]>) -> ControlType {
+    parse_key(first_key).unwrap_or(ControlType::Unknown(-1))
+}
+
+/// A [`RecordSink`] that reads the type of each control batch it is given ([`batch_type`]),
+/// and wants no record of a data batch.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FirstControl {
+    kind: Option<ControlType>,
+    empty: bool,
+}
+
+impl FirstControl {
+    /// The type of the batch just decoded: `None` for a data batch; for a control batch its
+    /// [`batch_type`], or [`ControlType::Unknown`]`(-1)` (no transaction marker) when it has no
+    /// record (the cleaner empties control batches whose markers it removed).
+    pub fn kind(&self) -> Option<ControlType> {
+        self.kind
+    }
+
+    /// Whether the batch just decoded was a control batch without records.
+    pub fn is_empty(&self) -> bool {
+        self.empty
+    }
+}
+
+impl RecordSink for FirstControl {
+    fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
+        self.kind = batch.is_control.then_some(ControlType::Unknown(-1));
+        self.empty = batch.is_control;
+        batch.is_control
+    }
+
+    fn record(&mut self, batch: &BatchInfo, record: &Record<'_>) {
+        if batch.is_control && self.empty {
+            self.empty = false;
+            self.kind = Some(batch_type(record.key));
+        }
+    }
 }
 
 /// The key of a control record of `kind`.

@@ -10,7 +10,8 @@
 //! | `decoder.rs` | decoding one log entry of any magic (dispatch to `v2.rs` or `legacy.rs`) |
 //! | `v2.rs` | magic v2 record batches |
 //! | `legacy.rs` | magic v0 and v1 messages and compressed wrappers |
-//! | `control.rs` | control records: transaction markers, KRaft control records |
+//! | `control.rs` | control records: transaction markers, KRaft control records, a control batch's type |
+//! | `txn_tracker.rs` | transactions opened and closed batch by batch, as a broker follows them |
 //! | `segment.rs` | framing of log entries in a segment, file and directory names |
 //! | `snapshot.rs` | producer state snapshots |
 //! | `checkpoint.rs` | text checkpoint files: leader epochs, high watermarks, log start offsets |
@@ -35,6 +36,7 @@ pub mod legacy;
 pub mod segment;
 pub mod snapshot;
 pub mod tiered;
+pub mod txn_tracker;
 pub mod v2;
 pub mod varint;
 

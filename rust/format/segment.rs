@@ -55,6 +55,48 @@ pub fn next_entry(buf: &[u8]) -> Result<Frame> {
     Ok(Frame::Entry(total))
 }
 
+/// The bytes at an entry's start that [`entry_last_offset`] reads: offset, size, leader epoch,
+/// magic, and a v2 batch's CRC, attributes and last offset delta.
+pub const ENTRY_SPAN_BYTES: usize = 27;
+
+/// The size (with its 12 bytes of offset and size) and last offset of the entry whose first
+/// bytes are `head` (up to [`ENTRY_SPAN_BYTES`] of them): a v2 batch's base offset plus its last
+/// offset delta, a v0/v1 entry's own offset (a wrapper's offset is its last inner message's).
+/// `None` when `head` is shorter than the 12 bytes of offset and size, or the size is negative.
+/// The batch is not checked: this is for walking a log whose batches are checked elsewhere.
+pub fn entry_last_offset(head: &[u8]) -> Option<(u64, i64)> {
+    let base = i64::from_be_bytes(head.get(0..8)?.try_into().ok()?);
+    let size = i32::from_be_bytes(head.get(8..12)?.try_into().ok()?);
+    let size = u64::try_from(size).ok()?;
+    let last = match (head.get(16), head.get(23..27)) {
+        (Some(2), Some(delta)) => base.wrapping_add(i32::from_be_bytes(delta.try_into().ok()?) as i64),
+        _ => base,
+    };
+    Some((LOG_OVERHEAD as u64 + size, last))
+}
+
+/// The position of the first entry at or after `at` (a position where an entry starts) whose
+/// last offset reaches `target`, in a log of `len` bytes read through `read` (a byte range in,
+/// its bytes out, fewer at the end); `None` when the log ends first or a size field is broken.
+pub fn first_entry_reaching(
+    len: u64,
+    mut at: u64,
+    target: i64,
+    mut read: impl FnMut(std::ops::Range<u64>) -> Result<Vec<u8>>,
+) -> Result<Option<u64>> {
+    while at + LOG_OVERHEAD as u64 <= len {
+        let head = read(at..(at + ENTRY_SPAN_BYTES as u64).min(len))?;
+        let Some((size, last)) = entry_last_offset(&head) else {
+            return Ok(None);
+        };
+        if last >= target {
+            return Ok(Some(at));
+        }
+        at += size;
+    }
+    Ok(None)
+}
+
 /// The base offset from a segment or index file name (`00000000000000001234.log` -> 1234).
 pub fn base_offset_from_name(path: &Path) -> Option<i64> {
     let name = path.file_name()?.to_str()?;

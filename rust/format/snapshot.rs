@@ -1,5 +1,5 @@
-//! Producer state snapshots (`<offset>.snapshot`, docs/format.md §5.9) and the text checkpoint
-//! files of a log directory (`leader-epoch-checkpoint` and the offset checkpoints, §5.10).
+//! Producer state snapshots (`<offset>.snapshot`, docs/format.md §5.9). The text checkpoint
+//! files (§5.10) are `checkpoint.rs`'s.
 
 use crate::error::{Error, Result};
 
@@ -109,8 +109,6 @@ pub fn write_producer_snapshot(entries: &[ProducerEntry]) -> Vec<u8> {
     out[2..6].copy_from_slice(&crc.to_be_bytes());
     out
 }
-
-pub use super::checkpoint::parse_checkpoint;
 
 #[cfg(test)]
 mod tests {

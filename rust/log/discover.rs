@@ -82,7 +82,7 @@ fn partition_segments(
     dir: &Path,
     origin: &Origin,
 ) -> Result<Vec<SegmentFile>> {
-    let listed = crate::write::publish::published(storage, dir, list_sorted(storage, dir)?)?;
+    let listed = crate::log::manifest::published(storage, dir, list_sorted(storage, dir)?)?;
     let mut segments: Vec<SegmentFile> = listed
         .into_iter()
         .filter(|e| !e.is_dir && is_segment(&e.path))
@@ -156,7 +156,7 @@ pub fn discover_noting(
             .collect());
     }
     // Only what a write to an object store published (a plain directory: all of it).
-    let files = crate::write::publish::published(storage, path, listed.clone())?;
+    let files = crate::log::manifest::published(storage, path, listed.clone())?;
     let mut segments: Vec<SegmentFile> = files
         .iter()
         .filter(|e| !e.is_dir && is_segment(&e.path))
@@ -184,4 +184,17 @@ pub fn discover_noting(
         )?);
     }
     Ok(all)
+}
+
+/// The files of each partition: consecutive files that continue one partition's log (see
+/// [`SegmentFile::continued_by`]).
+pub fn by_partition(files: Vec<SegmentFile>) -> Vec<Vec<SegmentFile>> {
+    let mut groups: Vec<Vec<SegmentFile>> = Vec::new();
+    for f in files {
+        match groups.last_mut() {
+            Some(g) if g[g.len() - 1].continued_by(&f) => g.push(f),
+            _ => groups.push(vec![f]),
+        }
+    }
+    groups
 }

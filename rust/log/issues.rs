@@ -2,6 +2,7 @@
 //! stopping corrupt batches, unusable indexes; the way `kafka-dump-log` reports invalid bytes at
 //! the end of a segment instead of failing.
 
+use crate::error::{Error, Result};
 use std::path::PathBuf;
 
 /// The kinds of [`Issue`], one spelling each (see [`IssueKind::name`]).
@@ -58,5 +59,63 @@ impl std::fmt::Display for Issue {
             write!(f, "{}: ", p.display())?;
         }
         write!(f, "{}", self.message)
+    }
+}
+
+/// What to do with a batch that fails to decode (bad CRC, bad size, corrupt records, ...):
+/// the one policy of every reader, fold and rewrite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnCorrupt {
+    /// Raise the error, naming file, position and offset (the default).
+    #[default]
+    Error,
+    /// Leave the batch out, note it, and go on with the next one. Where the entry's size itself
+    /// is broken there is no next one to find, and reading stops there.
+    Skip,
+    /// Stop at the first bad batch and keep what came before, as Kafka's log recovery does.
+    Stop,
+}
+
+impl OnCorrupt {
+    /// Every policy.
+    pub const ALL: [OnCorrupt; 3] = [OnCorrupt::Error, OnCorrupt::Skip, OnCorrupt::Stop];
+
+    /// The policy's name, as the Python API spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnCorrupt::Error => "error",
+            OnCorrupt::Skip => "skip",
+            OnCorrupt::Stop => "stop",
+        }
+    }
+
+    /// The policy named `error` (or `raise`), `skip` or `stop`, as the Python API spells it.
+    pub fn from_name(name: &str) -> Result<Self> {
+        Self::from_name_among(name, &Self::ALL)
+    }
+
+    /// The policy named `name`, which must be one of `allowed` (an operation that cannot stop
+    /// part-way, such as a rewrite, allows only `error` and `skip`).
+    pub fn from_name_among(name: &str, allowed: &[OnCorrupt]) -> Result<Self> {
+        let found = match name {
+            "error" | "raise" => Some(OnCorrupt::Error),
+            "skip" => Some(OnCorrupt::Skip),
+            "stop" => Some(OnCorrupt::Stop),
+            _ => None,
+        };
+        match found {
+            Some(policy) if allowed.contains(&policy) => Ok(policy),
+            _ => {
+                let names: Vec<String> = allowed.iter().map(|p| format!("{:?}", p.name())).collect();
+                let list = match names.split_last() {
+                    Some((last, [])) => last.clone(),
+                    Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                    None => String::new(),
+                };
+                Err(Error::invalid_argument(format!(
+                    "on_corrupt must be {list}, not {name:?}"
+                )))
+            }
+        }
     }
 }

@@ -11,7 +11,8 @@ use crate::log::discover::SegmentFile;
 use crate::log::issues::Issue;
 use crate::log::origin::Origin;
 use crate::log::scan::{for_each_entry, Access};
-use crate::log::seek::{by_partition, offset_for_timestamp, seek_position};
+use crate::log::discover::by_partition;
+use crate::log::position::{offset_for_timestamp, seek_position};
 use crate::log::transactions::partition_transactions;
 use crate::log::visibility::{Checkpoints, Visibility, Visible};
 

@@ -4,14 +4,16 @@
 //! again ([`crate::read::reader::ReaderBuilder::build_planned`]).
 //!
 //! Planning reads indexes, producer snapshots and the few log bytes that confirm them (see
-//! [`crate::log::seek`] and [`crate::log::transactions`]), never whole logs.
+//! [`crate::log::bounds`], [`crate::log::position`] and [`crate::log::transactions`]), never whole logs.
 
 use crate::error::Result;
 use crate::format::batch::DecodeOptions;
 use crate::log::discover::SegmentFile;
 use crate::log::issues::Issue;
 use crate::log::origin::Origin;
-use crate::log::seek::{by_partition, plan_with, split_points, Bounds, FileBounds, Planned};
+use crate::log::discover::by_partition;
+use crate::log::bounds::{plan_with, Bounds, FileBounds, Planned};
+use crate::log::position::split_points;
 use crate::log::transactions::Transactions;
 use crate::log::visibility::Checkpoints;
 use crate::storage::{Stat, Storage};
@@ -77,7 +79,7 @@ impl WorkItem {
 /// ```
 /// use kafkalog::log::discover::discover;
 /// use kafkalog::log::plan::plan_items;
-/// use kafkalog::log::seek::Bounds;
+/// use kafkalog::log::bounds::Bounds;
 /// use kafkalog::format::batch::DecodeOptions;
 /// use kafkalog::storage::default_storage;
 /// use std::path::Path;

@@ -7,17 +7,18 @@
 //! [`partition_transactions`]); the log itself is scanned only where those files are missing.
 
 use crate::error::Result;
-use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
-use crate::format::control::{self, ControlType};
+use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
+use crate::format::control::FirstControl;
+use crate::format::txn_tracker::TxnTracker;
 use crate::format::index::{read_txn_index, AbortedTxn, TXN_ENTRY_SIZE};
 use crate::format::segment::base_offset_from_name;
 use crate::format::snapshot::parse_producer_snapshot;
 use crate::log::discover::SegmentFile;
 use crate::log::issues::{Issue, IssueKind};
 use crate::log::scan::{for_each_entry, Access};
-use crate::log::seek::seek_position;
+use crate::log::position::seek_position;
 use crate::storage::{Stat, Storage};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// The aborted transactions of a partition, by producer.
@@ -70,83 +71,6 @@ impl Transactions {
     /// How many aborted transactions were found, over every producer.
     pub fn aborted_count(&self) -> usize {
         self.aborted.values().map(Vec::len).sum()
-    }
-}
-
-/// Follows transactions batch by batch, as a broker does when it appends or recovers: the
-/// first transactional data batch of a producer opens its transaction, its marker closes it.
-/// An ABORT marker for a transaction with data yields the `.txnindex` entry for it.
-#[derive(Clone, Debug, Default)]
-pub struct TxnTracker {
-    /// producer id -> first offset of its open transaction.
-    open: BTreeMap<i64, i64>,
-}
-
-impl TxnTracker {
-    /// A tracker that starts with these transactions open: (producer id, first offset).
-    pub fn with_open(open: impl IntoIterator<Item = (i64, i64)>) -> Self {
-        TxnTracker {
-            open: open.into_iter().collect(),
-        }
-    }
-
-    /// Takes in one batch; returns the aborted transaction an ABORT marker closes.
-    pub fn on_batch(
-        &mut self,
-        producer_id: i64,
-        is_transactional: bool,
-        control: Option<ControlType>,
-        base_offset: i64,
-        last_offset: i64,
-    ) -> Option<AbortedTxn> {
-        if producer_id < 0 || !is_transactional {
-            return None;
-        }
-        match control {
-            Some(kind @ (ControlType::Abort | ControlType::Commit)) => {
-                let first_offset = self.open.remove(&producer_id)?;
-                (kind == ControlType::Abort).then(|| AbortedTxn {
-                    version: 0,
-                    producer_id,
-                    first_offset,
-                    last_offset,
-                    // The first offset of the earliest transaction still open, else the next.
-                    last_stable_offset: self
-                        .open
-                        .values()
-                        .copied()
-                        .min()
-                        .unwrap_or(last_offset + 1),
-                })
-            }
-            Some(_) => None,
-            None => {
-                self.open.entry(producer_id).or_insert(base_offset);
-                None
-            }
-        }
-    }
-
-    /// The last stable offset: the first offset of the earliest transaction still open.
-    pub fn last_stable_offset(&self) -> Option<i64> {
-        self.open.values().copied().min()
-    }
-}
-
-/// Reads the control type of a control batch's first record.
-#[derive(Default)]
-pub(crate) struct ControlKind(pub(crate) Option<ControlType>);
-
-impl RecordSink for ControlKind {
-    fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
-        self.0 = None;
-        batch.is_control
-    }
-
-    fn record(&mut self, _: &BatchInfo, record: &Record<'_>) {
-        if self.0.is_none() {
-            self.0 = control::parse_key(record.key).ok();
-        }
     }
 }
 
@@ -339,7 +263,7 @@ fn scan(
         crc: CrcPolicy::Ignore,
         max_decompressed_size: options.max_decompressed_size,
     });
-    let mut kind = ControlKind::default();
+    let mut kind = FirstControl::default();
     for_each_entry(storage, log, start, Access::Whole, |position, entry| {
         if let (Some(h), Some(base)) = (below, entry.get(0..8)) {
             if i64::from_be_bytes(base.try_into().unwrap()) >= h {
@@ -358,7 +282,7 @@ fn scan(
         if info.base_offset < min_offset {
             return Ok(true);
         }
-        let control = if info.is_control { kind.0 } else { None };
+        let control = kind.kind();
         if let Some(txn) = tracker.on_batch(
             info.producer_id,
             true,

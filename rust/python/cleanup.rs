@@ -3,7 +3,8 @@
 
 use super::errors::{detach, to_py};
 use crate::cleanup::compact as cleaner;
-use crate::cleanup::compact::{CompactOptions, OnCorrupt};
+use crate::cleanup::compact::CompactOptions;
+use crate::log::issues::OnCorrupt;
 use crate::cleanup::retention::{self as retention_rules, RetentionOptions};
 use crate::error::Error;
 use pyo3::prelude::*;
@@ -60,18 +61,8 @@ pub fn compact<'py>(
             ))
         }
     };
-    let on_corrupt = match on_corrupt {
-        "error" => OnCorrupt::Error,
-        "skip" => OnCorrupt::Skip,
-        other => {
-            return Err(to_py(
-                py,
-                Error::invalid_argument(format!(
-                    "on_corrupt must be \"error\" or \"skip\", not {other:?}"
-                )),
-            ))
-        }
-    };
+    let on_corrupt = OnCorrupt::from_name_among(on_corrupt, &[OnCorrupt::Error, OnCorrupt::Skip])
+        .map_err(|e| to_py(py, e))?;
     let options = CompactOptions {
         now_ms,
         delete_retention_ms,

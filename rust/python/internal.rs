@@ -7,6 +7,7 @@ use crate::format::internal::dump::{dump_json, dump_strings};
 use crate::format::internal::Topic;
 use crate::internal::cluster_state::ClusterState;
 use crate::internal::internal_tables::{Fold, FoldOptions, Kind};
+use crate::log::issues::OnCorrupt;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
@@ -31,16 +32,10 @@ impl InternalFold {
         retention_ms: Option<i64>,
     ) -> PyResult<Self> {
         let kind = Kind::from_name(kind).py_err()?;
-        let skip_corrupt = match on_corrupt {
-            "error" => false,
-            "skip" => true,
-            other => {
-                return Err(Error::invalid_argument(format!(
-                    "on_corrupt must be \"error\" or \"skip\", not {other:?}"
-                )))
-                .py_err()
-            }
-        };
+        let skip_corrupt =
+            OnCorrupt::from_name_among(on_corrupt, &[OnCorrupt::Error, OnCorrupt::Skip])
+                .py_err()?
+                == OnCorrupt::Skip;
         Ok(InternalFold {
             inner: Fold::new(
                 kind,

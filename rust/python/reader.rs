@@ -5,7 +5,8 @@
 use super::errors::{detach, issue_dict, to_py, warn, IntoPyResult};
 use super::options::options_from_dict;
 use super::storage::storage;
-use crate::arrow::decoder::{OnCorrupt, DEFAULT_BATCH_SIZE};
+use crate::arrow::decoder::DEFAULT_BATCH_SIZE;
+use crate::log::issues::OnCorrupt;
 use crate::arrow::output::Output;
 use crate::arrow::schema::Projection;
 use crate::error::Error;
@@ -14,7 +15,7 @@ use crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES;
 use crate::log::issues::Issue;
 use crate::log::origin::Origin;
 use crate::log::plan::{plan_items, WorkItem};
-use crate::log::seek::Bounds;
+use crate::log::bounds::Bounds;
 use crate::log::visibility::Visibility;
 use crate::read::parallel::{ParallelReader, PIECE_BYTES};
 use crate::read::reader::{
@@ -229,7 +230,7 @@ impl Reader {
         let options = options.unwrap_or_default();
         let builder = options.builder().py_err()?;
         let storage = builder.storage().clone();
-        let (mut files, notes) = detach(py, || discover_all(&storage, &paths))?;
+        let (mut files, notes) = detach(py, || crate::read::files::resolve(&storage, &paths))?;
         warn_all(py, &notes)?;
         if options.start_position.is_some() || options.end_position.is_some() {
             let single = paths.len() == 1
@@ -505,13 +506,13 @@ pub fn segments<'py>(
     use pyo3::types::PyDict;
     let storage = storage(storage_options, filesystem);
     let (files, bounds, notes) = detach(py, || {
-        let (files, notes) = discover_all(&storage, &paths)?;
+        let (files, notes) = crate::read::files::resolve(&storage, &paths)?;
         let mut checkpoints = Checkpoints::new();
         let mut bounds: Vec<(Visible, Option<&'static str>, bool)> =
             Vec::with_capacity(files.len());
         // One log at a time, as reads group them (`by_partition`): its checkpoints are beside
         // its last (local) segments.
-        for group in crate::log::seek::by_partition(files.clone()) {
+        for group in crate::log::discover::by_partition(files.clone()) {
             let last = &group[group.len() - 1];
             let dir = last.path.parent().unwrap_or(std::path::Path::new(""));
             // A listing of what is on disk: a checkpoint that cannot be read bounds nothing
@@ -552,10 +553,10 @@ pub fn segments<'py>(
 }
 
 /// Whether there is more than one piece of work: several files, or one larger than a piece.
-fn worth_parallel(storage: &dyn Storage, planned: &[crate::log::seek::Planned]) -> bool {
+fn worth_parallel(storage: &dyn Storage, planned: &[crate::log::bounds::Planned]) -> bool {
     match planned {
         [] => false,
-        [crate::log::seek::Planned { file, .. }] => {
+        [crate::log::bounds::Planned { file, .. }] => {
             let len = file.size.unwrap_or_else(|| match storage.stat(&file.path) {
                 Ok(Stat::File { size }) => size,
                 _ => 0,
@@ -564,52 +565,6 @@ fn worth_parallel(storage: &dyn Storage, planned: &[crate::log::seek::Planned]) 
         }
         _ => true,
     }
-}
-
-/// Everything under each path (glob patterns expanded), in order; a file or partition listed
-/// twice is read once. Also the warnings the caller gives Python once it holds the GIL: what a
-/// tiered-storage prefix held that is not read (orphaned uploads, duplicates), and a read that
-/// found no segment (never silently 0 rows).
-fn discover_all(
-    storage: &Arc<dyn Storage>,
-    paths: &[std::path::PathBuf],
-) -> crate::Result<(Vec<crate::log::discover::SegmentFile>, Vec<String>)> {
-    let shared = storage;
-    let storage = storage.as_ref();
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    let mut skipped = Vec::new();
-    for pattern in paths {
-        for path in crate::storage::glob::expand(storage, pattern)? {
-            for file in crate::log::discover::discover_noting(storage, &path, &mut skipped)? {
-                if seen.insert(file.path.clone()) {
-                    out.push(file);
-                }
-            }
-        }
-    }
-    let out = crate::read::tiered::apply_remote_log_metadata(shared, out, &mut skipped)?;
-    let mut notes = Vec::new();
-    if !skipped.is_empty() {
-        notes.push(format!(
-            "tiered storage: {} object(s) not read:\n{}",
-            skipped.len(),
-            skipped.join("\n")
-        ));
-    }
-    let out = crate::read::tiered::merge_remote_and_local(storage, out)?;
-    if out.is_empty() {
-        let listed: Vec<String> = paths
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect();
-        notes.push(format!(
-            "no Kafka segment (<20-digit offset>.log) found under {}: not a segment file, a \
-             partition directory (<topic>-<partition>) or a log directory holding them",
-            listed.join(", ")
-        ));
-    }
-    Ok((out, notes))
 }
 
 /// Gives each of `notes` to Python as a `UserWarning`. Raises what `warnings.warn` raises, so
@@ -755,7 +710,7 @@ pub fn plan<'py>(
         max_decompressed_size,
     };
     let (items, issues) = detach(py, || {
-        let files = crate::read::tiered::merge_remote_and_local(storage.as_ref(), files)?;
+        let files = crate::log::remote_local::merge_remote_and_local(storage.as_ref(), files)?;
         plan_items(storage.as_ref(), files, &bounds_of, target_bytes, &options)
     })?;
     let items = items

@@ -23,7 +23,7 @@ pub fn storage(
     let mut options: Vec<(String, String)> = storage_options
         .unwrap_or_default()
         .into_iter()
-        .filter(|(k, _)| k != crate::write::publish::LEASE_OPTION)
+        .filter(|(k, _)| k != crate::write::lease::LEASE_OPTION)
         .collect();
     let tiered = Tiered::from_options(&mut options).and_then(|keys| {
         Tiered::settings_from_options(&mut options).map(|settings| (keys, settings))

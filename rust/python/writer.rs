@@ -299,7 +299,7 @@ fn split_lease(
     Option<std::collections::BTreeMap<String, String>>,
     std::time::Duration,
 )> {
-    use crate::write::publish::{DEFAULT_LEASE, LEASE_OPTION};
+    use crate::write::lease::{DEFAULT_LEASE, LEASE_OPTION};
     let Some(mut options) = storage_options else {
         return Ok((None, DEFAULT_LEASE));
     };
@@ -329,7 +329,7 @@ fn remote_storage(
         storage_options
             .unwrap_or_default()
             .into_iter()
-            .filter(|(k, _)| k != crate::write::publish::LEASE_OPTION)
+            .filter(|(k, _)| k != crate::write::lease::LEASE_OPTION)
             .collect(),
     ))
 }

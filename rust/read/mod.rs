@@ -1,4 +1,4 @@
 //! Reading: readers over the log layer's plans, and parallelism.
 pub mod parallel;
 pub mod reader;
-pub mod tiered;
+pub mod files;

@@ -30,7 +30,7 @@ use crate::format::segment::{next_entry, Frame};
 use crate::log::discover::SegmentFile;
 use crate::log::issues::{Issue, IssueKind};
 use crate::log::origin::Origin;
-use crate::log::seek::Planned;
+use crate::log::bounds::Planned;
 use crate::read::reader::{LogReader, ReaderBuilder};
 use crate::storage::{Mapped, Object, Storage};
 use arrow_array::RecordBatch;
@@ -848,7 +848,7 @@ impl Drop for ParallelReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arrow::decoder::OnCorrupt;
+    use crate::log::issues::OnCorrupt;
     use crate::arrow::schema::Column;
     use crate::format::batch::TimestampType;
     use crate::format::compression::Compression;
@@ -966,7 +966,7 @@ mod tests {
             )
             .with_on_corrupt(on_corrupt)
             .with_batch_size(50)
-            .with_bounds(crate::log::seek::Bounds {
+            .with_bounds(crate::log::bounds::Bounds {
                 start_offset: (start > i64::MIN).then_some(start),
                 end_offset: end,
                 ..Default::default()

@@ -5,21 +5,22 @@
 
 use crate::arrow::batches::BatchColumns;
 use crate::arrow::builder::{RecordColumns, RecordFilter};
-use crate::arrow::decoder::{Decoder, DecoderOptions, OnCorrupt};
+use crate::arrow::decoder::{Decoder, DecoderOptions};
+use crate::log::issues::OnCorrupt;
 use crate::arrow::output::Output;
 use crate::arrow::schema::Projection;
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
-use crate::log::discover::{discover, SegmentFile};
+use crate::log::discover::SegmentFile;
 use crate::log::issues::{Issue, IssueKind};
 use crate::log::origin::Origin;
-use crate::log::seek::{plan, Bounds, FileBounds, Planned};
+use crate::log::bounds::{plan, Bounds, FileBounds, Planned};
 use crate::storage::{default_storage, Mapped, Object, Storage};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_buffer::Buffer;
 use arrow_schema::{ArrowError, SchemaRef};
 use std::collections::{HashSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Bytes read from a file at a time.
@@ -134,7 +135,7 @@ impl ReaderBuilder {
         self
     }
 
-    /// Offsets, timestamps and isolation level to read within (see [`crate::log::seek`]).
+    /// Offsets, timestamps and isolation level to read within (see [`crate::log::bounds`]).
     pub fn with_bounds(mut self, bounds: Bounds) -> Self {
         self.bounds = bounds;
         self
@@ -193,12 +194,6 @@ impl ReaderBuilder {
         decoder.restart(self.origin.clone().unwrap_or(origin), bounds, position);
     }
 
-    /// A reader of every segment under `path` (see [`discover`]).
-    pub fn build(self, path: impl AsRef<Path>) -> Result<LogReader> {
-        let files = discover(self.storage.as_ref(), path.as_ref())?;
-        self.build_files(files)
-    }
-
     /// A reader of the given segment files (or byte ranges of them), in order, within the
     /// bounds (planning may read indexes and, for timestamps or `read_committed`, batches).
     pub fn build_files(self, files: Vec<SegmentFile>) -> Result<LogReader> {
@@ -210,7 +205,7 @@ impl ReaderBuilder {
         self.reader(files, batch_columns)
     }
 
-    /// Plans `files` within the bounds (see [`crate::log::seek::plan`]).
+    /// Plans `files` within the bounds (see [`crate::log::bounds::plan`]).
     pub fn plan(&self, files: Vec<SegmentFile>) -> Result<(Vec<Planned>, Vec<Issue>)> {
         plan(
             self.storage.as_ref(),

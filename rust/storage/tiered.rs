@@ -27,7 +27,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::index::{
     lookup_offset, read_offset_index, OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE, TXN_ENTRY_SIZE,
 };
-use crate::format::snapshot::parse_checkpoint;
+use crate::format::segment::first_entry_reaching;
+use crate::format::checkpoint::parse_leader_epoch_checkpoint;
 use crate::format::tiered::lineage::{choose, Candidate, Choice};
 use crate::format::tiered::names::{aiven_partition, SegmentName, TieredDir};
 use crate::format::tiered::{IndexSlot, Manifest};
@@ -456,28 +457,12 @@ impl Tiered {
 
 /// Where the first entry holding an offset at or after `target` starts, scanning entry
 /// headers from `from`; the length when none does.
-fn first_batch_reaching(log: &mut TieredLog, mut at: u64, target: i64) -> Result<u64> {
+/// The position of the first entry at or after `at` reaching offset `target` (the log's
+/// length when none does).
+fn first_batch_reaching(log: &mut TieredLog, at: u64, target: i64) -> Result<u64> {
     let len = log.len;
-    while at + 12 <= len {
-        let head = read_range(log, at..(at + 27).min(len))?;
-        let base = i64::from_be_bytes(head[0..8].try_into().unwrap_or_default());
-        let size = i32::from_be_bytes(head[8..12].try_into().unwrap_or_default());
-        if size < 0 {
-            break;
-        }
-        // v2: base offset + last offset delta; v0/v1: the entry's offset is its last.
-        let last = match head.get(16) {
-            Some(2) if head.len() >= 27 => {
-                base + i32::from_be_bytes(head[23..27].try_into().unwrap_or_default()) as i64
-            }
-            _ => base,
-        };
-        if last >= target {
-            return Ok(at);
-        }
-        at += 12 + size as u64;
-    }
-    Ok(len)
+    let found = first_entry_reaching(len, at, target, |range| read_range(log, range))?;
+    Ok(found.unwrap_or(len))
 }
 
 fn decrypt(cipher: &Aes256Gcm, aad: &[u8], bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
@@ -1089,10 +1074,10 @@ fn partition_orphans(listed: &[Entry]) -> Vec<String> {
 
 fn epochs_of(bytes: &[u8]) -> Vec<(i32, i64)> {
     let text = String::from_utf8_lossy(bytes);
-    let mut out: Vec<(i32, i64)> = parse_checkpoint(&text, 2)
+    let mut out: Vec<(i32, i64)> = parse_leader_epoch_checkpoint(&text)
         .unwrap_or_default()
         .iter()
-        .filter_map(|f| Some((f[0].parse().ok()?, f[1].parse().ok()?)))
+        .map(|e| (e.epoch, e.start_offset))
         .collect();
     out.sort_unstable();
     out

@@ -27,14 +27,13 @@ use crate::error::{Error, Result};
 use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
 use crate::format::index::SegmentIndexer;
 use crate::format::segment::segment_file_name;
-use crate::format::segment::{next_entry, Frame};
+use crate::format::segment::{base_offset_from_name, next_entry, Frame};
 use crate::log::discover::discover;
 use crate::log::offsets::end_offset;
 use crate::log::scan::{for_each_entry, Access};
 use crate::storage::{Local, PutMode, Stat, Storage};
-use crate::write::publish::{
-    manifest_text_with_marks, parse_manifest_with_marks, Marker, MANIFEST,
-};
+use crate::log::manifest::{manifest_text_with_marks, parse_manifest_with_marks, MANIFEST};
+use crate::write::lease::Marker;
 use crate::write::writer::{PartitionWriter, WriteOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -239,7 +238,7 @@ impl Default for RemoteAppendOptions {
     fn default() -> Self {
         RemoteAppendOptions {
             max_rewrite_bytes: DEFAULT_MAX_REWRITE_BYTES,
-            lease: crate::write::publish::DEFAULT_LEASE,
+            lease: crate::write::lease::DEFAULT_LEASE,
         }
     }
 }
@@ -323,7 +322,7 @@ pub fn append_remote_with(
                     e.is_dir
                         || e.path
                             .file_name()
-                            .is_some_and(|n| segment_base(&n.to_string_lossy()).is_some())
+                            .is_some_and(|n| base_offset_from_name(Path::new(n)).is_some())
                 }),
                 Err(e) if e.is_not_found() => false,
                 Err(e) => return Err(e),
@@ -350,7 +349,7 @@ pub fn append_remote_with(
     let mut bases: Vec<i64> = files
         .iter()
         .filter(|(n, _)| n.ends_with(".log"))
-        .filter_map(|(n, _)| segment_base(n))
+        .filter_map(|(n, _)| base_offset_from_name(Path::new(n)))
         .collect();
     bases.sort_unstable();
     let active = bases.last().copied();
@@ -593,14 +592,6 @@ fn check_writer_id(mark: Option<(&str, i64)>) -> Result<()> {
     Ok(())
 }
 
-/// The base offset of a segment file's name (`<20 digits>.<ext>`).
-fn segment_base(name: &str) -> Option<i64> {
-    let (stem, _) = name.split_once('.')?;
-    (stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| stem.parse().ok())
-        .flatten()
-}
-
 fn set_size(files: &mut Vec<(String, u64)>, name: String, size: u64) {
     match files.iter_mut().find(|(n, _)| *n == name) {
         Some(entry) => entry.1 = size,
@@ -814,7 +805,8 @@ mod tests {
     mod remote {
         use super::super::*;
         use crate::write::publish::tests::{batches, offsets, scratch, Versioned};
-        use crate::write::publish::{ObjectStoreWriter, WRITING};
+        use crate::log::manifest::WRITING;
+        use crate::write::publish::ObjectStoreWriter;
 
         fn stage(storage: &Arc<dyn Storage>, dir: &Path, n: i64) -> PathBuf {
             let mut w =

@@ -18,7 +18,7 @@ use crate::format::index::{
 };
 use crate::format::segment::{segment_file_name, MIN_ENTRY_SIZE};
 use crate::format::snapshot::{write_producer_snapshot, ProducerEntry};
-use crate::log::transactions::TxnTracker;
+use crate::format::txn_tracker::TxnTracker;
 use crate::write::placement::{create_new_file, resolve_target, Staging};
 use arrow_array::RecordBatch;
 use std::fs::File;

@@ -1,123 +1,78 @@
-//! A partition whose old segments are in a tiered-storage bucket and whose recent ones are in a
-//! broker's directory, read as one: the broker serves offsets from its local log from the local
-//! log start offset on, and from remote storage below it. So remote segments from the first
-//! local segment's base offset on are left out, and one that crosses it ends there.
-//!
-//! Also the `__remote_log_metadata` topic's segment states as the authoritative list of remote
-//! segments, where its partitions are given ([`apply_remote_log_metadata`]).
+//! The paths a user names, resolved into the segment files a read opens: each pattern expanded
+//! (globs), each path discovered (a segment, a partition directory, a log directory, a tiered
+//! prefix), the remote segments `__remote_log_metadata` does not list as served left out, and a
+//! partition's remote and local segments made one log. [`resolve`] is the one pipeline: the
+//! Rust [`ReaderBuilder::build`](crate::read::reader::ReaderBuilder::build) and every Python
+//! function that takes paths use it.
 
 use crate::error::{Error, Result};
 use crate::format::tiered::{SegmentName, TieredDir};
 use crate::internal::internal_tables::{
     Fold, FoldOptions, Kind, RemoteSegmentState, COPY_SEGMENT_FINISHED,
 };
-use crate::log::discover::{discover, SegmentFile};
-use crate::log::origin::Origin;
-use crate::log::seek::{by_partition, seek_position};
-use crate::read::reader::ReaderBuilder;
+use crate::log::discover::{by_partition, discover, discover_noting, SegmentFile};
+use crate::log::remote_local::merge_remote_and_local;
+use crate::read::reader::{LogReader, ReaderBuilder};
 use crate::storage::tiered::METADATA_OPTION;
 use crate::storage::Storage;
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// `files` (in reading order) with each partition that has both remote and local segments
-/// made one offset-ordered run: its remote segments below the local log start offset, then its
-/// local ones, where the partition first appears. Other files keep their order.
-pub fn merge_remote_and_local(
-    storage: &dyn Storage,
-    files: Vec<SegmentFile>,
-) -> Result<Vec<SegmentFile>> {
-    let known = |o: &Origin| o.topic.is_some() && o.partition.is_some();
-    let mut kinds: HashMap<Origin, (bool, bool)> = HashMap::new();
-    for f in files.iter().filter(|f| known(&f.origin)) {
-        let k = kinds.entry(f.origin.clone()).or_default();
-        if f.is_tiered() {
-            k.0 = true;
-        } else {
-            k.1 = true;
-        }
-    }
-    let mixed: HashSet<Origin> = kinds
-        .into_iter()
-        .filter(|(_, (r, l))| *r && *l)
-        .map(|(o, _)| o)
-        .collect();
-    if mixed.is_empty() {
-        return Ok(files);
-    }
-    let mut out = Vec::with_capacity(files.len());
-    let mut done: HashSet<Origin> = HashSet::new();
-    for f in &files {
-        if !mixed.contains(&f.origin) {
-            out.push(f.clone());
-            continue;
-        }
-        if !done.insert(f.origin.clone()) {
-            continue;
-        }
-        let mut remote: Vec<SegmentFile> = Vec::new();
-        let mut local: Vec<SegmentFile> = Vec::new();
-        for g in files.iter().filter(|g| g.origin == f.origin) {
-            if g.is_tiered() {
-                remote.push(g.clone());
-            } else {
-                local.push(g.clone());
+/// Everything under each of `paths` (glob patterns expanded), in reading order; a file or
+/// partition named twice is read once. Also notes for people, which the Python API gives as
+/// warnings: what a tiered-storage prefix held that is not read (orphaned uploads, duplicates,
+/// segments `__remote_log_metadata` does not serve), and a read that found no segment at all
+/// (never silently 0 rows).
+pub fn resolve(
+    storage: &Arc<dyn Storage>,
+    paths: &[PathBuf],
+) -> Result<(Vec<SegmentFile>, Vec<String>)> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for pattern in paths {
+        for path in crate::storage::glob::expand(storage.as_ref(), pattern)? {
+            for file in discover_noting(storage.as_ref(), &path, &mut skipped)? {
+                if seen.insert(file.path.clone()) {
+                    out.push(file);
+                }
             }
         }
-        remote.sort_by_key(|g| g.base_offset);
-        let local_start = local.iter().filter_map(|g| g.base_offset).min();
-        for mut r in remote {
-            let (Some(base), Some(start)) = (r.base_offset, local_start) else {
-                out.push(r);
-                continue;
-            };
-            if base >= start {
-                continue;
-            }
-            // Crossing the local log start: end where the local log begins.
-            let end = seek_position(storage, &r.path, base, start, &mut Vec::new())?;
-            let exact = end_at(storage, &r.path, end, start)?;
-            if exact.is_some() {
-                r.end = exact;
-                r.size = None;
-            }
-            out.push(r);
-        }
-        out.extend(local);
     }
-    Ok(out)
+    let out = apply_remote_log_metadata(storage, out, &mut skipped)?;
+    let mut notes = Vec::new();
+    if !skipped.is_empty() {
+        notes.push(format!(
+            "tiered storage: {} object(s) not read:\n{}",
+            skipped.len(),
+            skipped.join("\n")
+        ));
+    }
+    let out = merge_remote_and_local(storage.as_ref(), out)?;
+    if out.is_empty() {
+        let listed: Vec<String> = paths
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        notes.push(format!(
+            "no Kafka segment (<20-digit offset>.log) found under {}: not a segment file, a \
+             partition directory (<topic>-<partition>) or a log directory holding them",
+            listed.join(", ")
+        ));
+    }
+    Ok((out, notes))
 }
 
-/// The position of the first entry at or after `from` holding an offset at or above `target`;
-/// `None` when the log ends first (no cut needed).
-fn end_at(
-    storage: &dyn Storage,
-    log: &std::path::Path,
-    from: u64,
-    target: i64,
-) -> Result<Option<u64>> {
-    let mut object = storage.open(log)?;
-    let len = object.len();
-    let mut at = from;
-    while at + 12 <= len {
-        let head = crate::storage::read_range(object.as_mut(), at..(at + 27).min(len))?;
-        let base = i64::from_be_bytes(head[0..8].try_into().unwrap_or_default());
-        let size = i32::from_be_bytes(head[8..12].try_into().unwrap_or_default());
-        if size < 0 {
-            return Ok(None);
-        }
-        let last = match head.get(16) {
-            Some(2) if head.len() >= 27 => {
-                base + i32::from_be_bytes(head[23..27].try_into().unwrap_or_default()) as i64
-            }
-            _ => base,
-        };
-        if last >= target {
-            return Ok(Some(at));
-        }
-        at += 12 + size as u64;
+impl ReaderBuilder {
+    /// A reader of everything under `path` (a segment file, a partition directory, a log
+    /// directory, a tiered-storage prefix, or a glob pattern), resolved as [`resolve`] does,
+    /// the same files the Python API reads for the same path. [`resolve`]'s notes (objects of
+    /// a tiered prefix not read, no segment found) are for callers that report them.
+    pub fn build(self, path: impl AsRef<Path>) -> Result<LogReader> {
+        let (files, _notes) = resolve(self.storage(), &[path.as_ref().to_path_buf()])?;
+        self.build_files(files)
     }
-    Ok(None)
 }
 
 /// `files` with the remote segments that `__remote_log_metadata` does not list as served left
