@@ -108,7 +108,8 @@ pub fn index_files(data: &[u8]) {
     let _ = index::lookup_offset(&offsets, 150);
     let _ = index::last_time_entry_below(&times, 1_000);
     let _ = snapshot::parse_producer_snapshot(data);
-    let _ = crate::format::checkpoint::parse_leader_epoch_checkpoint(&String::from_utf8_lossy(data));
+    let _ =
+        crate::format::checkpoint::parse_leader_epoch_checkpoint(&String::from_utf8_lossy(data));
     let _ = crate::arrow::index_tables::leader_epoch_table(&String::from_utf8_lossy(data));
 }
 

@@ -13,8 +13,8 @@ use crate::format::batch::{
     BatchDecoder, BatchInfo, ByteSpan, Headers, Record, RecordRun, RecordSink, TimestampType,
 };
 use crate::format::control;
-use crate::log::origin::Origin;
 use crate::log::bounds::FileBounds;
+use crate::log::origin::Origin;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type, TimestampMicrosecondType};
 use arrow_array::{
     ArrayRef, BinaryArray, BooleanArray, ListArray, PrimitiveArray, RecordBatch, StringArray,

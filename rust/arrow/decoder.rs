@@ -12,9 +12,9 @@ use crate::arrow::schema::Projection;
 use crate::error::{Error, Result};
 use crate::format::batch::{annotate, BatchDecoder, DecodeOptions};
 use crate::format::segment::{next_entry, Frame};
+use crate::log::bounds::FileBounds;
 use crate::log::issues::{Issue, IssueKind, OnCorrupt};
 use crate::log::origin::Origin;
-use crate::log::bounds::FileBounds;
 use arrow_array::RecordBatch;
 
 /// How a [`Decoder`] turns log entries into output batches.

@@ -2,9 +2,9 @@
 //! producer `.snapshot`s and `leader-epoch-checkpoint`.
 
 use crate::error::{Error, Result};
+use crate::format::checkpoint::parse_leader_epoch_checkpoint;
 use crate::format::index::{read_offset_index, read_time_index, read_txn_index};
 use crate::format::segment::base_offset_from_name;
-use crate::format::checkpoint::parse_leader_epoch_checkpoint;
 use crate::format::snapshot::parse_producer_snapshot;
 use arrow_array::{ArrayRef, Int16Array, Int32Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};

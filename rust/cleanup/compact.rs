@@ -37,12 +37,12 @@ use crate::format::filter::{self, DecodedBatch};
 use crate::format::index::{AbortedTxn, DEFAULT_INDEX_INTERVAL_BYTES};
 use crate::format::segment::{base_offset_from_name, segment_file_name};
 use crate::log::discover::discover;
+use crate::log::issues::OnCorrupt;
 use crate::log::scan::{for_each_entry, Access};
 use crate::storage::Local;
 use crate::write::writer::{PartitionWriter, Summary, WriteOptions};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use crate::log::issues::OnCorrupt;
 use std::time::UNIX_EPOCH;
 
 /// `delete.retention.ms`'s default: one day.

@@ -9,11 +9,11 @@
 
 use crate::error::{Error, Result};
 use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
+use crate::format::control::FirstControl;
 use crate::format::index::{write_txn_entry, SegmentIndexer};
+use crate::format::txn_tracker::TxnTracker;
 use crate::log::discover::discover;
 use crate::log::scan::{for_each_entry, Access};
-use crate::format::control::FirstControl;
-use crate::format::txn_tracker::TxnTracker;
 use crate::storage::{Local, Storage};
 use std::io::Write;
 use std::path::{Path, PathBuf};

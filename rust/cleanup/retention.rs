@@ -18,11 +18,11 @@
 
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
-use crate::format::segment::{base_offset_from_name, segment_file_name, topic_partition_from_dir};
 use crate::format::checkpoint::{
     offset_of, parse_offset_checkpoint, write_offset_checkpoint, OffsetEntry,
     LOG_START_OFFSET_CHECKPOINT,
 };
+use crate::format::segment::{base_offset_from_name, segment_file_name, topic_partition_from_dir};
 use crate::format::{legacy, v2};
 use crate::log::discover::discover;
 use crate::log::scan::{for_each_entry, Access};
@@ -135,9 +135,7 @@ pub fn retain(path: &Path, options: &RetentionOptions) -> Result<Vec<PartitionRe
         }
         partitions.entry(dir).or_default().push(file.path);
     }
-    let now = options
-        .now_ms
-        .unwrap_or_else(crate::clock::now_ms);
+    let now = options.now_ms.unwrap_or_else(crate::clock::now_ms);
     order
         .into_iter()
         .map(|dir| {

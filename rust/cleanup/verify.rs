@@ -9,14 +9,14 @@
 
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
+use crate::format::control::FirstControl;
 use crate::format::index::{
     check_offset_index, check_time_index, read_offset_index, read_time_index, read_txn_index,
     AbortedTxn,
 };
+use crate::format::txn_tracker::TxnTracker;
 use crate::log::discover::{discover, SegmentFile};
 use crate::log::scan::{for_each_entry, Access};
-use crate::format::control::FirstControl;
-use crate::format::txn_tracker::TxnTracker;
 use crate::storage::{Stat, Storage};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};

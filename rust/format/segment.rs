@@ -69,7 +69,9 @@ pub fn entry_last_offset(head: &[u8]) -> Option<(u64, i64)> {
     let size = i32::from_be_bytes(head.get(8..12)?.try_into().ok()?);
     let size = u64::try_from(size).ok()?;
     let last = match (head.get(16), head.get(23..27)) {
-        (Some(2), Some(delta)) => base.wrapping_add(i32::from_be_bytes(delta.try_into().ok()?) as i64),
+        (Some(2), Some(delta)) => {
+            base.wrapping_add(i32::from_be_bytes(delta.try_into().ok()?) as i64)
+        }
         _ => base,
     };
     Some((LOG_OVERHEAD as u64 + size, last))

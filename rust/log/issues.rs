@@ -106,7 +106,8 @@ impl OnCorrupt {
         match found {
             Some(policy) if allowed.contains(&policy) => Ok(policy),
             _ => {
-                let names: Vec<String> = allowed.iter().map(|p| format!("{:?}", p.name())).collect();
+                let names: Vec<String> =
+                    allowed.iter().map(|p| format!("{:?}", p.name())).collect();
                 let list = match names.split_last() {
                     Some((last, [])) => last.clone(),
                     Some((last, rest)) => format!("{} or {last}", rest.join(", ")),

@@ -7,12 +7,12 @@
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
 use crate::format::checkpoint::{parse_offset_checkpoint, CLEANER_OFFSET_CHECKPOINT};
+use crate::log::discover::by_partition;
 use crate::log::discover::SegmentFile;
 use crate::log::issues::Issue;
 use crate::log::origin::Origin;
-use crate::log::scan::{for_each_entry, Access};
-use crate::log::discover::by_partition;
 use crate::log::position::{offset_for_timestamp, seek_position};
+use crate::log::scan::{for_each_entry, Access};
 use crate::log::transactions::partition_transactions;
 use crate::log::visibility::{Checkpoints, Visibility, Visible};
 

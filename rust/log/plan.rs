@@ -8,11 +8,11 @@
 
 use crate::error::Result;
 use crate::format::batch::DecodeOptions;
+use crate::log::bounds::{plan_with, Bounds, FileBounds, Planned};
+use crate::log::discover::by_partition;
 use crate::log::discover::SegmentFile;
 use crate::log::issues::Issue;
 use crate::log::origin::Origin;
-use crate::log::discover::by_partition;
-use crate::log::bounds::{plan_with, Bounds, FileBounds, Planned};
 use crate::log::position::split_points;
 use crate::log::transactions::Transactions;
 use crate::log::visibility::Checkpoints;

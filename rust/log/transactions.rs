@@ -9,14 +9,14 @@
 use crate::error::Result;
 use crate::format::batch::{BatchDecoder, CrcPolicy, DecodeOptions};
 use crate::format::control::FirstControl;
-use crate::format::txn_tracker::TxnTracker;
 use crate::format::index::{read_txn_index, AbortedTxn, TXN_ENTRY_SIZE};
 use crate::format::segment::base_offset_from_name;
 use crate::format::snapshot::parse_producer_snapshot;
+use crate::format::txn_tracker::TxnTracker;
 use crate::log::discover::SegmentFile;
 use crate::log::issues::{Issue, IssueKind};
-use crate::log::scan::{for_each_entry, Access};
 use crate::log::position::seek_position;
+use crate::log::scan::{for_each_entry, Access};
 use crate::storage::{Stat, Storage};
 use std::collections::HashMap;
 use std::path::Path;

@@ -4,9 +4,9 @@
 use super::errors::{detach, to_py};
 use crate::cleanup::compact as cleaner;
 use crate::cleanup::compact::CompactOptions;
-use crate::log::issues::OnCorrupt;
 use crate::cleanup::retention::{self as retention_rules, RetentionOptions};
 use crate::error::Error;
+use crate::log::issues::OnCorrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::path::PathBuf;

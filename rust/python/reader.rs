@@ -6,16 +6,16 @@ use super::errors::{detach, issue_dict, to_py, warn, IntoPyResult};
 use super::options::options_from_dict;
 use super::storage::storage;
 use crate::arrow::decoder::DEFAULT_BATCH_SIZE;
-use crate::log::issues::OnCorrupt;
 use crate::arrow::output::Output;
 use crate::arrow::schema::Projection;
 use crate::error::Error;
 use crate::format::batch::{CrcPolicy, DEFAULT_MAX_DECOMPRESSED_SIZE};
 use crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES;
+use crate::log::bounds::Bounds;
 use crate::log::issues::Issue;
+use crate::log::issues::OnCorrupt;
 use crate::log::origin::Origin;
 use crate::log::plan::{plan_items, WorkItem};
-use crate::log::bounds::Bounds;
 use crate::log::visibility::Visibility;
 use crate::read::parallel::{ParallelReader, PIECE_BYTES};
 use crate::read::reader::{

@@ -73,6 +73,10 @@ fn py_error(err: PyErr, path: &Path) -> Error {
 }
 
 impl Storage for PyStorage {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn stat(&self, path: &Path) -> Result<Stat> {
         Python::attach(|py| -> PyResult<Stat> {
             let info = self

@@ -91,7 +91,7 @@ pub fn apply_remote_log_metadata(
     files: Vec<SegmentFile>,
     skipped: &mut Vec<String>,
 ) -> Result<Vec<SegmentFile>> {
-    let paths = match storage.tiered_settings() {
+    let paths = match crate::storage::tiered::settings_of(storage.as_ref()) {
         Some(s) if !s.remote_log_metadata.is_empty() => s.remote_log_metadata.clone(),
         _ => return Ok(files),
     };

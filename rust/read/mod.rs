@@ -1,4 +1,4 @@
 //! Reading: readers over the log layer's plans, and parallelism.
+pub mod files;
 pub mod parallel;
 pub mod reader;
-pub mod files;

@@ -27,10 +27,10 @@ use crate::arrow::decoder::Decoder;
 use crate::error::{catch_panic, Error, Result};
 use crate::format::batch::entry_magic;
 use crate::format::segment::{next_entry, Frame};
+use crate::log::bounds::Planned;
 use crate::log::discover::SegmentFile;
 use crate::log::issues::{Issue, IssueKind};
 use crate::log::origin::Origin;
-use crate::log::bounds::Planned;
 use crate::read::reader::{LogReader, ReaderBuilder};
 use crate::storage::{Mapped, Object, Storage};
 use arrow_array::RecordBatch;
@@ -848,11 +848,11 @@ impl Drop for ParallelReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::issues::OnCorrupt;
     use crate::arrow::schema::Column;
     use crate::format::batch::TimestampType;
     use crate::format::compression::Compression;
     use crate::format::v2::{write_batch, write_record, BatchHeader};
+    use crate::log::issues::OnCorrupt;
     use arrow_array::{Array, BinaryArray, Int64Array};
     use std::path::{Path, PathBuf};
 

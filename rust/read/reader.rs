@@ -6,15 +6,15 @@
 use crate::arrow::batches::BatchColumns;
 use crate::arrow::builder::{RecordColumns, RecordFilter};
 use crate::arrow::decoder::{Decoder, DecoderOptions};
-use crate::log::issues::OnCorrupt;
 use crate::arrow::output::Output;
 use crate::arrow::schema::Projection;
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
+use crate::log::bounds::{plan, Bounds, FileBounds, Planned};
 use crate::log::discover::SegmentFile;
+use crate::log::issues::OnCorrupt;
 use crate::log::issues::{Issue, IssueKind};
 use crate::log::origin::Origin;
-use crate::log::bounds::{plan, Bounds, FileBounds, Planned};
 use crate::storage::{default_storage, Mapped, Object, Storage};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_buffer::Buffer;

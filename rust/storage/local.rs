@@ -27,6 +27,10 @@ impl Local {
 }
 
 impl Storage for Local {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn stat(&self, path: &Path) -> Result<Stat> {
         match std::fs::metadata(local(path)) {
             Ok(m) if m.is_dir() => Ok(Stat::Dir),

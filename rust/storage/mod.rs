@@ -53,6 +53,10 @@ impl ObjectStores {
 
 #[cfg(not(feature = "object-store"))]
 impl Storage for ObjectStores {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn stat(&self, path: &Path) -> Result<Stat> {
         Err(Self::refuse(path))
     }
@@ -133,11 +137,9 @@ pub trait Storage: Send + Sync + fmt::Debug {
         None
     }
 
-    /// How tiered-storage layouts are read through this storage (the layout to assume, where
-    /// `__remote_log_metadata` is): `None` for a storage that does not read them.
-    fn tiered_settings(&self) -> Option<&tiered::TieredSettings> {
-        None
-    }
+    /// This storage as [`std::any::Any`], for the few places that depend on what kind of store
+    /// it is (a tiered-storage store's settings: [`tiered::settings_of`]).
+    fn as_any(&self) -> &dyn std::any::Any;
 
     // Writing. Each call is atomic: a reader sees the whole new object or none of it.
 
@@ -311,6 +313,10 @@ impl Router {
 }
 
 impl Storage for Router {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn stat(&self, path: &Path) -> Result<Stat> {
         self.pick(path).stat(path)
     }
@@ -430,6 +436,10 @@ impl Object for CountingObject {
 }
 
 impl Storage for Counting {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn stat(&self, path: &Path) -> Result<Stat> {
         self.inner.stat(path)
     }

@@ -351,6 +351,10 @@ impl ObjectStores {
 }
 
 impl Storage for ObjectStores {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     /// One GET of the whole object (no HEAD first): an index, a checkpoint, a snapshot.
     fn read(&self, path: &Path) -> Result<Option<Vec<u8>>> {
         let (store, loc) = self.store(path)?;

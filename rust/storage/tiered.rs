@@ -24,11 +24,11 @@
 
 use super::{not_found, read_range, Entry, Object, PutMode, Stat, Storage};
 use crate::error::{Error, ErrorKind, Result};
+use crate::format::checkpoint::parse_leader_epoch_checkpoint;
 use crate::format::index::{
     lookup_offset, read_offset_index, OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE, TXN_ENTRY_SIZE,
 };
 use crate::format::segment::first_entry_reaching;
-use crate::format::checkpoint::parse_leader_epoch_checkpoint;
 use crate::format::tiered::lineage::{choose, Candidate, Choice};
 use crate::format::tiered::names::{aiven_partition, SegmentName, TieredDir};
 use crate::format::tiered::{IndexSlot, Manifest};
@@ -529,9 +529,18 @@ fn window_last(tiered: &Tiered, segment: &Arc<Segment>, len: u64) -> Result<Opti
     ))
 }
 
+/// How `storage` reads tiered-storage layouts: its settings when it is a [`Tiered`] storage,
+/// `None` for a storage that does not read them.
+pub fn settings_of(storage: &dyn Storage) -> Option<&TieredSettings> {
+    storage
+        .as_any()
+        .downcast_ref::<Tiered>()
+        .map(|tiered| &tiered.settings)
+}
+
 impl Storage for Tiered {
-    fn tiered_settings(&self) -> Option<&TieredSettings> {
-        Some(&self.settings)
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 
     fn stat(&self, path: &Path) -> Result<Stat> {
@@ -1122,7 +1131,7 @@ pub fn discover(
     path: &Path,
     listed: &[Entry],
 ) -> Result<Option<Discovered>> {
-    let layout = storage.tiered_settings().map_or(Layout::Auto, |s| s.layout);
+    let layout = settings_of(storage).map_or(Layout::Auto, |s| s.layout);
     if layout == Layout::Broker {
         return Ok(None);
     }
@@ -1499,6 +1508,10 @@ mod tests {
     }
 
     impl Storage for Counting {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+
         fn stat(&self, path: &Path) -> Result<Stat> {
             Local.stat(path)
         }

@@ -29,10 +29,10 @@ use crate::format::index::SegmentIndexer;
 use crate::format::segment::segment_file_name;
 use crate::format::segment::{base_offset_from_name, next_entry, Frame};
 use crate::log::discover::discover;
+use crate::log::manifest::{manifest_text_with_marks, parse_manifest_with_marks, MANIFEST};
 use crate::log::offsets::end_offset;
 use crate::log::scan::{for_each_entry, Access};
 use crate::storage::{Local, PutMode, Stat, Storage};
-use crate::log::manifest::{manifest_text_with_marks, parse_manifest_with_marks, MANIFEST};
 use crate::write::lease::Marker;
 use crate::write::writer::{PartitionWriter, WriteOptions};
 use std::path::{Path, PathBuf};
@@ -804,8 +804,8 @@ mod tests {
 
     mod remote {
         use super::super::*;
-        use crate::write::publish::tests::{batches, offsets, scratch, Versioned};
         use crate::log::manifest::WRITING;
+        use crate::write::publish::tests::{batches, offsets, scratch, Versioned};
         use crate::write::publish::ObjectStoreWriter;
 
         fn stage(storage: &Arc<dyn Storage>, dir: &Path, n: i64) -> PathBuf {

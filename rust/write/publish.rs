@@ -362,13 +362,16 @@ pub(crate) mod tests {
     //! bucket here (tests/test_object_store_write.py runs it against an S3 server).
     use super::*;
     use crate::arrow::schema::Projection;
+    use crate::error::ErrorKind;
     use crate::format::batch::TimestampType;
     use crate::format::v2::{write_batch, write_record, BatchHeader};
     use crate::format::Compression;
     use crate::log::discover::discover;
+    use crate::log::manifest::parse_manifest;
     use crate::log::origin::Origin;
     use crate::read::reader::{decode_bytes, ReaderBuilder};
     use crate::storage::Local;
+    use crate::write::lease::{WriterNote, CLOCK_SLACK};
 
     pub(crate) fn batches(n: i64) -> Vec<RecordBatch> {
         let mut log = Vec::new();
@@ -625,6 +628,10 @@ pub(crate) mod tests {
     }
 
     impl Storage for Versioned {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+
         fn stat(&self, path: &Path) -> Result<crate::storage::Stat> {
             Local.stat(path)
         }
