@@ -126,7 +126,7 @@ pub fn discover_noting(
     match stat {
         Stat::Missing => return Err(crate::storage::not_found(path)),
         Stat::File { size } => {
-            let origin = match crate::storage::tiered::origin_of(storage, path)? {
+            let origin = match crate::storage::tiered::discovery::origin_of(storage, path)? {
                 Some((topic, partition)) => Origin { topic, partition },
                 None => dir_origin(path.parent()),
             };
@@ -137,7 +137,7 @@ pub fn discover_noting(
         Stat::Dir => {}
     }
     let listed = list_sorted(storage, path)?;
-    if let Some(found) = crate::storage::tiered::discover(storage, path, &listed)? {
+    if let Some(found) = crate::storage::tiered::discovery::discover(storage, path, &listed)? {
         skipped.extend(found.skipped);
         return Ok(found
             .segments

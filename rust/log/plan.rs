@@ -144,9 +144,10 @@ fn cut(
     let whole = vec![(file.start, file.base_offset, None)];
     // A tiered segment is fetched in chunks: no piece smaller than one.
     let target_bytes = match target_bytes {
-        Some(t) => {
-            Some(crate::storage::tiered::split_unit(storage, &file.path)?.map_or(t, |u| t.max(u)))
-        }
+        Some(t) => Some(
+            crate::storage::tiered::discovery::split_unit(storage, &file.path)?
+                .map_or(t, |u| t.max(u)),
+        ),
         None => None,
     };
     let cuts = match (target_bytes, file.base_offset) {

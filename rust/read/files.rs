@@ -13,7 +13,7 @@ use crate::internal::internal_tables::{
 use crate::log::discover::{by_partition, discover, discover_noting, SegmentFile};
 use crate::log::remote_local::merge_remote_and_local;
 use crate::read::reader::{LogReader, ReaderBuilder};
-use crate::storage::tiered::METADATA_OPTION;
+use crate::storage::tiered::discovery::METADATA_OPTION;
 use crate::storage::Storage;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -364,7 +364,7 @@ impl Storage for Router {
 pub fn default_storage() -> Arc<dyn Storage> {
     Arc::new(tiered::Tiered::new(
         Arc::new(Router::default()),
-        tiered::KeyRing::default(),
+        tiered::keys::KeyRing::default(),
     ))
 }
 
