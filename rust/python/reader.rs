@@ -17,7 +17,8 @@ use crate::log::issues::OnCorrupt;
 use crate::log::origin::Origin;
 use crate::log::plan::{plan_items, WorkItem};
 use crate::log::visibility::Visibility;
-use crate::read::parallel::{ParallelReader, PIECE_BYTES};
+use crate::read::parallel::ParallelReader;
+use crate::read::pieces::PIECE_BYTES;
 use crate::read::reader::{
     decode_buffer, decode_bytes, list_batches_in_bytes, LogReader, ReaderBuilder,
 };

@@ -1,6 +1,6 @@
 //! Reading: readers over the log layer's plans, and parallelism.
 pub mod files;
 pub mod parallel;
-mod pieces;
+pub mod pieces;
 mod pool;
 pub mod reader;
