@@ -1,10 +1,24 @@
 //! kafkalog: Apache Kafka's on-disk log as Apache Arrow.
 //!
-//! Data flows one way, through layers that do not reach past each other:
-//! - [`mod@format`]: Kafka's bytes (message formats, codecs, CRCs, segment framing). No Arrow.
-//! - [`storage`]: where bytes live (local files, object stores): list, size, read a byte range.
-//! - [`arrow`]: planning and decoding into Arrow `RecordBatch`es (and back); owns the schema.
-//! - `python` (feature `python`): the PyO3 bindings, thin.
+//! Data flows one way: bytes, then Kafka records, then Arrow columns, then Python or Spark.
+//! Each folder is one role and imports only from the folders listed before it
+//! (`docs/architecture.md` draws the map):
+//! - [`mod@format`]: Kafka's bytes only (message formats, codecs, CRCs, control records, segment
+//!   and index layouts, checkpoints, internal topics' records). No I/O, no Arrow. Each of
+//!   Kafka's rules has its one home here.
+//! - [`storage`]: where bytes live (local files, object stores, tiered-storage buckets): list,
+//!   size, read a byte range, write atomically.
+//! - [`log`]: a partition as a broker keeps it: discovery, indexes and positions, bounds,
+//!   transactions, what a consumer could fetch, planning. No Arrow.
+//! - [`arrow`]: conversion to and from Arrow only: the schema, the builders, the sans-I/O
+//!   decoder, the encoder, index files as tables.
+//! - [`internal`]: Kafka's internal topics folded into tables, and KRaft's cluster state.
+//! - [`read`]: the paths-to-files pipeline and the readers (one core or several).
+//! - [`write`]: writing and appending partitions, locally and to object stores.
+//! - [`cleanup`]: compaction, retention, index rebuilds, verification.
+//! - `python` (feature `python`): the PyO3 bindings, thin; errors mapped in one place.
+//!
+//! Beside them, [`error`] (the one error type) and [`clock`] (the system clock).
 //!
 //! Reading a partition directory (its segments in offset order) as Arrow record batches with
 //! the columns of Spark's Kafka source:

@@ -1,4 +1,14 @@
-//! Reading: readers over the log layer's plans, and parallelism.
+//! Reading: the paths a user names resolved into segment files, and readers that decode what
+//! the log layer planned into Arrow record batches, on one core or several.
+//!
+//! | file | what |
+//! |---|---|
+//! | `files.rs` | the one pipeline from paths to files (globs, discovery, `__remote_log_metadata`, remote and local as one) and [`reader::ReaderBuilder::build`] |
+//! | `reader.rs` | the options builder and the streaming reader, one file after another |
+//! | `pieces.rs` | the pieces a parallel read is cut into, and their decoding |
+//! | `pool.rs` | the process's pool of decoding threads |
+//! | `parallel.rs` | the parallel reader: pieces decoded on the pool, batches handed out in order |
+
 pub mod files;
 pub mod parallel;
 pub mod pieces;

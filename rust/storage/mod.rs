@@ -12,7 +12,8 @@
 //! | `mod.rs` | the [`Storage`] and [`Object`] traits (reads, and atomic writes: put, conditional put, delete, upload), the [`Router`] that picks a store by scheme, byte counting |
 //! | `local.rs` | local files |
 //! | `object.rs` | object stores through Apache Arrow's `object_store` crate, with read-ahead |
-//! | `tiered.rs` | tiered-storage buckets (KIP-405 plugins' layouts) shown as broker files |
+//! | `glob.rs` | glob patterns expanded over any store |
+//! | `tiered/` | tiered-storage buckets (KIP-405 plugins' layouts) shown as broker files: `keys.rs` (decryption), `chunks.rs` (a segment's chunks), `discovery.rs` (layouts and settings) |
 //!
 //! The Python bindings add a third kind: any `pyarrow.fs.FileSystem` or fsspec filesystem.
 
