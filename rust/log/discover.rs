@@ -54,7 +54,7 @@ impl SegmentFile {
     /// Whether `next`, listed right after this file, continues the same partition's log: the
     /// same topic-partition in the same directory, or its local segments following its
     /// tiered ones (a partition read from a bucket and a broker directory at once, which
-    /// [`crate::read::tiered::merge_remote_and_local`] puts in offset order).
+    /// [`crate::log::remote_local::merge_remote_and_local`] puts in offset order).
     pub fn continued_by(&self, next: &SegmentFile) -> bool {
         self.origin == next.origin
             && (self.path.parent() == next.path.parent() || self.is_tiered() || next.is_tiered())

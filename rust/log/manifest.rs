@@ -1,6 +1,6 @@
 //! The manifest a reader honours in an object store, where a write cannot rename: a partition
 //! prefix written by kafkalog holds `.kafkalog-writing` while a write is under way and
-//! `.kafkalog-manifest` once it is published (see [`crate::write::publish`]). A reader reads
+//! `.kafkalog-manifest` once it is published (see `write::publish`). A reader reads
 //! exactly the files a manifest lists, at their listed sizes; nothing of a prefix with a marker
 //! and no manifest; and a plain copy of a broker's directory (neither) as listed.
 

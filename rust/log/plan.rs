@@ -1,7 +1,7 @@
 //! Planning a read as work items: which byte ranges of which segments a read needs, within its
 //! bounds, cut into pieces of about a target size at batch boundaries. The Spark data source
 //! plans on the driver and hands the items to tasks; a task decodes its item without planning
-//! again ([`crate::read::reader::ReaderBuilder::build_planned`]).
+//! again (`read::reader::ReaderBuilder::build_planned`).
 //!
 //! Planning reads indexes, producer snapshots and the few log bytes that confirm them (see
 //! [`crate::log::bounds`], [`crate::log::position`] and [`crate::log::transactions`]), never whole logs.

@@ -283,7 +283,11 @@ mod tests {
             assert!(!built.is_empty(), "{path}");
             assert_eq!(built, resolved, "{path}");
         }
-        let glob = records(ReaderBuilder::new().build(format!("{root}/orders-*")).unwrap());
+        let glob = records(
+            ReaderBuilder::new()
+                .build(format!("{root}/orders-*"))
+                .unwrap(),
+        );
         assert!(glob.iter().all(|(topic, _, _)| topic == "orders"));
         assert_eq!(
             glob.iter().map(|r| r.1).collect::<HashSet<_>>(),
