@@ -21,11 +21,104 @@ use crate::storage::{Stat, Storage};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
+/// What a [`Finding`] is about: one spelling each (see [`FindingKind::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FindingKind {
+    /// A batch that does not decode (bad sizes, records, compression).
+    CorruptBatch,
+    /// A batch whose CRC does not match its bytes.
+    CrcMismatch,
+    /// A batch whose offsets do not follow the previous batch's.
+    OffsetsNotIncreasing,
+    /// A batch with offsets below its segment's base offset.
+    OffsetBeforeSegmentBase,
+    /// A batch with offsets at or past the next segment's base offset.
+    OffsetPastNextSegment,
+    /// Bytes after the last complete batch.
+    TornTail,
+    /// A segment that could not be read at all.
+    Unreadable,
+    /// A segment without its `.index` (a note).
+    IndexMissing,
+    /// An `.index` that fails Kafka's sanity checks.
+    IndexCorrupt,
+    /// An `.index` entry that points at no batch boundary.
+    IndexEntryNotAtBatch,
+    /// An `.index` entry for an offset before the batch it points at.
+    IndexEntryAfterBatch,
+    /// An `.index` entry naming a later batch of the same append (a note: `kafka-dump-log` lists it, lookups stay right).
+    IndexMismatch,
+    /// A segment without its `.timeindex` (a note).
+    TimeIndexMissing,
+    /// A `.timeindex` that fails Kafka's sanity checks.
+    TimeIndexCorrupt,
+    /// A `.timeindex` entry whose offset is in no batch.
+    TimeIndexOffsetNotFound,
+    /// A `.timeindex` entry whose timestamp is not the log's running maximum.
+    TimeIndexTimestampMismatch,
+    /// A `.txnindex` that does not parse.
+    TxnIndexCorrupt,
+    /// An aborted transaction the log holds and the `.txnindex` does not.
+    TxnIndexMissingEntry,
+    /// A `.txnindex` entry for no aborted transaction of the log.
+    TxnIndexUnknownEntry,
+}
+
+impl FindingKind {
+    /// Every kind, in the order of the checks.
+    pub const ALL: [FindingKind; 19] = [
+        FindingKind::CorruptBatch,
+        FindingKind::CrcMismatch,
+        FindingKind::OffsetsNotIncreasing,
+        FindingKind::OffsetBeforeSegmentBase,
+        FindingKind::OffsetPastNextSegment,
+        FindingKind::TornTail,
+        FindingKind::Unreadable,
+        FindingKind::IndexMissing,
+        FindingKind::IndexCorrupt,
+        FindingKind::IndexEntryNotAtBatch,
+        FindingKind::IndexEntryAfterBatch,
+        FindingKind::IndexMismatch,
+        FindingKind::TimeIndexMissing,
+        FindingKind::TimeIndexCorrupt,
+        FindingKind::TimeIndexOffsetNotFound,
+        FindingKind::TimeIndexTimestampMismatch,
+        FindingKind::TxnIndexCorrupt,
+        FindingKind::TxnIndexMissingEntry,
+        FindingKind::TxnIndexUnknownEntry,
+    ];
+
+    /// The kind in snake case, as the Python API and the command line spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::CorruptBatch => "corrupt_batch",
+            FindingKind::CrcMismatch => "crc_mismatch",
+            FindingKind::OffsetsNotIncreasing => "offsets_not_increasing",
+            FindingKind::OffsetBeforeSegmentBase => "offset_before_segment_base",
+            FindingKind::OffsetPastNextSegment => "offset_past_next_segment",
+            FindingKind::TornTail => "torn_tail",
+            FindingKind::Unreadable => "unreadable",
+            FindingKind::IndexMissing => "index_missing",
+            FindingKind::IndexCorrupt => "index_corrupt",
+            FindingKind::IndexEntryNotAtBatch => "index_entry_not_at_batch",
+            FindingKind::IndexEntryAfterBatch => "index_entry_after_batch",
+            FindingKind::IndexMismatch => "index_mismatch",
+            FindingKind::TimeIndexMissing => "time_index_missing",
+            FindingKind::TimeIndexCorrupt => "time_index_corrupt",
+            FindingKind::TimeIndexOffsetNotFound => "time_index_offset_not_found",
+            FindingKind::TimeIndexTimestampMismatch => "time_index_timestamp_mismatch",
+            FindingKind::TxnIndexCorrupt => "txn_index_corrupt",
+            FindingKind::TxnIndexMissingEntry => "txn_index_missing_entry",
+            FindingKind::TxnIndexUnknownEntry => "txn_index_unknown_entry",
+        }
+    }
+}
+
 /// A problem (what Kafka would reject or repair) or a note (worth knowing, not wrong).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
-    /// A snake-case name: `torn_tail`, `crc_mismatch`, `index_mismatch`, ...
-    pub kind: &'static str,
+    /// What it is about.
+    pub kind: FindingKind,
     /// What is wrong, for a person.
     pub message: String,
     /// The file it is in.
@@ -158,7 +251,7 @@ pub fn verify(storage: &dyn Storage, path: &Path, max_decompressed_size: usize) 
 }
 
 fn finding(
-    kind: &'static str,
+    kind: FindingKind,
     path: &Path,
     position: Option<u64>,
     offset: Option<i64>,
@@ -208,7 +301,7 @@ fn verify_segment(
                     Ok(info) if info.crc_valid == Some(false) => info,
                     Ok(info) => {
                         problems.push(finding(
-                            "corrupt_batch",
+                            FindingKind::CorruptBatch,
                             path,
                             err.position,
                             err.offset,
@@ -218,9 +311,9 @@ fn verify_segment(
                     }
                     Err(_) => {
                         let kind = if err.kind == crate::ErrorKind::CrcMismatch {
-                            "crc_mismatch"
+                            FindingKind::CrcMismatch
                         } else {
-                            "corrupt_batch"
+                            FindingKind::CorruptBatch
                         };
                         problems.push(finding(kind, path, err.position, err.offset, err.message));
                         return Ok(true);
@@ -230,7 +323,7 @@ fn verify_segment(
         };
         if info.crc_valid == Some(false) {
             problems.push(finding(
-                "crc_mismatch",
+                FindingKind::CrcMismatch,
                 path,
                 Some(position),
                 Some(info.base_offset),
@@ -240,7 +333,7 @@ fn verify_segment(
         if let Some(prev) = last {
             if info.base_offset <= prev {
                 problems.push(finding(
-                    "offsets_not_increasing",
+                    FindingKind::OffsetsNotIncreasing,
                     path,
                     Some(position),
                     Some(info.base_offset),
@@ -254,7 +347,7 @@ fn verify_segment(
         if let Some(base) = file.base_offset {
             if info.base_offset < base && batches.is_empty() {
                 problems.push(finding(
-                    "offset_before_segment_base",
+                    FindingKind::OffsetBeforeSegmentBase,
                     path,
                     Some(position),
                     Some(info.base_offset),
@@ -268,7 +361,7 @@ fn verify_segment(
         if let Some(next) = next_base {
             if info.last_offset >= next {
                 problems.push(finding(
-                    "offset_past_next_segment",
+                    FindingKind::OffsetPastNextSegment,
                     path,
                     Some(position),
                     Some(info.last_offset),
@@ -307,7 +400,7 @@ fn verify_segment(
             seg.trailing_bytes = end.trailing;
             if end.trailing > 0 {
                 problems.push(finding(
-                    "torn_tail",
+                    FindingKind::TornTail,
                     path,
                     Some(end.position),
                     None,
@@ -316,7 +409,7 @@ fn verify_segment(
             }
         }
         Err(err) => problems.push(finding(
-            "unreadable",
+            FindingKind::Unreadable,
             path,
             err.position,
             err.offset,
@@ -348,7 +441,7 @@ fn verify_offset_index(
     let path = log.with_extension("index");
     let Ok(Some(bytes)) = storage.read(&path) else {
         report.notes.push(finding(
-            "index_missing",
+            FindingKind::IndexMissing,
             &path,
             None,
             None,
@@ -359,30 +452,34 @@ fn verify_offset_index(
     let entries = read_offset_index(&bytes, base);
     seg.index_entries = Some(entries.len() as u64);
     if let Some(problem) = check_offset_index(bytes.len(), &entries, base) {
-        report
-            .problems
-            .push(finding("index_corrupt", &path, None, None, problem));
+        report.problems.push(finding(
+            FindingKind::IndexCorrupt,
+            &path,
+            None,
+            None,
+            problem,
+        ));
         return;
     }
     let by_position: BTreeMap<u64, &Batch> = batches.iter().map(|b| (b.position, b)).collect();
     for e in &entries {
         match by_position.get(&(e.position as u64)) {
             None => report.problems.push(finding(
-                "index_entry_not_at_batch",
+                FindingKind::IndexEntryNotAtBatch,
                 &path,
                 Some(e.position as u64),
                 Some(e.offset),
                 format!("entry for offset {} points at position {}, which is not a batch start", e.offset, e.position),
             )),
             Some(b) if b.base > e.offset => report.problems.push(finding(
-                "index_entry_after_batch",
+                FindingKind::IndexEntryAfterBatch,
                 &path,
                 Some(e.position as u64),
                 Some(e.offset),
                 format!("entry for offset {} points at a batch starting at offset {}", e.offset, b.base),
             )),
             Some(b) if b.last != e.offset => report.notes.push(finding(
-                "index_mismatch",
+                FindingKind::IndexMismatch,
                 &path,
                 Some(e.position as u64),
                 Some(e.offset),
@@ -404,7 +501,7 @@ fn verify_time_index(
     let path = log.with_extension("timeindex");
     let Ok(Some(bytes)) = storage.read(&path) else {
         report.notes.push(finding(
-            "time_index_missing",
+            FindingKind::TimeIndexMissing,
             &path,
             None,
             None,
@@ -415,9 +512,13 @@ fn verify_time_index(
     let entries = read_time_index(&bytes, base);
     seg.time_index_entries = Some(entries.len() as u64);
     if let Some(problem) = check_time_index(bytes.len(), &entries, base) {
-        report
-            .problems
-            .push(finding("time_index_corrupt", &path, None, None, problem));
+        report.problems.push(finding(
+            FindingKind::TimeIndexCorrupt,
+            &path,
+            None,
+            None,
+            problem,
+        ));
         return;
     }
     // The running maximum timestamp up to each batch.
@@ -432,14 +533,14 @@ fn verify_time_index(
         let k = batches.partition_point(|b| b.last < e.offset);
         match batches.get(k).filter(|b| b.base <= e.offset) {
             None => report.problems.push(finding(
-                "time_index_offset_not_found",
+                FindingKind::TimeIndexOffsetNotFound,
                 &path,
                 None,
                 Some(e.offset),
                 format!("indexed offset {} is not in the log", e.offset),
             )),
             Some(_) if running[k] != e.timestamp => report.problems.push(finding(
-                "time_index_timestamp_mismatch",
+                FindingKind::TimeIndexTimestampMismatch,
                 &path,
                 None,
                 Some(e.offset),
@@ -471,7 +572,7 @@ fn verify_txn_index(
     for e in &entries {
         if e.version != 0 {
             report.problems.push(finding(
-                "txn_index_corrupt",
+                FindingKind::TxnIndexCorrupt,
                 &path,
                 None,
                 Some(e.last_offset),
@@ -480,7 +581,7 @@ fn verify_txn_index(
         }
         if e.last_offset < base {
             report.problems.push(finding(
-                "txn_index_corrupt",
+                FindingKind::TxnIndexCorrupt,
                 &path,
                 None,
                 Some(e.last_offset),
@@ -498,7 +599,7 @@ fn verify_txn_index(
     for txn in expected {
         if !listed.contains(&(txn.producer_id, txn.last_offset)) {
             report.problems.push(finding(
-                "txn_index_missing_entry",
+                FindingKind::TxnIndexMissingEntry,
                 &path,
                 None,
                 Some(txn.last_offset),
@@ -516,7 +617,7 @@ fn verify_txn_index(
     for e in &entries {
         if !markers.contains(&(e.producer_id, e.last_offset)) {
             report.problems.push(finding(
-                "txn_index_unknown_entry",
+                FindingKind::TxnIndexUnknownEntry,
                 &path,
                 None,
                 Some(e.last_offset),

@@ -417,7 +417,7 @@ pub fn verify<'py>(
             .iter()
             .map(|f| -> PyResult<_> {
                 let d = PyDict::new(py);
-                d.set_item("kind", f.kind)?;
+                d.set_item("kind", f.kind.name())?;
                 d.set_item("message", &f.message)?;
                 d.set_item("path", path_str(&f.path))?;
                 d.set_item("position", f.position)?;
