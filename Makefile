@@ -92,7 +92,7 @@ bench:
 FUZZ_TARGETS := segment v2_batch legacy_message decompression index_files control_record
 FUZZ_SECONDS ?= 600
 
-# libFuzzer over every target, seeded from ../shared/corpus (FUZZ_SECONDS each; crashes land in
+# libFuzzer over every target, seeded from tests/corpus (FUZZ_SECONDS each; crashes land in
 # fuzz/artifacts, and belong in fuzz/regressions once fixed, which `cargo test` replays).
 fuzz:
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Seeds each fuzz target's corpus from the real bytes in ../shared/corpus (not committed).
+# Seeds each fuzz target's corpus from the real bytes in tests/corpus.
 set -euo pipefail
 cd "$(dirname "$0")"
-src=../../shared/corpus
+src=../tests/corpus
 for target in segment v2_batch legacy_message decompression index_files control_record; do
   mkdir -p "corpus/$target"
 done

@@ -1,6 +1,7 @@
-"""Shared test fixtures: a real S3 server on loopback (moto's, ``s3``), and the real-bytes corpus,
-which lives beside the repository, in ``../shared/corpus`` (override with ``KAFKALOG_CORPUS``);
-every suite decodes all of it, so its absence is a failure, not a skip."""
+"""Shared test fixtures: a real S3 server on loopback (moto's, ``s3``), and the real-bytes corpus
+in ``tests/corpus`` (bytes Kafka brokers and other clients wrote, with what Kafka's own Java
+client decodes from them; override the location with ``KAFKALOG_CORPUS``). Every suite decodes
+all of it, so its absence is a failure, not a skip."""
 
 from __future__ import annotations
 
@@ -14,17 +15,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("KAFKALOG_CORPUS", REPO.parent / "shared" / "corpus"))
+CORPUS = Path(os.environ.get("KAFKALOG_CORPUS", REPO / "tests" / "corpus"))
 
 
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     if not (CORPUS / "README.md").is_file():
-        message = f"the corpus is missing: expected it at {CORPUS} (set KAFKALOG_CORPUS)"
-        # Only a checkout without shared/ beside it (a hosted CI runner) may go without.
-        if os.environ.get("KAFKALOG_CORPUS_OPTIONAL") == "1":
-            pytest.skip(message)
-        pytest.fail(message)
+        pytest.fail(f"the corpus is missing: expected it at {CORPUS} (set KAFKALOG_CORPUS)")
     return CORPUS
 
 

@@ -1,4 +1,4 @@
-"""Every file of the real-bytes corpus (``../shared/corpus``) decodes to exactly what Apache
+"""Every file of the real-bytes corpus (``tests/corpus``) decodes to exactly what Apache
 Kafka's own Java client decodes from it (kafka-clients 3.9.1; see the corpus README).
 
 Data-driven: each expected-values file is a test case, so adding a file to the corpus adds a

@@ -24,7 +24,9 @@ import kafkalog
 from kafkalog import _native
 from kafkalog.cli import main as cli_main
 
-CORPUS = "/work/shared/corpus/segments"
+from conftest import CORPUS as CORPUS_ROOT
+
+CORPUS = str(CORPUS_ROOT / "segments")
 
 # ---- an independent decoder: per-version field lists
 #

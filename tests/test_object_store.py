@@ -19,6 +19,7 @@ import pytest
 
 import kafkalog
 from conftest import BUCKET, free_port
+from conftest import CORPUS as CORPUS_ROOT
 from kafkalog import cli
 
 REPO = Path(__file__).resolve().parent.parent
@@ -385,7 +386,7 @@ def test_a_partition_read_asks_the_store_once_for_each_thing(s3, tmp_path):
     assert len(seen) <= 5, seen
 
 
-CORPUS = Path("/work/shared/corpus/segments")
+CORPUS = CORPUS_ROOT / "segments"
 
 
 def test_internal_topics_from_the_store(s3, tmp_path, monkeypatch, capsys):
