@@ -19,6 +19,9 @@
 //! - `__cluster_metadata`, `__remote_log_metadata`: no key; the value is three unsigned varints
 //!   (frame version 1, record type, version) and the record.
 //!
+//! The tables match Apache Kafka's message definitions on its trunk of 21 November 2025 (commit
+//! `8b119e5105906a66cc99264527670c88b07c7a10`, 4.2.0-SNAPSHOT), each table file saying which.
+//!
 //! A record type or version the tables do not know is [`Parsed::Unknown`], not an error: newer
 //! brokers add them. Bytes that do not decode as a known type and version are a [`DecodeError`].
 
@@ -174,7 +177,7 @@ static GROUP_RECORDS: [(&Message, &Message); 24] = [
 use metadata_tables as m;
 
 /// Every KRaft metadata record type.
-pub static METADATA_RECORDS: [&Message; 25] = [
+pub static METADATA_RECORDS: [&Message; 26] = [
     &m::REGISTER_BROKER_RECORD,
     &m::UNREGISTER_BROKER_RECORD,
     &m::TOPIC_RECORD,
@@ -200,6 +203,7 @@ pub static METADATA_RECORDS: [&Message; 25] = [
     &m::ABORT_TRANSACTION_RECORD,
     &m::REMOVE_DELEGATION_TOKEN_RECORD,
     &m::REGISTER_CONTROLLER_RECORD,
+    &m::CLEAR_ELR_RECORD,
 ];
 
 /// Every `__remote_log_metadata` record type.
