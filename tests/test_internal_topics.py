@@ -1197,6 +1197,130 @@ def test_cluster_state_replays_metadata(tmp_path):
     assert kafkalog.cluster_metadata(path).num_rows == len(records)
 
 
+def _framed_v(api_key: int, version: int, body: bytes) -> bytes:
+    return b"\x01" + _uvarint(api_key) + _uvarint(version) + body
+
+
+def _partition_v2(pid, tid, replicas, isr, elr=None, last_known_elr=None, epoch=0) -> bytes:
+    """A PartitionRecord (apiKey 3) version 2, laid out as Kafka's PartitionRecord.json says:
+    partitionId, topicId, replicas, isr, removingReplicas, addingReplicas, leader,
+    leaderEpoch, partitionEpoch, directories, then the tagged fields (0 leaderRecoveryState,
+    1 eligibleLeaderReplicas, 2 lastKnownElr; null when left out)."""
+    tags = {}
+    if elr is not None:
+        tags[1] = _cints(elr)
+    if last_known_elr is not None:
+        tags[2] = _cints(last_known_elr)
+    body = (
+        struct.pack(">i", pid)
+        + tid
+        + _cints(replicas)
+        + _cints(isr)
+        + _cints([])
+        + _cints([])
+        + struct.pack(">iii", replicas[0], 0, epoch)
+        + _uvarint(len(replicas) + 1)
+        + b"\0" * 16 * len(replicas)
+        + _tags(tags)
+    )
+    return _framed_v(3, 2, body)
+
+
+def _clear_elr(topic: str) -> bytes:
+    # ClearElrRecord (apiKey 28) version 0, flexible: topicName (compact string), tags.
+    return _framed(28, _cstr(topic) + _tags({}))
+
+
+def test_cluster_state_clears_elrs_as_kafka_merges_them(tmp_path):
+    orders, other = bytes([1] * 16), bytes([2] * 16)
+    records = [
+        _framed(2, _cstr("orders") + orders + _tags({})),
+        _framed(2, _cstr("other") + other + _tags({})),
+        _partition_v2(0, orders, [1, 2, 3], [1], elr=[3], epoch=4),
+        _partition_v2(1, orders, [1, 2, 4], [1], last_known_elr=[4], epoch=2),
+        _partition_v2(2, orders, [1, 2], [1, 2], epoch=7),
+        _partition_v2(0, other, [5, 6], [6], elr=[5], last_known_elr=[], epoch=1),
+        # Only the named topic's partitions with an ELR or last known ELR change.
+        _clear_elr("orders"),
+    ]
+    path = write_topic(tmp_path / "a", "__cluster_metadata", 0, [(None, v) for v in records])
+    rows = kafkalog.cluster_metadata(path).to_pylist()
+    assert rows[-1]["type"] == "ClearElrRecord" and rows[-1]["typeId"] == 28
+    assert json.loads(rows[-1]["data"]) == {"topicName": "orders"}
+
+    def parts(path):
+        return {
+            (p["topic"], p["partition"]): (
+                p["eligibleLeaderReplicas"],
+                p["lastKnownElr"],
+                p["partitionEpoch"],
+            )
+            for p in kafkalog.cluster_state(path)["partitions"].to_pylist()
+        }
+
+    assert parts(path) == {
+        ("orders", 0): ([], [], 5),
+        ("orders", 1): ([], [], 3),
+        ("orders", 2): ([], [], 7),
+        ("other", 0): ([5], [], 1),
+    }
+    # An empty topic name clears every topic's.
+    path = write_topic(
+        tmp_path / "b", "__cluster_metadata", 0, [(None, v) for v in [*records, _clear_elr("")]]
+    )
+    assert parts(path) == {
+        ("orders", 0): ([], [], 5),
+        ("orders", 1): ([], [], 3),
+        ("orders", 2): ([], [], 7),
+        ("other", 0): ([], [], 2),
+    }
+
+
+def test_cluster_state_remove_topic_deletes_its_configs(tmp_path):
+    tid = bytes([3] * 16)
+    records = [
+        _framed(2, _cstr("gone") + tid + _tags({})),
+        _framed(4, b"\x02" + _cstr("gone") + _cstr("retention.ms") + _cstr("1000") + _tags({})),
+        _framed(4, b"\x02" + _cstr("kept") + _cstr("retention.ms") + _cstr("5") + _tags({})),
+        _framed(4, b"\x04" + _cstr("") + _cstr("log.retention.ms") + _cstr("9") + _tags({})),
+        # RemoveTopicRecord (apiKey 9): ReplicationControlManager deletes the topic's configs.
+        _framed(9, tid + _tags({})),
+    ]
+    path = write_topic(tmp_path, "__cluster_metadata", 0, [(None, v) for v in records])
+    state = kafkalog.cluster_state(path)
+    assert state["topics"].num_rows == 0
+    assert [(c["resourceType"], c["resourceName"]) for c in state["configs"].to_pylist()] == [
+        ("TOPIC", "kept"),
+        ("BROKER", ""),
+    ]
+
+
+def test_cluster_state_of_a_log_directory_uses_the_snapshot(tmp_path):
+    tid = bytes([4] * 16)
+    snapshot_records = [
+        _framed(2, _cstr("orders") + tid + _tags({})),
+        _framed(
+            4, b"\x02" + _cstr("orders") + _cstr("cleanup.policy") + _cstr("compact") + _tags({})
+        ),
+        _framed(12, _cstr("metadata.version") + struct.pack(">h", 21) + _tags({})),
+    ]
+    scratch = write_topic(tmp_path / "scratch", "s", 0, [(None, v) for v in snapshot_records])
+    logdir = tmp_path / "logdir"
+    meta = logdir / "__cluster_metadata-0"
+    # The snapshot covers offsets 0-2 (its name is its end offset and epoch); the older
+    # segments are gone and the log goes on from offset 3.
+    later = pa.table(
+        {"value": pa.array([_framed(2, _cstr("later") + bytes([5] * 16) + _tags({}))])}
+    )
+    kafkalog.write(meta, later, base_offset=3)
+    shutil.copy(f"{scratch}/{0:020d}.log", meta / "00000000000000000003-0000000001.checkpoint")
+    write_topic(logdir, "orders", 0, [(b"k", b"v")])
+    for path in (meta, logdir):
+        state = kafkalog.cluster_state(path)
+        assert [t["name"] for t in state["topics"].to_pylist()] == ["later", "orders"], path
+        assert state["configs"].num_rows == 1 and state["features"].num_rows == 1
+
+
 def test_cluster_state_of_the_corpus():
     path = f"{CORPUS}/nomanazeem__Kafka-java/kafka-logs/__cluster_metadata-0"
     state = kafkalog.cluster_state(path)
