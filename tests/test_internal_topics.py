@@ -1044,6 +1044,58 @@ def test_cluster_metadata_dump_lines_match_independent_decoder(capsys):
     assert topic_lines and '"topicId":"' in topic_lines[0]
 
 
+def test_dump_decodes_kraft_control_records(tmp_path, capsys):
+    from kafka_builders import control_batch
+
+    directory = bytes(range(16))
+    # The values as Kafka's definitions lay them out (clients' SnapshotHeaderRecord,
+    # KRaftVersionRecord, VotersRecord, LeaderChangeMessage, SnapshotFooterRecord; version 0,
+    # flexible: compact arrays and strings, a tagged-field section after every struct).
+    values = {
+        3: struct.pack(">hq", 0, 1_700_000_000_123) + b"\0",
+        5: struct.pack(">hh", 0, 1) + b"\0",
+        6: struct.pack(">h", 0)
+        + _uvarint(2)
+        + struct.pack(">i", 1)
+        + directory
+        + _uvarint(2)
+        + _cstr("CONTROLLER")
+        + _cstr("localhost")
+        + struct.pack(">H", 9093)
+        + b"\0"
+        + struct.pack(">hh", 0, 1)
+        + b"\0"
+        + b"\0"
+        + b"\0",
+        2: struct.pack(">hi", 0, 1) + (_uvarint(2) + struct.pack(">i", 1) + b"\0") * 2 + b"\0",
+        4: struct.pack(">h", 0) + b"\0",
+    }
+    batches = [
+        control_batch(
+            i, t, producer_id=-1, producer_epoch=-1, timestamp=1, value=v, transactional=False
+        ).data
+        for i, (t, v) in enumerate(values.items())
+    ]
+    log = tmp_path / "00000000000000000000.log"
+    log.write_bytes(b"".join(batches))
+    voter = _uuid(directory)
+    expected = [
+        'SnapshotHeader {"version":0,"lastContainedLogTimestamp":1700000000123}',
+        'KRaftVersion {"version":0,"kRaftVersion":1}',
+        f'KRaftVoters {{"version":0,"voters":[{{"voterId":1,"voterDirectoryId":"{voter}",'
+        '"endpoints":[{"name":"CONTROLLER","host":"localhost","port":9093}],'
+        '"kRaftVersionFeature":{"minSupportedVersion":0,"maxSupportedVersion":1}}]}',
+        'LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],'
+        '"grantingVoters":[{"voterId":1}]}',
+        'SnapshotFooter {"version":0}',
+    ]
+    # Kafka's DumpLogSegments prints them so whatever the decoder.
+    for options in (["--cluster-metadata-decoder"], ["--deep-iteration"]):
+        assert cli_main(["dump", "--files", str(log), *options]) == 0
+        lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("| ")]
+        assert [x.split(" headerKeys: [] ", 1)[1] for x in lines] == expected
+
+
 def test_cluster_metadata_snapshot_checkpoint(tmp_path):
     src = (
         f"{CORPUS}/nomanazeem__Kafka-java/kafka-logs/__cluster_metadata-0/00000000000000000000.log"

@@ -489,9 +489,9 @@ class Dumper:
                 if epoch is not None:
                     parts.append(f" endTxnMarker: {name} coordinatorEpoch: {epoch}")
                 else:
-                    # Kafka 3.3+ prints SNAPSHOT_HEADER/FOOTER and 3.8+ KRAFT_VERSION/VOTERS as
-                    # JSON of the decoded record; kafkalog does not decode those values.
-                    parts.append(f" controlType: {name}({r['controlType']})")
+                    # KRaft's control records as Kafka's tool prints them, decoded in the core.
+                    text = _native.dump_control_record(r["controlType"], r["value"])
+                    parts.append(" " + (text or f"controlType: {name}({r['controlType']})"))
         if self.print_data and not control:
             if self.decoder is not None:
                 key, payload = _native.dump_internal_record(

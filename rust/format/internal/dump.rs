@@ -13,6 +13,7 @@
 //! - remote log metadata: no key; payload as Kafka's metadata objects print themselves
 //!   (`RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition=<id>:<topic>-<p>, id=<id>}, startOffset=..., ...}`);
 //!   a snapshot record (never in the topic) as cluster metadata's JSON.
+//! - KRaft control records (any decoder, as Kafka's tool prints them): see [`control_string`].
 
 use super::schema::{json_string, struct_json, upper_snake, uuid_string};
 use super::{Parsed, Struct, Topic, Value};
@@ -57,6 +58,27 @@ pub fn dump_strings(
             (None, Some(out))
         }
     }
+}
+
+/// What kafka-dump-log prints after a KRaft control record's metadata: its label and the
+/// value as JSON (`LeaderChange: {...}`, `SnapshotHeader {...}`, `SnapshotFooter {...}`,
+/// `KRaftVersion {...}`, `KRaftVoters {...}`), the value read at version 0 as Kafka reads it.
+/// `None` for other control types, and for a value that does not decode (where Kafka's tool
+/// fails).
+pub fn control_string(control_type: i16, value: Option<&[u8]>) -> Option<String> {
+    use super::metadata_tables as m;
+    let (label, message) = match control_type {
+        2 => ("LeaderChange: ", &m::LEADER_CHANGE_MESSAGE),
+        3 => ("SnapshotHeader ", &m::SNAPSHOT_HEADER_RECORD),
+        4 => ("SnapshotFooter ", &m::SNAPSHOT_FOOTER_RECORD),
+        5 => ("KRaftVersion ", &m::KRAFT_VERSION_RECORD),
+        6 => ("KRaftVoters ", &m::VOTERS_RECORD),
+        _ => return None,
+    };
+    let data = super::schema::decode(message, 0, &mut super::Cursor::new(value?)).ok()?;
+    let mut s = String::from(label);
+    struct_json(&mut s, &data);
+    Some(s)
 }
 
 /// A `topicId:topic-partition` as Kafka's `TopicIdPartition` prints itself.
@@ -389,4 +411,29 @@ pub fn dump_json(topic: Topic, key: Option<&[u8]>, value: Option<&[u8]>) -> Stri
     }
     out.push('}');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::control_string;
+
+    #[test]
+    fn kraft_control_records_print_as_kafkas_tool_prints_them() {
+        // KRaftVersionRecord v0: version 0, kRaftVersion 1, no tagged fields.
+        assert_eq!(
+            control_string(5, Some(&[0, 0, 0, 1, 0])).as_deref(),
+            Some(r#"KRaftVersion {"version":0,"kRaftVersion":1}"#)
+        );
+        // LeaderChangeMessage v0: leader 2, voters [2], granting voters [].
+        let value = [0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 2, 0, 1, 0];
+        assert_eq!(
+            control_string(2, Some(&value)).as_deref(),
+            Some(
+                r#"LeaderChange: {"version":0,"leaderId":2,"voters":[{"voterId":2}],"grantingVoters":[]}"#
+            )
+        );
+        // Transaction markers are not these; a truncated value does not decode.
+        assert_eq!(control_string(0, Some(&[0, 0, 0, 0, 0, 1])), None);
+        assert_eq!(control_string(3, Some(&[0, 0, 1])), None);
+    }
 }
