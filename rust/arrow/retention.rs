@@ -10,7 +10,11 @@
 //!    being the segment's max timestamp, or its file's modification time when it has none.
 //!
 //! Each rule stops at the first segment it keeps, never takes an empty last segment, nor a
-//! segment reaching past the high watermark. When every segment goes, the broker first rolls
+//! segment whose upper bound (the next segment's base offset, or the log end offset) is past
+//! the high watermark, so the log start offset never passes it (`UnifiedLog.deletableSegments`).
+//! The high watermark and the log start offset are the partition's entries in the log
+//! directory's `replication-offset-checkpoint` and `log-start-offset-checkpoint`, as a broker
+//! loads them, unless given. When every segment goes, the broker first rolls
 //! a new empty segment at the log end offset, so the partition keeps an active segment (here:
 //! empty `.log`, `.index` and `.timeindex` files). The new log start offset is the base offset
 //! of the first segment left. Rules 2 and 3 apply only with `cleanup.policy` including
@@ -39,7 +43,9 @@ pub struct RetentionOptions {
     /// The log start offset; `None` reads the log directory's `log-start-offset-checkpoint`
     /// (when it has the partition), else the first segment's base offset.
     pub log_start_offset: Option<i64>,
-    /// Segments reaching past it are kept; `None` = the log end offset.
+    /// Segments reaching past it are kept, and the log start offset never passes it; `None`
+    /// reads the log directory's `replication-offset-checkpoint` (when it has the partition),
+    /// else the log end offset.
     pub high_watermark: Option<i64>,
     /// `cleanup.policy` includes `delete` (else only the log start offset rule applies).
     pub delete_policy: bool,
@@ -179,9 +185,30 @@ fn survey(path: &Path) -> Result<Seg> {
 }
 
 fn checkpoint_path(dir: &Path) -> Option<PathBuf> {
+    log_dir_file(dir, "log-start-offset-checkpoint")
+}
+
+/// The file `name` in the log directory holding the partition directory `dir`.
+fn log_dir_file(dir: &Path, name: &str) -> Option<PathBuf> {
     dir.parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| p.join("log-start-offset-checkpoint"))
+        .map(|p| p.join(name))
+}
+
+/// The partition's offset in the log directory's checkpoint file `name`
+/// (`log-start-offset-checkpoint`, `replication-offset-checkpoint`), when the file is there and
+/// has the partition.
+pub(crate) fn log_dir_checkpoint(dir: &Path, name: &str) -> Result<Option<i64>> {
+    let (Some((topic, partition)), Some(cp)) =
+        (topic_partition_from_dir(dir), log_dir_file(dir, name))
+    else {
+        return Ok(None);
+    };
+    if !cp.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&cp).map_err(|e| Error::io(e, &cp))?;
+    checkpoint_entry(&text, &topic, partition).map_err(|e| e.with_path(&cp))
 }
 
 /// The partition's entry in a checkpoint file's text (`0`, count, `topic partition offset`).
@@ -213,12 +240,9 @@ fn retain_partition(
         .find_map(|s| s.next_offset)
         .unwrap_or(0)
         .max(segs.last().map_or(0, |s| s.base));
-    let from_checkpoint = match (&options.log_start_offset, &tp, checkpoint_path(dir)) {
-        (None, Some((topic, partition)), Some(cp)) if cp.is_file() => {
-            let text = std::fs::read_to_string(&cp).map_err(|e| Error::io(e, &cp))?;
-            checkpoint_entry(&text, topic, *partition).map_err(|e| e.with_path(&cp))?
-        }
-        _ => None,
+    let from_checkpoint = match options.log_start_offset {
+        None => log_dir_checkpoint(dir, "log-start-offset-checkpoint")?,
+        Some(_) => None,
     };
     let mut log_start = options
         .log_start_offset
@@ -226,7 +250,15 @@ fn retain_partition(
         .unwrap_or(first_base)
         .max(first_base);
     let log_start_before = log_start;
-    let hw = options.high_watermark.unwrap_or(log_end);
+    // The high watermark a broker starts the partition with: its entry in
+    // `replication-offset-checkpoint`, kept within [log start, log end]
+    // (`UnifiedLog.updateHighWatermark`). Without one, an offline tool takes the log end.
+    let hw = match options.high_watermark {
+        Some(hw) => hw,
+        None => log_dir_checkpoint(dir, "replication-offset-checkpoint")?.unwrap_or(log_end),
+    }
+    .min(log_end)
+    .max(log_start);
     let mut removed: Vec<Removed> = Vec::new();
     let mut rolled = false;
 
