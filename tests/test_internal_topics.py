@@ -1174,6 +1174,64 @@ def test_remote_log_metadata(tmp_path, capsys):
     )
 
 
+def test_records_of_kafka_trunk_decode():
+    """Fields Kafka added after December 2024, encoded as its trunk's definitions (November
+    2025) lay them out."""
+
+    def decoded(topic, key, value):
+        return json.loads(_native.decode_internal_record(topic, key, value))["value"]
+
+    def s16(text):  # a non-flexible (int16-length) string
+        return struct.pack(">h", len(text)) + text.encode()
+
+    topic_id = bytes(range(16))
+    # OffsetCommitValue v4: topicId, tag 0.
+    value = (
+        struct.pack(">hqi", 4, 10, 2) + _cstr("m") + struct.pack(">q", 1000) + _tags({0: topic_id})
+    )
+    got = decoded("__consumer_offsets", commit_key("g", "t", 0), value)
+    assert got["data"] == {
+        "offset": 10,
+        "leaderEpoch": 2,
+        "metadata": "m",
+        "commitTimestamp": 1000,
+        "topicId": _uuid(topic_id),
+    }
+    # ConsumerGroupMetadataValue (type 3): metadataHash, tag 0.
+    value = struct.pack(">hi", 0, 7) + _tags({0: struct.pack(">q", 99)})
+    got = decoded("__consumer_offsets", struct.pack(">h", 3) + s16("g"), value)
+    assert got["data"] == {"epoch": 7, "metadataHash": 99}
+    # ShareGroupMetadataValue (type 11): metadataHash, a plain field.
+    value = struct.pack(">hiq", 0, 5, 42) + _tags({})
+    got = decoded("__consumer_offsets", struct.pack(">h", 11) + s16("sg"), value)
+    assert got["data"] == {"epoch": 5, "metadataHash": 42}
+    # StreamsGroupMetadataValue (type 17): metadataHash, then validatedTopologyEpoch (tag 0)
+    # and lastAssignmentConfigs (tag 1, compact array of key/value structs).
+    configs = _uvarint(2) + _cstr("num.standby.replicas") + _cstr("1") + _tags({})
+    value = struct.pack(">hiq", 0, 3, 8) + _tags({0: struct.pack(">i", 2), 1: configs})
+    got = decoded("__consumer_offsets", struct.pack(">h", 17) + s16("st"), value)
+    assert got["data"] == {
+        "epoch": 3,
+        "metadataHash": 8,
+        "validatedTopologyEpoch": 2,
+        "lastAssignmentConfigs": [{"key": "num.standby.replicas", "value": "1"}],
+    }
+    # TransactionLogValue v1: nextProducerEpoch, tag 3.
+    value = txn_value(
+        1,
+        {3: struct.pack(">h", 6)},
+        producerId=1,
+        producerEpoch=5,
+        transactionTimeoutMs=60000,
+        transactionStatus=4,
+        transactionPartitions=[],
+        transactionLastUpdateTimestampMs=2,
+        transactionStartTimestampMs=1,
+    )
+    got = decoded("__transaction_state", txn_key("tx"), value)
+    assert got["data"]["nextProducerEpoch"] == 6
+
+
 def test_issues_do_not_leak_between_calls(offsets_dir):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
