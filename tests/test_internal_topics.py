@@ -1232,6 +1232,45 @@ def test_records_of_kafka_trunk_decode():
     assert got["data"]["nextProducerEpoch"] == 6
 
 
+def test_share_group_state_decoder(tmp_path, capsys):
+    """``__share_group_state`` records hand-encoded from Kafka's share-coordinator definitions
+    (ShareSnapshotKey/Value type 0, ShareUpdateKey/Value type 1), printed as Kafka's
+    ``--share-group-state-decoder`` prints them."""
+    topic_id = bytes([6] * 16)
+
+    def key(record_type: int) -> bytes:
+        return struct.pack(">hh", record_type, 2) + b"sg" + topic_id + struct.pack(">i", 4)
+
+    batch = struct.pack(">qqbh", 100, 109, 2, 1) + _tags({})
+    snapshot = (
+        struct.pack(">hiiiq", 0, 1, 2, 3, 100)
+        + struct.pack(">qq", 1000, 2000)
+        + _uvarint(2)
+        + batch
+        + _tags({0: struct.pack(">i", 5)})
+    )
+    update = struct.pack(">hiiq", 0, 1, 3, 110) + _uvarint(1) + _tags({})
+    records = [(key(0), snapshot), (key(1), update), (key(1), None)]
+    path = write_topic(tmp_path, "__share_group_state", 0, records)
+    log = f"{path}/00000000000000000000.log"
+    assert cli_main(["dump", "--files", log, "--share-group-state-decoder"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("| ")]
+    tails = [x[x.index(" key: ") + 1 :] for x in lines]
+    tp = f'"groupId":"sg","topicId":"{_uuid(topic_id)}","partition":4'
+    assert tails == [
+        f'key: {{"type":"0","data":{{{tp}}}}} payload: {{"version":"0","data":{{'
+        '"snapshotEpoch":1,"stateEpoch":2,"leaderEpoch":3,"startOffset":100,'
+        '"deliveryCompleteCount":5,"createTimestamp":1000,"writeTimestamp":2000,'
+        '"stateBatches":[{"firstOffset":100,"lastOffset":109,"deliveryState":2,'
+        '"deliveryCount":1}]}}',
+        f'key: {{"type":"1","data":{{{tp}}}}} payload: {{"version":"0","data":{{'
+        '"snapshotEpoch":1,"leaderEpoch":3,"startOffset":110,"stateBatches":[]}}',
+        f'key: {{"type":"1","data":{{{tp}}}}} payload: <DELETE>',
+    ]
+    got = json.loads(_native.decode_internal_record("__share_group_state", key(1), update))
+    assert got["key"]["name"] == "ShareUpdateKey" and got["value"]["name"] == "ShareUpdateValue"
+
+
 def test_issues_do_not_leak_between_calls(offsets_dir):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -1452,7 +1491,13 @@ def test_cluster_state_of_the_corpus():
 
 @pytest.mark.parametrize(
     "topic",
-    ["__consumer_offsets", "__transaction_state", "__cluster_metadata", "__remote_log_metadata"],
+    [
+        "__consumer_offsets",
+        "__transaction_state",
+        "__cluster_metadata",
+        "__remote_log_metadata",
+        "__share_group_state",
+    ],
 )
 def test_arbitrary_bytes_never_crash(topic):
     from hypothesis import given, settings

@@ -828,7 +828,8 @@ Timestamps are milliseconds since the epoch, -1 for none, as Kafka prints them.
 Internal topics (decoder options, each implying --print-data-log, as in Kafka):
 --offsets-decoder (__consumer_offsets), --transaction-log-decoder (__transaction_state),
 --cluster-metadata-decoder (KRaft __cluster_metadata and .checkpoint snapshots),
---remote-log-metadata-decoder (__remote_log_metadata): key and payload printed as Kafka's
+--remote-log-metadata-decoder (__remote_log_metadata), --share-group-state-decoder
+(__share_group_state): key and payload printed as Kafka's
 decoders print them (JSON in Kafka's field names, <DELETE> for a tombstone).
 """
 
@@ -838,6 +839,7 @@ _DECODERS = (
     ("transaction_log_decoder", "--transaction-log-decoder", "__transaction_state"),
     ("cluster_metadata_decoder", "--cluster-metadata-decoder", "__cluster_metadata"),
     ("remote_log_metadata_decoder", "--remote-log-metadata-decoder", "__remote_log_metadata"),
+    ("share_group_state_decoder", "--share-group-state-decoder", "__share_group_state"),
 )
 
 

@@ -6,6 +6,7 @@
 //!   `{"version":"<value version>","data":{...}}` or `<DELETE>`; an unknown type prints
 //!   `Unknown record type <t> at offset <o>, skipping.` as the key, any other failure
 //!   `Error at offset <o>, skipping. <why>`.
+//! - share group state: as offsets (Kafka's `--share-group-state-decoder`).
 //! - transaction log: key `transaction_metadata::transactionalId=<id>`, payload
 //!   `producerId:<p>,producerEpoch:<e>,state=<State>,partitions=[t-0,...],txnLastUpdateTimestamp=<ms>,txnTimeoutMs=<ms>`
 //!   or `<DELETE>`.
@@ -27,7 +28,16 @@ pub fn dump_strings(
     offset: i64,
 ) -> (Option<String>, Option<String>) {
     match topic {
-        Topic::ConsumerOffsets => offsets_strings(key, value, offset),
+        Topic::ConsumerOffsets => {
+            offsets_strings(key, value, offset, super::group_key, super::group_value)
+        }
+        Topic::ShareGroupState => offsets_strings(
+            key,
+            value,
+            offset,
+            super::share_state_key,
+            super::share_state_value,
+        ),
         Topic::TransactionState => transaction_strings(key, value, offset),
         Topic::ClusterMetadata | Topic::RemoteLogMetadata => {
             let Some(value) = value else {
@@ -187,10 +197,19 @@ fn remote_string(api_key: i16, d: &Struct<'_>) -> String {
     }
 }
 
+/// A coordinator topic's key: its record type and fields.
+type KeyDecoder = for<'a> fn(&'a [u8]) -> super::DecodeResult<(i16, Parsed<'a>)>;
+/// A coordinator topic's value of a record type.
+type ValueDecoder = for<'a> fn(i16, &'a [u8]) -> super::DecodeResult<Parsed<'a>>;
+
+/// The lines of a coordinator topic's record (`__consumer_offsets`, `__share_group_state`),
+/// decoded by its key and value decoders.
 fn offsets_strings(
     key: Option<&[u8]>,
     value: Option<&[u8]>,
     offset: i64,
+    decode_key: KeyDecoder,
+    decode_value: ValueDecoder,
 ) -> (Option<String>, Option<String>) {
     let Some(key) = key else {
         return (
@@ -206,7 +225,7 @@ fn offsets_strings(
             None,
         )
     };
-    let (record_type, parsed_key) = match super::group_key(key) {
+    let (record_type, parsed_key) = match decode_key(key) {
         Ok(k) => k,
         Err(e) => return error(format!("Could not read the key: {e}")),
     };
@@ -228,7 +247,7 @@ fn offsets_strings(
     k.push('}');
     let payload = match value {
         None => "<DELETE>".to_string(),
-        Some(value) => match super::group_value(record_type, value) {
+        Some(value) => match decode_value(record_type, value) {
             Ok(Parsed::Known(r)) => {
                 let mut s = String::from("{\"version\":");
                 json_string(&mut s, &r.version.to_string());
@@ -356,17 +375,21 @@ pub fn dump_json(topic: Topic, key: Option<&[u8]>, value: Option<&[u8]>) -> Stri
         }
     };
     match topic {
-        Topic::ConsumerOffsets => {
-            let key_parsed = key.map(super::group_key).transpose();
+        Topic::ConsumerOffsets | Topic::ShareGroupState => {
+            let (decode_key, decode_value): (KeyDecoder, ValueDecoder) =
+                if topic == Topic::ConsumerOffsets {
+                    (super::group_key, super::group_value)
+                } else {
+                    (super::share_state_key, super::share_state_value)
+                };
+            let key_parsed = key.map(decode_key).transpose();
             let record_type = key_parsed
                 .as_ref()
                 .ok()
                 .and_then(|k| k.as_ref())
                 .map(|(t, _)| *t);
             let value_parsed = match (record_type, value) {
-                (Some(t), Some(v)) => super::group_value(t, v)
-                    .map(Some)
-                    .map_err(|e| e.to_string()),
+                (Some(t), Some(v)) => decode_value(t, v).map(Some).map_err(|e| e.to_string()),
                 (None, Some(_)) => Err("the key does not decode".into()),
                 (_, None) => Ok(None),
             };
