@@ -91,7 +91,9 @@ use groups_tables as g;
 
 /// `__consumer_offsets` record types: key schema (whose version is the record type: the int16
 /// the key starts with) and value schema. Type 0 is the legacy offset commit key; its value is
-/// an offset commit value as type 1's.
+/// an offset commit value as type 1's (Kafka's trunk names it LegacyOffsetCommitValue and
+/// takes only version 0, whose fields are OffsetCommitValue v0's; kafkalog reads every
+/// OffsetCommitValue version there, as Kafka's group coordinator did in 2024).
 static GROUP_RECORDS: [(&Message, &Message); 24] = [
     (&g::LEGACY_OFFSET_COMMIT_KEY, &g::OFFSET_COMMIT_VALUE),
     (&g::OFFSET_COMMIT_KEY, &g::OFFSET_COMMIT_VALUE),
