@@ -597,12 +597,16 @@ def control_batch(
     timestamp: int,
     coordinator_epoch: int = 0,
     partition_leader_epoch: int = 0,
+    value: bytes | None = None,
+    transactional: bool = True,
 ) -> Segment:
     """A v2 transaction marker (ABORT = 0 / COMMIT = 1) as the broker writes it: one record,
     key = (int16 version 0, int16 type), value = (int16 version 0, int32 coordinator epoch),
-    attributes transactional + control, CreateTime, no compression, base sequence -1."""
+    attributes transactional + control, CreateTime, no compression, base sequence -1. With
+    ``value`` and ``transactional=False``: another control record (KRaft's) with that value."""
     key = struct.pack(">hh", 0, control_type)
-    value = struct.pack(">hi", 0, coordinator_epoch)
+    if value is None:
+        value = struct.pack(">hi", 0, coordinator_epoch)
     body = (
         b"\x00"  # record attributes
         + _zigzag_varint(0)  # timestamp delta
@@ -614,7 +618,7 @@ def control_batch(
         + _zigzag_varint(0)  # no headers
     )
     records = _zigzag_varint(len(body)) + body
-    attributes = 0x10 | 0x20
+    attributes = (0x10 if transactional else 0) | 0x20
     after_crc = (
         struct.pack(
             ">hiqqqhii", attributes, 0, timestamp, timestamp, producer_id, producer_epoch, -1, 1
@@ -635,7 +639,7 @@ def control_batch(
         "producer_id": producer_id,
         "producer_epoch": producer_epoch,
         "base_sequence": -1,
-        "transactional": True,
+        "transactional": transactional,
         "control_type": control_type,
     }
     return Segment(data=data, magic=2, codec="none", records=[rec], batches=[info])

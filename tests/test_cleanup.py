@@ -626,6 +626,61 @@ def test_retention_over_a_log_directory_and_compact_policy(tmp_path):
     assert all(p["removed"] == [] for p in result)
 
 
+def broker_log_dir(tmp_path):
+    """A broker's log directory holding one partition: segments at 0, 3, 6 and 9 of three
+    records each (log end 12, the same three keys in each), old enough for any retention, with
+    the high watermark 4 in ``replication-offset-checkpoint`` and the log start offset 1 in
+    ``log-start-offset-checkpoint``."""
+    segs = [
+        kafka_python_segment(
+            2,
+            "none",
+            [[Rec(b"k%d" % i, b"v%d" % (base + i), T0 + base + i) for i in range(3)]],
+            base,
+        )
+        for base in (0, 3, 6, 9)
+    ]
+    d = write_partition(tmp_path, "orders", 0, segs)
+    (tmp_path / "replication-offset-checkpoint").write_text("0\n2\nother 0 99\norders 0 4\n")
+    (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\norders 0 1\n")
+    return d
+
+
+def test_retention_in_a_log_directory_stops_at_the_high_watermark(tmp_path):
+    d = broker_log_dir(tmp_path)
+    # UnifiedLog.deletableSegments: a segment is deletable only when the high watermark (4)
+    # reaches its upper bound (the next base offset): segment 0 (up to 3) yes, segment 3
+    # (up to 6) no. The log start offset moves to 3, never past the high watermark.
+    dry = kafkalog.retain(d, retention_ms=1, now=T0 + DAY)
+    (part,) = kafkalog.retain(d, retention_ms=1, now=T0 + DAY, dry_run=False)
+    assert part == {**dry[0], "dry_run": False}
+    assert [r["base_offset"] for r in part["removed"]] == [0]
+    assert log_files(d) == [f"{b:020d}.log" for b in (3, 6, 9)]
+    assert (part["log_start_offset_before"], part["log_start_offset"]) == (1, 3)
+    # Given, the high watermark wins over the checkpoint.
+    result = kafkalog.retain(d, retention_ms=1, now=T0 + DAY, high_watermark=12)
+    assert [r["base_offset"] for r in result[0]["removed"]] == [3, 6, 9]
+
+
+def test_compaction_in_a_log_directory_honours_the_checkpoints(tmp_path):
+    d = broker_log_dir(tmp_path)
+    report = kafkalog.cleanup.plan(d, now=T0 + DAY)
+    # LogLoader: log start = max(checkpoint 1, first base 0); cleanableOffsets: first dirty =
+    # log start; first uncleanable = the last stable offset, capped by the high watermark 4,
+    # rounded down to the base of its segment (3).
+    assert (report["log_start_offset"], report["first_dirty_offset"]) == (1, 1)
+    assert report["first_uncleanable_offset"] == 3
+    report = kafkalog.compact(d, tmp_path / "out" / "orders-0", now=T0 + DAY)
+    assert report["first_uncleanable_offset"] == 3
+    # Segments 3 and 6 are above the high watermark: copied unchanged.
+    for base in (3, 6, 9):
+        name = f"{base:020d}.log"
+        assert (tmp_path / "out" / "orders-0" / name).read_bytes() == (d / name).read_bytes()
+    # Given, the options win over the checkpoints.
+    report = kafkalog.cleanup.plan(d, now=T0 + DAY, high_watermark=12, log_start_offset=0)
+    assert (report["log_start_offset"], report["first_uncleanable_offset"]) == (0, 9)
+
+
 def test_compaction_output_read_by_aiokafka_too(tmp_path):
     from aiokafka.record.memory_records import MemoryRecords
 

@@ -164,10 +164,29 @@ def expected_batch_line(b: dict, position: int) -> str:
     )
 
 
+def _leader_change(value_hex: str) -> str:
+    """A LeaderChangeMessage value (clients' definition, read at version 0: int16 version, int32
+    leaderId, voters and grantingVoters as compact arrays of {int32 voterId, tagged fields},
+    tagged fields) as Kafka's JSON converter writes it. Small counts only (one-byte varints)."""
+    buf = bytes.fromhex(value_hex)
+    version, leader = struct.unpack_from(">hi", buf)
+    pos, lists = 6, []
+    for _ in range(2):
+        count, pos = buf[pos] - 1, pos + 1
+        ids = []
+        for _ in range(count):
+            ids.append(struct.unpack_from(">i", buf, pos)[0])
+            assert buf[pos + 4] == 0  # no tagged fields
+            pos += 5
+        lists.append([{"voterId": i} for i in ids])
+    obj = {"version": version, "leaderId": leader, "voters": lists[0], "grantingVoters": lists[1]}
+    return json.dumps(obj, separators=(",", ":"))
+
+
 def expected_record_line(
     b: dict, r: dict, *, print_data: bool = False, skip_metadata: bool = False
 ) -> str:
-    """kafka-dump-log's record line (HEAD/3.x)."""
+    """kafka-dump-log's record line (HEAD/3.x; control records as Kafka 4.1+ prints them)."""
     parts = []
     prefix = "| "
     if not skip_metadata:
@@ -188,6 +207,8 @@ def expected_record_line(
             control = r["control_type"]
             if control in ("ABORT", "COMMIT"):
                 parts.append(f" endTxnMarker: {control} coordinatorEpoch: {r['coordinator_epoch']}")
+            elif control == "LEADER_CHANGE":
+                parts.append(f" LeaderChange: {_leader_change(r['value'])}")
             else:
                 parts.append(f" controlType: {control}({CONTROL_IDS[control]})")
     if print_data and not b.get("is_control"):
@@ -407,9 +428,13 @@ def test_dump_control_records(corpus, capsys, vectors_dir):
             capsys, "dump", "--files", CORPUS / "segments" / relative, "--deep-iteration"
         )
         assert code == 0
-        control = [line for line in out.splitlines() if "controlType" in line]
-        assert len(control) == 1
-        assert control[0].endswith(" sequence: -1 headerKeys: [] controlType: LEADER_CHANGE(2)")
+        # Kafka 4.1+ (KAFKA-19069) prints the leader change decoded.
+        control = [line for line in out.splitlines() if "LeaderChange" in line]
+        assert len(control) == 1 and "controlType" not in out
+        assert control[0].endswith(
+            ' sequence: -1 headerKeys: [] LeaderChange: {"version":0,"leaderId":1,'
+            '"voters":[{"voterId":1}],"grantingVoters":[{"voterId":1}]}'
+        )
 
 
 def test_dump_transaction_markers_in_examples(capsys):

@@ -1046,6 +1046,58 @@ def test_cluster_metadata_dump_lines_match_independent_decoder(capsys):
     assert topic_lines and '"topicId":"' in topic_lines[0]
 
 
+def test_dump_decodes_kraft_control_records(tmp_path, capsys):
+    from kafka_builders import control_batch
+
+    directory = bytes(range(16))
+    # The values as Kafka's definitions lay them out (clients' SnapshotHeaderRecord,
+    # KRaftVersionRecord, VotersRecord, LeaderChangeMessage, SnapshotFooterRecord; version 0,
+    # flexible: compact arrays and strings, a tagged-field section after every struct).
+    values = {
+        3: struct.pack(">hq", 0, 1_700_000_000_123) + b"\0",
+        5: struct.pack(">hh", 0, 1) + b"\0",
+        6: struct.pack(">h", 0)
+        + _uvarint(2)
+        + struct.pack(">i", 1)
+        + directory
+        + _uvarint(2)
+        + _cstr("CONTROLLER")
+        + _cstr("localhost")
+        + struct.pack(">H", 9093)
+        + b"\0"
+        + struct.pack(">hh", 0, 1)
+        + b"\0"
+        + b"\0"
+        + b"\0",
+        2: struct.pack(">hi", 0, 1) + (_uvarint(2) + struct.pack(">i", 1) + b"\0") * 2 + b"\0",
+        4: struct.pack(">h", 0) + b"\0",
+    }
+    batches = [
+        control_batch(
+            i, t, producer_id=-1, producer_epoch=-1, timestamp=1, value=v, transactional=False
+        ).data
+        for i, (t, v) in enumerate(values.items())
+    ]
+    log = tmp_path / "00000000000000000000.log"
+    log.write_bytes(b"".join(batches))
+    voter = _uuid(directory)
+    expected = [
+        'SnapshotHeader {"version":0,"lastContainedLogTimestamp":1700000000123}',
+        'KRaftVersion {"version":0,"kRaftVersion":1}',
+        f'KRaftVoters {{"version":0,"voters":[{{"voterId":1,"voterDirectoryId":"{voter}",'
+        '"endpoints":[{"name":"CONTROLLER","host":"localhost","port":9093}],'
+        '"kRaftVersionFeature":{"minSupportedVersion":0,"maxSupportedVersion":1}}]}',
+        'LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],'
+        '"grantingVoters":[{"voterId":1}]}',
+        'SnapshotFooter {"version":0}',
+    ]
+    # Kafka's DumpLogSegments prints them so whatever the decoder.
+    for options in (["--cluster-metadata-decoder"], ["--deep-iteration"]):
+        assert cli_main(["dump", "--files", str(log), *options]) == 0
+        lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("| ")]
+        assert [x.split(" headerKeys: [] ", 1)[1] for x in lines] == expected
+
+
 def test_cluster_metadata_snapshot_checkpoint(tmp_path):
     src = (
         f"{CORPUS}/nomanazeem__Kafka-java/kafka-logs/__cluster_metadata-0/00000000000000000000.log"
@@ -1124,6 +1176,103 @@ def test_remote_log_metadata(tmp_path, capsys):
     )
 
 
+def test_records_of_kafka_trunk_decode():
+    """Fields Kafka added after December 2024, encoded as its trunk's definitions (November
+    2025) lay them out."""
+
+    def decoded(topic, key, value):
+        return json.loads(_native.decode_internal_record(topic, key, value))["value"]
+
+    def s16(text):  # a non-flexible (int16-length) string
+        return struct.pack(">h", len(text)) + text.encode()
+
+    topic_id = bytes(range(16))
+    # OffsetCommitValue v4: topicId, tag 0.
+    value = (
+        struct.pack(">hqi", 4, 10, 2) + _cstr("m") + struct.pack(">q", 1000) + _tags({0: topic_id})
+    )
+    got = decoded("__consumer_offsets", commit_key("g", "t", 0), value)
+    assert got["data"] == {
+        "offset": 10,
+        "leaderEpoch": 2,
+        "metadata": "m",
+        "commitTimestamp": 1000,
+        "topicId": _uuid(topic_id),
+    }
+    # ConsumerGroupMetadataValue (type 3): metadataHash, tag 0.
+    value = struct.pack(">hi", 0, 7) + _tags({0: struct.pack(">q", 99)})
+    got = decoded("__consumer_offsets", struct.pack(">h", 3) + s16("g"), value)
+    assert got["data"] == {"epoch": 7, "metadataHash": 99}
+    # ShareGroupMetadataValue (type 11): metadataHash, a plain field.
+    value = struct.pack(">hiq", 0, 5, 42) + _tags({})
+    got = decoded("__consumer_offsets", struct.pack(">h", 11) + s16("sg"), value)
+    assert got["data"] == {"epoch": 5, "metadataHash": 42}
+    # StreamsGroupMetadataValue (type 17): metadataHash, then validatedTopologyEpoch (tag 0)
+    # and lastAssignmentConfigs (tag 1, compact array of key/value structs).
+    configs = _uvarint(2) + _cstr("num.standby.replicas") + _cstr("1") + _tags({})
+    value = struct.pack(">hiq", 0, 3, 8) + _tags({0: struct.pack(">i", 2), 1: configs})
+    got = decoded("__consumer_offsets", struct.pack(">h", 17) + s16("st"), value)
+    assert got["data"] == {
+        "epoch": 3,
+        "metadataHash": 8,
+        "validatedTopologyEpoch": 2,
+        "lastAssignmentConfigs": [{"key": "num.standby.replicas", "value": "1"}],
+    }
+    # TransactionLogValue v1: nextProducerEpoch, tag 3.
+    value = txn_value(
+        1,
+        {3: struct.pack(">h", 6)},
+        producerId=1,
+        producerEpoch=5,
+        transactionTimeoutMs=60000,
+        transactionStatus=4,
+        transactionPartitions=[],
+        transactionLastUpdateTimestampMs=2,
+        transactionStartTimestampMs=1,
+    )
+    got = decoded("__transaction_state", txn_key("tx"), value)
+    assert got["data"]["nextProducerEpoch"] == 6
+
+
+def test_share_group_state_decoder(tmp_path, capsys):
+    """``__share_group_state`` records hand-encoded from Kafka's share-coordinator definitions
+    (ShareSnapshotKey/Value type 0, ShareUpdateKey/Value type 1), printed as Kafka's
+    ``--share-group-state-decoder`` prints them."""
+    topic_id = bytes([6] * 16)
+
+    def key(record_type: int) -> bytes:
+        return struct.pack(">hh", record_type, 2) + b"sg" + topic_id + struct.pack(">i", 4)
+
+    batch = struct.pack(">qqbh", 100, 109, 2, 1) + _tags({})
+    snapshot = (
+        struct.pack(">hiiiq", 0, 1, 2, 3, 100)
+        + struct.pack(">qq", 1000, 2000)
+        + _uvarint(2)
+        + batch
+        + _tags({0: struct.pack(">i", 5)})
+    )
+    update = struct.pack(">hiiq", 0, 1, 3, 110) + _uvarint(1) + _tags({})
+    records = [(key(0), snapshot), (key(1), update), (key(1), None)]
+    path = write_topic(tmp_path, "__share_group_state", 0, records)
+    log = f"{path}/00000000000000000000.log"
+    assert cli_main(["dump", "--files", log, "--share-group-state-decoder"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("| ")]
+    tails = [x[x.index(" key: ") + 1 :] for x in lines]
+    tp = f'"groupId":"sg","topicId":"{_uuid(topic_id)}","partition":4'
+    assert tails == [
+        f'key: {{"type":"0","data":{{{tp}}}}} payload: {{"version":"0","data":{{'
+        '"snapshotEpoch":1,"stateEpoch":2,"leaderEpoch":3,"startOffset":100,'
+        '"deliveryCompleteCount":5,"createTimestamp":1000,"writeTimestamp":2000,'
+        '"stateBatches":[{"firstOffset":100,"lastOffset":109,"deliveryState":2,'
+        '"deliveryCount":1}]}}',
+        f'key: {{"type":"1","data":{{{tp}}}}} payload: {{"version":"0","data":{{'
+        '"snapshotEpoch":1,"leaderEpoch":3,"startOffset":110,"stateBatches":[]}}',
+        f'key: {{"type":"1","data":{{{tp}}}}} payload: <DELETE>',
+    ]
+    got = json.loads(_native.decode_internal_record("__share_group_state", key(1), update))
+    assert got["key"]["name"] == "ShareUpdateKey" and got["value"]["name"] == "ShareUpdateValue"
+
+
 def test_issues_do_not_leak_between_calls(offsets_dir):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -1199,6 +1348,130 @@ def test_cluster_state_replays_metadata(tmp_path):
     assert kafkalog.cluster_metadata(path).num_rows == len(records)
 
 
+def _framed_v(api_key: int, version: int, body: bytes) -> bytes:
+    return b"\x01" + _uvarint(api_key) + _uvarint(version) + body
+
+
+def _partition_v2(pid, tid, replicas, isr, elr=None, last_known_elr=None, epoch=0) -> bytes:
+    """A PartitionRecord (apiKey 3) version 2, laid out as Kafka's PartitionRecord.json says:
+    partitionId, topicId, replicas, isr, removingReplicas, addingReplicas, leader,
+    leaderEpoch, partitionEpoch, directories, then the tagged fields (0 leaderRecoveryState,
+    1 eligibleLeaderReplicas, 2 lastKnownElr; null when left out)."""
+    tags = {}
+    if elr is not None:
+        tags[1] = _cints(elr)
+    if last_known_elr is not None:
+        tags[2] = _cints(last_known_elr)
+    body = (
+        struct.pack(">i", pid)
+        + tid
+        + _cints(replicas)
+        + _cints(isr)
+        + _cints([])
+        + _cints([])
+        + struct.pack(">iii", replicas[0], 0, epoch)
+        + _uvarint(len(replicas) + 1)
+        + b"\0" * 16 * len(replicas)
+        + _tags(tags)
+    )
+    return _framed_v(3, 2, body)
+
+
+def _clear_elr(topic: str) -> bytes:
+    # ClearElrRecord (apiKey 28) version 0, flexible: topicName (compact string), tags.
+    return _framed(28, _cstr(topic) + _tags({}))
+
+
+def test_cluster_state_clears_elrs_as_kafka_merges_them(tmp_path):
+    orders, other = bytes([1] * 16), bytes([2] * 16)
+    records = [
+        _framed(2, _cstr("orders") + orders + _tags({})),
+        _framed(2, _cstr("other") + other + _tags({})),
+        _partition_v2(0, orders, [1, 2, 3], [1], elr=[3], epoch=4),
+        _partition_v2(1, orders, [1, 2, 4], [1], last_known_elr=[4], epoch=2),
+        _partition_v2(2, orders, [1, 2], [1, 2], epoch=7),
+        _partition_v2(0, other, [5, 6], [6], elr=[5], last_known_elr=[], epoch=1),
+        # Only the named topic's partitions with an ELR or last known ELR change.
+        _clear_elr("orders"),
+    ]
+    path = write_topic(tmp_path / "a", "__cluster_metadata", 0, [(None, v) for v in records])
+    rows = kafkalog.cluster_metadata(path).to_pylist()
+    assert rows[-1]["type"] == "ClearElrRecord" and rows[-1]["typeId"] == 28
+    assert json.loads(rows[-1]["data"]) == {"topicName": "orders"}
+
+    def parts(path):
+        return {
+            (p["topic"], p["partition"]): (
+                p["eligibleLeaderReplicas"],
+                p["lastKnownElr"],
+                p["partitionEpoch"],
+            )
+            for p in kafkalog.cluster_state(path)["partitions"].to_pylist()
+        }
+
+    assert parts(path) == {
+        ("orders", 0): ([], [], 5),
+        ("orders", 1): ([], [], 3),
+        ("orders", 2): ([], [], 7),
+        ("other", 0): ([5], [], 1),
+    }
+    # An empty topic name clears every topic's.
+    path = write_topic(
+        tmp_path / "b", "__cluster_metadata", 0, [(None, v) for v in [*records, _clear_elr("")]]
+    )
+    assert parts(path) == {
+        ("orders", 0): ([], [], 5),
+        ("orders", 1): ([], [], 3),
+        ("orders", 2): ([], [], 7),
+        ("other", 0): ([], [], 2),
+    }
+
+
+def test_cluster_state_remove_topic_deletes_its_configs(tmp_path):
+    tid = bytes([3] * 16)
+    records = [
+        _framed(2, _cstr("gone") + tid + _tags({})),
+        _framed(4, b"\x02" + _cstr("gone") + _cstr("retention.ms") + _cstr("1000") + _tags({})),
+        _framed(4, b"\x02" + _cstr("kept") + _cstr("retention.ms") + _cstr("5") + _tags({})),
+        _framed(4, b"\x04" + _cstr("") + _cstr("log.retention.ms") + _cstr("9") + _tags({})),
+        # RemoveTopicRecord (apiKey 9): ReplicationControlManager deletes the topic's configs.
+        _framed(9, tid + _tags({})),
+    ]
+    path = write_topic(tmp_path, "__cluster_metadata", 0, [(None, v) for v in records])
+    state = kafkalog.cluster_state(path)
+    assert state["topics"].num_rows == 0
+    assert [(c["resourceType"], c["resourceName"]) for c in state["configs"].to_pylist()] == [
+        ("TOPIC", "kept"),
+        ("BROKER", ""),
+    ]
+
+
+def test_cluster_state_of_a_log_directory_uses_the_snapshot(tmp_path):
+    tid = bytes([4] * 16)
+    snapshot_records = [
+        _framed(2, _cstr("orders") + tid + _tags({})),
+        _framed(
+            4, b"\x02" + _cstr("orders") + _cstr("cleanup.policy") + _cstr("compact") + _tags({})
+        ),
+        _framed(12, _cstr("metadata.version") + struct.pack(">h", 21) + _tags({})),
+    ]
+    scratch = write_topic(tmp_path / "scratch", "s", 0, [(None, v) for v in snapshot_records])
+    logdir = tmp_path / "logdir"
+    meta = logdir / "__cluster_metadata-0"
+    # The snapshot covers offsets 0-2 (its name is its end offset and epoch); the older
+    # segments are gone and the log goes on from offset 3.
+    later = pa.table(
+        {"value": pa.array([_framed(2, _cstr("later") + bytes([5] * 16) + _tags({}))])}
+    )
+    kafkalog.write(meta, later, base_offset=3)
+    shutil.copy(f"{scratch}/{0:020d}.log", meta / "00000000000000000003-0000000001.checkpoint")
+    write_topic(logdir, "orders", 0, [(b"k", b"v")])
+    for path in (meta, logdir):
+        state = kafkalog.cluster_state(path)
+        assert [t["name"] for t in state["topics"].to_pylist()] == ["later", "orders"], path
+        assert state["configs"].num_rows == 1 and state["features"].num_rows == 1
+
+
 def test_cluster_state_of_the_corpus():
     path = f"{CORPUS}/nomanazeem__Kafka-java/kafka-logs/__cluster_metadata-0"
     state = kafkalog.cluster_state(path)
@@ -1220,7 +1493,13 @@ def test_cluster_state_of_the_corpus():
 
 @pytest.mark.parametrize(
     "topic",
-    ["__consumer_offsets", "__transaction_state", "__cluster_metadata", "__remote_log_metadata"],
+    [
+        "__consumer_offsets",
+        "__transaction_state",
+        "__cluster_metadata",
+        "__remote_log_metadata",
+        "__share_group_state",
+    ],
 )
 def test_arbitrary_bytes_never_crash(topic):
     from hypothesis import given, settings

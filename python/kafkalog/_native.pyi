@@ -274,6 +274,7 @@ def compact(
     max_index_size: int = ...,
     index_interval_bytes: int = ...,
     log_start_offset: int | None = None,
+    high_watermark: int | None = None,
     first_dirty_offset: int | None = None,
     producer_id_expiration_ms: int | None = ...,
     max_decompressed_size: int = ...,
@@ -340,4 +341,5 @@ def log_end_offset(listing: ArrowArray | ArrowStream, base_offset: int) -> int: 
 def dump_internal_record(
     topic_name: str, key: bytes | None, value: bytes | None, offset: int
 ) -> tuple[str | None, str | None]: ...
+def dump_control_record(control_type: int, value: bytes | None) -> str | None: ...
 def decode_internal_record(topic_name: str, key: bytes | None, value: bytes | None) -> str: ...

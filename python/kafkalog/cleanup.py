@@ -39,6 +39,7 @@ def compact(
     max_index_size: int = 10 * 1024 * 1024,
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
     log_start_offset: int | None = None,
+    high_watermark: int | None = None,
     first_dirty_offset: int | None = None,
     producer_id_expiration_ms: int | None = _DAY_MS,
     now: int | None = None,
@@ -62,6 +63,11 @@ def compact(
     at or after that time (v0/v1 tombstones go when their segment was last modified before the
     last clean segment's time minus ``delete_retention_ms``). ``now`` (ms since the epoch)
     defaults to the clock.
+
+    ``log_start_offset`` and ``high_watermark`` default to the partition's entries in its log
+    directory's ``log-start-offset-checkpoint`` and ``replication-offset-checkpoint``, as a
+    broker loads them (else the first base offset and the log end offset); cleaning stops at
+    the last stable offset, which the high watermark caps.
 
     ``first_dirty_offset`` is where the last cleaning stopped (the ``cleaner-offset-checkpoint``
     entry; default: the log start offset). With ``min_cleanable_ratio`` set, cleaning happens
@@ -88,6 +94,7 @@ def compact(
         max_index_size=max_index_size,
         index_interval_bytes=index_interval_bytes,
         log_start_offset=log_start_offset,
+        high_watermark=high_watermark,
         first_dirty_offset=first_dirty_offset,
         producer_id_expiration_ms=producer_id_expiration_ms,
         max_decompressed_size=max_decompressed_size,
@@ -152,6 +159,9 @@ def retain(
     When every segment goes, Kafka first rolls a new empty segment at the log end offset; so
     does this (empty ``.log``/``.index``/``.timeindex``). The log start offset defaults to
     the log directory's ``log-start-offset-checkpoint`` entry, else the first segment's base.
+    No rule removes a segment reaching past the high watermark (default: the log directory's
+    ``replication-offset-checkpoint`` entry, else the log end offset), so the log start offset
+    never passes it.
 
     ``dry_run=True`` (the default) only reports. Otherwise the segments' files (and their
     producer snapshots) are removed in place, and with ``write_checkpoint=True`` the new log

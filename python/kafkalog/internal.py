@@ -292,12 +292,14 @@ def cluster_state(
 ) -> dict[str, pa.Table]:
     """The cluster's state from KRaft metadata, as a controller rebuilds it: the latest
     snapshot (``<end offset>-<epoch>.checkpoint``) in ``path`` when there is one, then the
-    log's records from the snapshot's end offset on. Tables: ``topics`` (name, topicId,
-    partitions), ``partitions`` (topic, topicId, partition, replicas, isr, removingReplicas,
-    addingReplicas, leader, leaderEpoch, partitionEpoch, leaderRecoveryState), ``configs``
-    (resourceType, resourceName, name, value), ``brokers`` (brokerId, brokerEpoch,
-    incarnationId, rack, fenced, inControlledShutdown, endpoints) and ``features`` (name,
-    featureLevel). ``path`` may also be a single ``.log`` or ``.checkpoint`` file."""
+    log's records from the snapshot's end offset on (given a log directory: those of its
+    ``__cluster_metadata-0``). Tables: ``topics`` (name, topicId, partitions), ``partitions``
+    (topic, topicId, partition, replicas, isr, removingReplicas, addingReplicas, leader,
+    leaderEpoch, partitionEpoch, leaderRecoveryState, eligibleLeaderReplicas, lastKnownElr),
+    ``configs`` (resourceType, resourceName, name, value), ``brokers`` (brokerId,
+    brokerEpoch, incarnationId, rack, fenced, inControlledShutdown, endpoints) and
+    ``features`` (name, featureLevel). ``path`` may also be a single ``.log`` or
+    ``.checkpoint`` file."""
     import kafkalog
 
     path = os.fspath(path)
@@ -306,6 +308,10 @@ def cluster_state(
     if _is_file(path, store):
         fold.feed(kafkalog.read(path, columns=["value"], **store))
     else:
+        # A log directory: its metadata partition, where the snapshots are too.
+        partition = path.rstrip("/") + "/__cluster_metadata-0"
+        if _path_kind(partition, _options(store)) == "dir":
+            path = partition
         snapshots = _checkpoints(path, store)
         start = None
         if snapshots:

@@ -179,6 +179,7 @@ class CompactOptions(TypedDict, total=False):
     max_index_size: int
     index_interval_bytes: int
     log_start_offset: int | None
+    high_watermark: int | None
     first_dirty_offset: int | None
     producer_id_expiration_ms: int | None
     now: int | None

@@ -27,7 +27,10 @@
 //! (a broker's bounded map may need several rounds for the same result); indexes of cleaned
 //! segments get an entry per `index.interval.bytes` of batches, as recovery builds them (the
 //! cleaner indexes per I/O chunk); aborted transactions are found from the markers in the log
-//! (what the `.txnindex` files hold); the high watermark is taken to be the log end offset.
+//! (what the `.txnindex` files hold). The log start offset and the high watermark are the
+//! partition's entries in its log directory's `log-start-offset-checkpoint` and
+//! `replication-offset-checkpoint` unless given (without them: the first base offset and the
+//! log end offset).
 
 use crate::arrow::encoder::Encoded;
 use crate::error::{Error, ErrorKind, Result};
@@ -39,6 +42,7 @@ use crate::format::segment::{base_offset_from_name, segment_file_name};
 use crate::log::discover::discover;
 use crate::log::issues::OnCorrupt;
 use crate::log::scan::{for_each_entry, Access};
+use crate::log::visibility::Checkpoints;
 use crate::storage::Local;
 use crate::write::writer::{PartitionWriter, Summary, WriteOptions};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -74,8 +78,14 @@ pub struct CompactOptions {
     pub max_index_size: u64,
     /// `index.interval.bytes`: log bytes between index entries in the rewritten indexes.
     pub index_interval_bytes: u64,
-    /// The log start offset; at least the first segment's base offset.
+    /// The log start offset; at least the first segment's base offset. `None` reads the log
+    /// directory's `log-start-offset-checkpoint` (when it has the partition), as `LogLoader`
+    /// does, else the first segment's base offset.
     pub log_start_offset: Option<i64>,
+    /// The high watermark, which caps the last stable offset cleaning stops at; `None` reads
+    /// the log directory's `replication-offset-checkpoint` (when it has the partition), else
+    /// the log end offset.
+    pub high_watermark: Option<i64>,
     /// Where the last cleaning stopped (`cleaner-offset-checkpoint`); `None` = the log start.
     pub first_dirty_offset: Option<i64>,
     /// Producers idle this long (and with no open transaction) are no longer active, as after
@@ -104,6 +114,7 @@ impl Default for CompactOptions {
             max_index_size: DEFAULT_MAX_INDEX_SIZE,
             index_interval_bytes: DEFAULT_INDEX_INTERVAL_BYTES,
             log_start_offset: None,
+            high_watermark: None,
             first_dirty_offset: None,
             producer_id_expiration_ms: Some(DEFAULT_PRODUCER_ID_EXPIRATION_MS),
             max_decompressed_size: 256 << 20,
@@ -577,18 +588,30 @@ fn prepare(src: &Path, options: &CompactOptions) -> Result<(Survey, CompactRepor
     let active = segs.len() - 1;
     let active_base = segs[active].base;
     let leo = sv.log_end_offset;
+    // The broker's checkpoints in the log directory (see `log::visibility`).
+    let checkpointed = Checkpoints::new().visible(&Local, src)?;
+    // LogLoader: the larger of the checkpointed log start offset and the first base offset.
     let log_start = options
         .log_start_offset
+        .or(checkpointed.log_start)
         .unwrap_or(segs[0].base)
         .max(segs[0].base);
+    // UnifiedLog.updateHighWatermark keeps it within [log start, log end].
+    let hw = options
+        .high_watermark
+        .or(checkpointed.high_watermark)
+        .unwrap_or(leo)
+        .min(leo)
+        .max(log_start);
     let first_dirty = match options.first_dirty_offset {
         Some(o) if o >= log_start && o <= leo => o,
         _ => log_start,
     };
 
-    // LogCleanerManager.cleanableOffsets: the last stable offset, the active segment, and the
+    // LogCleanerManager.cleanableOffsets: the last stable offset (the first unstable offset,
+    // capped by the high watermark: UnifiedLog.lastStableOffset), the active segment, and the
     // first segment still within the minimum compaction lag.
-    let mut uncleanable = sv.first_unstable.unwrap_or(leo).min(active_base);
+    let mut uncleanable = sv.first_unstable.unwrap_or(hw).min(hw).min(active_base);
     if options.min_compaction_lag_ms > 0 {
         let limit = now.saturating_sub(options.min_compaction_lag_ms);
         let range = overlapping(segs, first_dirty, active_base);

@@ -10,7 +10,11 @@
 //!    being the segment's max timestamp, or its file's modification time when it has none.
 //!
 //! Each rule stops at the first segment it keeps, never takes an empty last segment, nor a
-//! segment reaching past the high watermark. When every segment goes, the broker first rolls
+//! segment whose upper bound (the next segment's base offset, or the log end offset) is past
+//! the high watermark, so the log start offset never passes it (`UnifiedLog.deletableSegments`).
+//! The high watermark and the log start offset are the partition's entries in the log
+//! directory's `replication-offset-checkpoint` and `log-start-offset-checkpoint`, as a broker
+//! loads them, unless given. When every segment goes, the broker first rolls
 //! a new empty segment at the log end offset, so the partition keeps an active segment (here:
 //! empty `.log`, `.index` and `.timeindex` files). The new log start offset is the base offset
 //! of the first segment left. Rules 2 and 3 apply only with `cleanup.policy` including
@@ -19,13 +23,13 @@
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
 use crate::format::checkpoint::{
-    offset_of, parse_offset_checkpoint, write_offset_checkpoint, OffsetEntry,
-    LOG_START_OFFSET_CHECKPOINT,
+    parse_offset_checkpoint, write_offset_checkpoint, OffsetEntry, LOG_START_OFFSET_CHECKPOINT,
 };
 use crate::format::segment::{base_offset_from_name, segment_file_name, topic_partition_from_dir};
 use crate::format::{legacy, v2};
 use crate::log::discover::discover;
 use crate::log::scan::{for_each_entry, Access};
+use crate::log::visibility::Checkpoints;
 use crate::storage::Local;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,7 +46,9 @@ pub struct RetentionOptions {
     /// The log start offset; `None` reads the log directory's `log-start-offset-checkpoint`
     /// (when it has the partition), else the first segment's base offset.
     pub log_start_offset: Option<i64>,
-    /// Segments reaching past it are kept; `None` = the log end offset.
+    /// Segments reaching past it are kept, and the log start offset never passes it; `None`
+    /// reads the log directory's `replication-offset-checkpoint` (when it has the partition),
+    /// else the log end offset.
     pub high_watermark: Option<i64>,
     /// `cleanup.policy` includes `delete` (else only the log start offset rule applies).
     pub delete_policy: bool,
@@ -182,14 +188,14 @@ fn survey(path: &Path) -> Result<Seg> {
 }
 
 fn checkpoint_path(dir: &Path) -> Option<PathBuf> {
-    dir.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| p.join(LOG_START_OFFSET_CHECKPOINT))
+    log_dir_file(dir, LOG_START_OFFSET_CHECKPOINT)
 }
 
-/// The partition's entry in an offset checkpoint file's text.
-fn checkpoint_entry(text: &str, topic: &str, partition: i32) -> Result<Option<i64>> {
-    Ok(offset_of(&parse_offset_checkpoint(text)?, topic, partition))
+/// The file `name` in the log directory holding the partition directory `dir`.
+fn log_dir_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    dir.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|p| p.join(name))
 }
 
 fn retain_partition(
@@ -211,20 +217,23 @@ fn retain_partition(
         .find_map(|s| s.next_offset)
         .unwrap_or(0)
         .max(segs.last().map_or(0, |s| s.base));
-    let from_checkpoint = match (&options.log_start_offset, &tp, checkpoint_path(dir)) {
-        (None, Some((topic, partition)), Some(cp)) if cp.is_file() => {
-            let text = std::fs::read_to_string(&cp).map_err(|e| Error::io(e, &cp))?;
-            checkpoint_entry(&text, topic, *partition).map_err(|e| e.with_path(&cp))?
-        }
-        _ => None,
-    };
+    // The broker's checkpoints in the log directory (see `log::visibility`).
+    let checkpointed = Checkpoints::new().visible(&Local, dir)?;
     let mut log_start = options
         .log_start_offset
-        .or(from_checkpoint)
+        .or(checkpointed.log_start)
         .unwrap_or(first_base)
         .max(first_base);
     let log_start_before = log_start;
-    let hw = options.high_watermark.unwrap_or(log_end);
+    // The high watermark a broker starts the partition with: its entry in
+    // `replication-offset-checkpoint`, kept within [log start, log end]
+    // (`UnifiedLog.updateHighWatermark`). Without one, an offline tool takes the log end.
+    let hw = match options.high_watermark {
+        Some(hw) => hw,
+        None => checkpointed.high_watermark.unwrap_or(log_end),
+    }
+    .min(log_end)
+    .max(log_start);
     let mut removed: Vec<Removed> = Vec::new();
     let mut rolled = false;
 
@@ -388,11 +397,13 @@ fn write_checkpoint(dir: &Path, tp: Option<&(String, i32)>, offset: i64) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::checkpoint::offset_of;
 
     #[test]
     fn checkpoint_entries_are_found_by_topic_and_partition() {
         let text = "0\n2\norders 0 15\norders 1 7\n";
-        assert_eq!(checkpoint_entry(text, "orders", 1).unwrap(), Some(7));
-        assert_eq!(checkpoint_entry(text, "orders", 2).unwrap(), None);
+        let entries = parse_offset_checkpoint(text).unwrap();
+        assert_eq!(offset_of(&entries, "orders", 1), Some(7));
+        assert_eq!(offset_of(&entries, "orders", 2), None);
     }
 }

@@ -4,7 +4,11 @@
 //!
 //! The replay follows Kafka's rules: a `PartitionChangeRecord` changes only the fields it
 //! carries, a new leader bumps the leader epoch and every change the partition epoch
-//! (`PartitionRegistration.merge`); `RemoveTopicRecord` drops the topic and its partitions; a
+//! (`PartitionRegistration.merge`); a `ClearElrRecord` empties the eligible leader replicas
+//! and last known ELR of every partition of the named topic (every topic when the name is
+//! empty) that has any, each such partition's epoch going up by one, as Kafka merges an
+//! empty ELR into it (`ReplicationControlManager.removeTopicElrs`); `RemoveTopicRecord` drops
+//! the topic, its partitions and its configs (`deleteTopicConfigs`); a
 //! `ConfigRecord` with a null value deletes the config; a feature level of 0 removes the
 //! feature; fencing changes are -1 (unfence), 0 (none), 1 (fence). Records between a
 //! `BeginTransactionRecord` and an `AbortTransactionRecord` are dropped, and those of a
@@ -33,6 +37,8 @@ struct Partition {
     leader_epoch: i32,
     partition_epoch: i32,
     leader_recovery_state: i8,
+    elr: Vec<i32>,
+    last_known_elr: Vec<i32>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -129,8 +135,27 @@ impl ClusterState {
             }
             "RemoveTopicRecord" => {
                 let id = uuid(d, "topicId");
-                self.topics.remove(&id);
+                if let Some(name) = self.topics.remove(&id) {
+                    // Kafka's ConfigResource.Type TOPIC.
+                    self.configs.retain(|(t, r, _), _| !(*t == 2 && *r == name));
+                }
                 self.partitions.retain(|(t, _), _| *t != id);
+            }
+            "ClearElrRecord" => {
+                let topic = d.str("topicName").unwrap_or("");
+                let ids: Vec<[u8; 16]> = self
+                    .topics
+                    .iter()
+                    .filter(|(_, n)| topic.is_empty() || n.as_str() == topic)
+                    .map(|(id, _)| *id)
+                    .collect();
+                for ((t, _), p) in self.partitions.iter_mut() {
+                    if ids.contains(t) && !(p.elr.is_empty() && p.last_known_elr.is_empty()) {
+                        p.elr.clear();
+                        p.last_known_elr.clear();
+                        p.partition_epoch += 1;
+                    }
+                }
             }
             "PartitionRecord" => {
                 self.partitions.insert(
@@ -144,6 +169,8 @@ impl ClusterState {
                         leader_epoch: int("leaderEpoch") as i32,
                         partition_epoch: int("partitionEpoch") as i32,
                         leader_recovery_state: d.int("leaderRecoveryState").unwrap_or(0) as i8,
+                        elr: ints(d.get("eligibleLeaderReplicas")).unwrap_or_default(),
+                        last_known_elr: ints(d.get("lastKnownElr")).unwrap_or_default(),
                     },
                 );
             }
@@ -161,6 +188,12 @@ impl ClusterState {
                     }
                     if let Some(r) = ints(d.get("addingReplicas")) {
                         p.adding = r;
+                    }
+                    if let Some(r) = ints(d.get("eligibleLeaderReplicas")) {
+                        p.elr = r;
+                    }
+                    if let Some(r) = ints(d.get("lastKnownElr")) {
+                        p.last_known_elr = r;
                     }
                     // -2: no leader change.
                     let leader = d.int("leader").unwrap_or(-2);
@@ -315,7 +348,7 @@ impl ClusterState {
         let mut topic = StringBuilder::new();
         let mut topic_id = StringBuilder::new();
         let mut partition = Int32Builder::new();
-        let mut lists: Vec<ListBuilder<Int32Builder>> = (0..4)
+        let mut lists: Vec<ListBuilder<Int32Builder>> = (0..6)
             .map(|_| ListBuilder::new(Int32Builder::new()))
             .collect();
         let mut leader = Int32Builder::new();
@@ -326,11 +359,14 @@ impl ClusterState {
             topic.append_value(name);
             topic_id.append_value(uuid_string(id));
             partition.append_value(*p);
-            for (builder, values) in
-                lists
-                    .iter_mut()
-                    .zip([&part.replicas, &part.isr, &part.removing, &part.adding])
-            {
+            for (builder, values) in lists.iter_mut().zip([
+                &part.replicas,
+                &part.isr,
+                &part.removing,
+                &part.adding,
+                &part.elr,
+                &part.last_known_elr,
+            ]) {
                 builder.values().append_slice(values);
                 builder.append(true);
             }
@@ -354,6 +390,8 @@ impl ClusterState {
             ("leaderEpoch", Arc::new(leader_epoch.finish())),
             ("partitionEpoch", Arc::new(partition_epoch.finish())),
             ("leaderRecoveryState", Arc::new(lrs.finish())),
+            ("eligibleLeaderReplicas", lists.next().unwrap()),
+            ("lastKnownElr", lists.next().unwrap()),
         ])
     }
 

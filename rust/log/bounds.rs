@@ -122,7 +122,13 @@ fn visible_of(
 ) -> Result<Visible> {
     // A partition's checkpoints are its broker's: beside its last (local) segments.
     match (bounds.visibility, group[group.len() - 1].path.parent()) {
-        (Visibility::Consumer, Some(dir)) => checkpoints.visible(storage, dir),
+        (Visibility::Consumer, Some(dir)) => checkpoints.visible(storage, dir).map_err(|e| {
+            let message = format!(
+                "{}; pass visibility='all' to read every record on disk without it",
+                e.message
+            );
+            crate::error::Error { message, ..e }
+        }),
         _ => Ok(Visible::default()),
     }
 }

@@ -108,11 +108,7 @@ fn read_offsets(storage: &dyn Storage, path: &Path) -> Result<HashMap<(String, i
     let text = std::str::from_utf8(&bytes)
         .map_err(|_| Error::corrupt("checkpoint file is not UTF-8 text").with_path(path))?;
     let entries = parse_offset_checkpoint(text).map_err(|e| {
-        let message = format!(
-            "{} (a broker would not load this log directory; pass visibility='all' to read \
-             every record on disk without it)",
-            e.message
-        );
+        let message = format!("{} (a broker would not load this log directory)", e.message);
         Error { message, ..e }.with_path(path)
     })?;
     Ok(entries

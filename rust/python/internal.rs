@@ -3,7 +3,7 @@
 
 use super::errors::{detach, IntoPyResult};
 use crate::error::Error;
-use crate::format::internal::dump::{dump_json, dump_strings};
+use crate::format::internal::dump::{control_string, dump_json, dump_strings};
 use crate::format::internal::Topic;
 use crate::internal::cluster_state::ClusterState;
 use crate::internal::internal_tables::{Fold, FoldOptions, Kind};
@@ -176,6 +176,14 @@ pub fn dump_internal_record(
     offset: i64,
 ) -> PyResult<(Option<String>, Option<String>)> {
     Ok(dump_strings(topic(topic_name)?, key, value, offset))
+}
+
+/// What kafka-dump-log prints for a KRaft control record's value (`SnapshotHeader {...}`, ...),
+/// or `None` for other control types and values that do not decode.
+#[pyfunction]
+#[pyo3(signature = (control_type, value))]
+pub fn dump_control_record(control_type: i16, value: Option<&[u8]>) -> Option<String> {
+    control_string(control_type, value)
 }
 
 /// The record decoded as one JSON object (`{"key": ..., "value": ...}`).

@@ -40,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<internal::InternalFold>()?;
     m.add_class::<internal::ClusterStateFold>()?;
     m.add_function(wrap_pyfunction!(internal::dump_internal_record, m)?)?;
+    m.add_function(wrap_pyfunction!(internal::dump_control_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::decode_internal_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::log_end_offset, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::compact, m)?)?;

@@ -23,6 +23,8 @@ def cmd_compact(args: argparse.Namespace) -> int:
         min_cleanable_ratio=args.min_cleanable_ratio,
         segment_bytes=args.segment_bytes,
         first_dirty_offset=args.first_dirty_offset,
+        log_start_offset=args.log_start_offset,
+        high_watermark=args.high_watermark,
         now=args.now,
         overwrite=args.overwrite,
         on_corrupt=args.on_corrupt,
@@ -59,6 +61,7 @@ def cmd_retain(args: argparse.Namespace) -> int:
         retention_ms=args.retention_ms,
         retention_bytes=args.retention_bytes,
         log_start_offset=args.log_start_offset,
+        high_watermark=args.high_watermark,
         now=args.now,
         dry_run=args.dry_run,
         write_checkpoint=args.write_checkpoint,
@@ -108,6 +111,18 @@ def register(sub: Any) -> None:
         default=None,
         help="where the last cleaning stopped (cleaner-offset-checkpoint)",
     )
+    k.add_argument(
+        "--log-start-offset",
+        type=int,
+        default=None,
+        help="default: the log directory's log-start-offset-checkpoint, else the first segment",
+    )
+    k.add_argument(
+        "--high-watermark",
+        type=int,
+        default=None,
+        help="default: the log directory's replication-offset-checkpoint, else the log end",
+    )
     k.add_argument("--now", type=int, default=None, help="the cleaner's clock, ms since epoch")
     k.add_argument("--overwrite", action="store_true", help="replace DST if it exists")
     k.add_argument("--on-corrupt", choices=("error", "skip"), default="error")
@@ -127,6 +142,12 @@ def register(sub: Any) -> None:
     r.add_argument("--retention-ms", type=int, default=None)
     r.add_argument("--retention-bytes", type=int, default=None)
     r.add_argument("--log-start-offset", type=int, default=None)
+    r.add_argument(
+        "--high-watermark",
+        type=int,
+        default=None,
+        help="default: the log directory's replication-offset-checkpoint, else the log end",
+    )
     r.add_argument("--now", type=int, default=None, help="the broker's clock, ms since epoch")
     r.add_argument("--dry-run", action="store_true", help="report what would be removed")
     r.add_argument(

@@ -489,9 +489,9 @@ class Dumper:
                 if epoch is not None:
                     parts.append(f" endTxnMarker: {name} coordinatorEpoch: {epoch}")
                 else:
-                    # Kafka 3.3+ prints SNAPSHOT_HEADER/FOOTER and 3.8+ KRAFT_VERSION/VOTERS as
-                    # JSON of the decoded record; kafkalog does not decode those values.
-                    parts.append(f" controlType: {name}({r['controlType']})")
+                    # KRaft's control records as Kafka's tool prints them, decoded in the core.
+                    text = _native.dump_control_record(r["controlType"], r["value"])
+                    parts.append(" " + (text or f"controlType: {name}({r['controlType']})"))
         if self.print_data and not control:
             if self.decoder is not None:
                 key, payload = _native.dump_internal_record(
@@ -828,7 +828,8 @@ Timestamps are milliseconds since the epoch, -1 for none, as Kafka prints them.
 Internal topics (decoder options, each implying --print-data-log, as in Kafka):
 --offsets-decoder (__consumer_offsets), --transaction-log-decoder (__transaction_state),
 --cluster-metadata-decoder (KRaft __cluster_metadata and .checkpoint snapshots),
---remote-log-metadata-decoder (__remote_log_metadata): key and payload printed as Kafka's
+--remote-log-metadata-decoder (__remote_log_metadata), --share-group-state-decoder
+(__share_group_state): key and payload printed as Kafka's
 decoders print them (JSON in Kafka's field names, <DELETE> for a tombstone).
 """
 
@@ -838,6 +839,7 @@ _DECODERS = (
     ("transaction_log_decoder", "--transaction-log-decoder", "__transaction_state"),
     ("cluster_metadata_decoder", "--cluster-metadata-decoder", "__cluster_metadata"),
     ("remote_log_metadata_decoder", "--remote-log-metadata-decoder", "__remote_log_metadata"),
+    ("share_group_state_decoder", "--share-group-state-decoder", "__share_group_state"),
 )
 
 

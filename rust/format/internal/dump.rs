@@ -6,6 +6,7 @@
 //!   `{"version":"<value version>","data":{...}}` or `<DELETE>`; an unknown type prints
 //!   `Unknown record type <t> at offset <o>, skipping.` as the key, any other failure
 //!   `Error at offset <o>, skipping. <why>`.
+//! - share group state: as offsets (Kafka's `--share-group-state-decoder`).
 //! - transaction log: key `transaction_metadata::transactionalId=<id>`, payload
 //!   `producerId:<p>,producerEpoch:<e>,state=<State>,partitions=[t-0,...],txnLastUpdateTimestamp=<ms>,txnTimeoutMs=<ms>`
 //!   or `<DELETE>`.
@@ -13,6 +14,7 @@
 //! - remote log metadata: no key; payload as Kafka's metadata objects print themselves
 //!   (`RemoteLogSegmentMetadata{remoteLogSegmentId=RemoteLogSegmentId{topicIdPartition=<id>:<topic>-<p>, id=<id>}, startOffset=..., ...}`);
 //!   a snapshot record (never in the topic) as cluster metadata's JSON.
+//! - KRaft control records (any decoder, as Kafka's tool prints them): see [`control_string`].
 
 use super::schema::{json_string, struct_json, upper_snake, uuid_string};
 use super::{Parsed, Struct, Topic, Value};
@@ -26,7 +28,16 @@ pub fn dump_strings(
     offset: i64,
 ) -> (Option<String>, Option<String>) {
     match topic {
-        Topic::ConsumerOffsets => offsets_strings(key, value, offset),
+        Topic::ConsumerOffsets => {
+            offsets_strings(key, value, offset, super::group_key, super::group_value)
+        }
+        Topic::ShareGroupState => offsets_strings(
+            key,
+            value,
+            offset,
+            super::share_state_key,
+            super::share_state_value,
+        ),
         Topic::TransactionState => transaction_strings(key, value, offset),
         Topic::ClusterMetadata | Topic::RemoteLogMetadata => {
             let Some(value) = value else {
@@ -57,6 +68,27 @@ pub fn dump_strings(
             (None, Some(out))
         }
     }
+}
+
+/// What kafka-dump-log prints after a KRaft control record's metadata: its label and the
+/// value as JSON (`LeaderChange: {...}`, `SnapshotHeader {...}`, `SnapshotFooter {...}`,
+/// `KRaftVersion {...}`, `KRaftVoters {...}`), the value read at version 0 as Kafka reads it.
+/// `None` for other control types, and for a value that does not decode (where Kafka's tool
+/// fails).
+pub fn control_string(control_type: i16, value: Option<&[u8]>) -> Option<String> {
+    use super::metadata_tables as m;
+    let (label, message) = match control_type {
+        2 => ("LeaderChange: ", &m::LEADER_CHANGE_MESSAGE),
+        3 => ("SnapshotHeader ", &m::SNAPSHOT_HEADER_RECORD),
+        4 => ("SnapshotFooter ", &m::SNAPSHOT_FOOTER_RECORD),
+        5 => ("KRaftVersion ", &m::KRAFT_VERSION_RECORD),
+        6 => ("KRaftVoters ", &m::VOTERS_RECORD),
+        _ => return None,
+    };
+    let data = super::schema::decode(message, 0, &mut super::Cursor::new(value?)).ok()?;
+    let mut s = String::from(label);
+    struct_json(&mut s, &data);
+    Some(s)
 }
 
 /// A `topicId:topic-partition` as Kafka's `TopicIdPartition` prints itself.
@@ -165,10 +197,19 @@ fn remote_string(api_key: i16, d: &Struct<'_>) -> String {
     }
 }
 
+/// A coordinator topic's key: its record type and fields.
+type KeyDecoder = for<'a> fn(&'a [u8]) -> super::DecodeResult<(i16, Parsed<'a>)>;
+/// A coordinator topic's value of a record type.
+type ValueDecoder = for<'a> fn(i16, &'a [u8]) -> super::DecodeResult<Parsed<'a>>;
+
+/// The lines of a coordinator topic's record (`__consumer_offsets`, `__share_group_state`),
+/// decoded by its key and value decoders.
 fn offsets_strings(
     key: Option<&[u8]>,
     value: Option<&[u8]>,
     offset: i64,
+    decode_key: KeyDecoder,
+    decode_value: ValueDecoder,
 ) -> (Option<String>, Option<String>) {
     let Some(key) = key else {
         return (
@@ -184,7 +225,7 @@ fn offsets_strings(
             None,
         )
     };
-    let (record_type, parsed_key) = match super::group_key(key) {
+    let (record_type, parsed_key) = match decode_key(key) {
         Ok(k) => k,
         Err(e) => return error(format!("Could not read the key: {e}")),
     };
@@ -206,7 +247,7 @@ fn offsets_strings(
     k.push('}');
     let payload = match value {
         None => "<DELETE>".to_string(),
-        Some(value) => match super::group_value(record_type, value) {
+        Some(value) => match decode_value(record_type, value) {
             Ok(Parsed::Known(r)) => {
                 let mut s = String::from("{\"version\":");
                 json_string(&mut s, &r.version.to_string());
@@ -334,17 +375,21 @@ pub fn dump_json(topic: Topic, key: Option<&[u8]>, value: Option<&[u8]>) -> Stri
         }
     };
     match topic {
-        Topic::ConsumerOffsets => {
-            let key_parsed = key.map(super::group_key).transpose();
+        Topic::ConsumerOffsets | Topic::ShareGroupState => {
+            let (decode_key, decode_value): (KeyDecoder, ValueDecoder) =
+                if topic == Topic::ConsumerOffsets {
+                    (super::group_key, super::group_value)
+                } else {
+                    (super::share_state_key, super::share_state_value)
+                };
+            let key_parsed = key.map(decode_key).transpose();
             let record_type = key_parsed
                 .as_ref()
                 .ok()
                 .and_then(|k| k.as_ref())
                 .map(|(t, _)| *t);
             let value_parsed = match (record_type, value) {
-                (Some(t), Some(v)) => super::group_value(t, v)
-                    .map(Some)
-                    .map_err(|e| e.to_string()),
+                (Some(t), Some(v)) => decode_value(t, v).map(Some).map_err(|e| e.to_string()),
                 (None, Some(_)) => Err("the key does not decode".into()),
                 (_, None) => Ok(None),
             };
@@ -389,4 +434,29 @@ pub fn dump_json(topic: Topic, key: Option<&[u8]>, value: Option<&[u8]>) -> Stri
     }
     out.push('}');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::control_string;
+
+    #[test]
+    fn kraft_control_records_print_as_kafkas_tool_prints_them() {
+        // KRaftVersionRecord v0: version 0, kRaftVersion 1, no tagged fields.
+        assert_eq!(
+            control_string(5, Some(&[0, 0, 0, 1, 0])).as_deref(),
+            Some(r#"KRaftVersion {"version":0,"kRaftVersion":1}"#)
+        );
+        // LeaderChangeMessage v0: leader 2, voters [2], granting voters [].
+        let value = [0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 2, 0, 1, 0];
+        assert_eq!(
+            control_string(2, Some(&value)).as_deref(),
+            Some(
+                r#"LeaderChange: {"version":0,"leaderId":2,"voters":[{"voterId":2}],"grantingVoters":[]}"#
+            )
+        );
+        // Transaction markers are not these; a truncated value does not decode.
+        assert_eq!(control_string(0, Some(&[0, 0, 0, 0, 0, 1])), None);
+        assert_eq!(control_string(3, Some(&[0, 0, 1])), None);
+    }
 }

@@ -1,7 +1,9 @@
 //! Record schemas of `__consumer_offsets`: keys (their version is the record type) and values.
 
-// Field facts transcribed from Apache Kafka's message definitions (group-coordinator, clients' consumer protocol, trunk of December
-// 2024); see `schema.rs` for the form. Names are the JSON names (first letter lower-cased).
+// Field facts transcribed from Apache Kafka's message definitions (group-coordinator, clients'
+// consumer protocol) as of Kafka's trunk of 21 November 2025 (commit
+// 8b119e5105906a66cc99264527670c88b07c7a10, version 4.2.0-SNAPSHOT); see `schema.rs` for the form.
+// Names are the JSON names (first letter lower-cased).
 // Versions: `V(lo, hi)`, `MAX` = "and later", `NONE` = never.
 
 use super::schema::{f, Message, Type as T, MAX, NONE, V};
@@ -41,6 +43,7 @@ pub static OFFSET_COMMIT_VALUE: Message = Message {
         f("metadata", T::Str, V(0, MAX)),
         f("commitTimestamp", T::Int64, V(0, MAX)),
         f("expireTimestamp", T::Int64, V(1, 1)).default("-1"),
+        f("topicId", T::Uuid, V(4, MAX)).tagged(0, V(4, MAX)),
     ],
 };
 
@@ -180,7 +183,12 @@ pub static CONSUMER_GROUP_METADATA_VALUE: Message = Message {
     api_key: -1,
     valid: V(0, 0),
     flexible: V(0, MAX),
-    fields: &[f("epoch", T::Int32, V(0, MAX))],
+    fields: &[
+        f("epoch", T::Int32, V(0, MAX)),
+        f("metadataHash", T::Int64, V(0, MAX))
+            .tagged(0, V(0, MAX))
+            .default("0"),
+    ],
 };
 
 pub static CONSUMER_GROUP_PARTITION_METADATA_KEY: Message = Message {
@@ -348,8 +356,15 @@ pub static SHARE_GROUP_METADATA_VALUE: Message = Message {
     api_key: -1,
     valid: V(0, 0),
     flexible: V(0, MAX),
-    fields: &[f("epoch", T::Int32, V(0, MAX))],
+    fields: &[
+        f("epoch", T::Int32, V(0, MAX)),
+        f("metadataHash", T::Int64, V(0, MAX)),
+    ],
 };
+
+// Record types 9 (share group partition metadata) and 18 (streams group partition metadata) are
+// no longer in Kafka's trunk (their groups keep a metadata hash instead); the tables are those of
+// the last definitions, for logs written by the brokers that had them.
 
 pub static SHARE_GROUP_PARTITION_METADATA_KEY: Message = Message {
     name: "ShareGroupPartitionMetadataKey",
@@ -397,6 +412,15 @@ pub static SHARE_GROUP_STATE_PARTITION_METADATA_VALUE: Message = Message {
     valid: V(0, 0),
     flexible: V(0, MAX),
     fields: &[
+        f(
+            "initializingTopics",
+            T::Array(&T::Struct(&[
+                f("topicId", T::Uuid, V(0, MAX)),
+                f("topicName", T::Str, V(0, MAX)),
+                f("partitions", T::Array(&T::Int32), V(0, MAX)),
+            ])),
+            V(0, MAX),
+        ),
         f(
             "initializedTopics",
             T::Array(&T::Struct(&[
@@ -484,6 +508,10 @@ pub static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = Message {
             T::Array(&T::Struct(&[
                 f("subtopologyId", T::Str, V(0, MAX)),
                 f("partitions", T::Array(&T::Int32), V(0, MAX)),
+                f("assignmentEpochs", T::Array(&T::Int32), V(0, MAX))
+                    .nullable(V(0, MAX))
+                    .tagged(0, V(0, MAX))
+                    .default("null"),
             ])),
             V(0, MAX),
         ),
@@ -492,6 +520,10 @@ pub static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = Message {
             T::Array(&T::Struct(&[
                 f("subtopologyId", T::Str, V(0, MAX)),
                 f("partitions", T::Array(&T::Int32), V(0, MAX)),
+                f("assignmentEpochs", T::Array(&T::Int32), V(0, MAX))
+                    .nullable(V(0, MAX))
+                    .tagged(0, V(0, MAX))
+                    .default("null"),
             ])),
             V(0, MAX),
         ),
@@ -500,6 +532,10 @@ pub static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = Message {
             T::Array(&T::Struct(&[
                 f("subtopologyId", T::Str, V(0, MAX)),
                 f("partitions", T::Array(&T::Int32), V(0, MAX)),
+                f("assignmentEpochs", T::Array(&T::Int32), V(0, MAX))
+                    .nullable(V(0, MAX))
+                    .tagged(0, V(0, MAX))
+                    .default("null"),
             ])),
             V(0, MAX),
         ),
@@ -508,6 +544,10 @@ pub static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = Message {
             T::Array(&T::Struct(&[
                 f("subtopologyId", T::Str, V(0, MAX)),
                 f("partitions", T::Array(&T::Int32), V(0, MAX)),
+                f("assignmentEpochs", T::Array(&T::Int32), V(0, MAX))
+                    .nullable(V(0, MAX))
+                    .tagged(0, V(0, MAX))
+                    .default("null"),
             ])),
             V(0, MAX),
         ),
@@ -516,6 +556,10 @@ pub static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = Message {
             T::Array(&T::Struct(&[
                 f("subtopologyId", T::Str, V(0, MAX)),
                 f("partitions", T::Array(&T::Int32), V(0, MAX)),
+                f("assignmentEpochs", T::Array(&T::Int32), V(0, MAX))
+                    .nullable(V(0, MAX))
+                    .tagged(0, V(0, MAX))
+                    .default("null"),
             ])),
             V(0, MAX),
         ),
@@ -524,6 +568,10 @@ pub static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Message = Message {
             T::Array(&T::Struct(&[
                 f("subtopologyId", T::Str, V(0, MAX)),
                 f("partitions", T::Array(&T::Int32), V(0, MAX)),
+                f("assignmentEpochs", T::Array(&T::Int32), V(0, MAX))
+                    .nullable(V(0, MAX))
+                    .tagged(0, V(0, MAX))
+                    .default("null"),
             ])),
             V(0, MAX),
         ),
@@ -588,9 +636,27 @@ pub static STREAMS_GROUP_METADATA_VALUE: Message = Message {
     api_key: -1,
     valid: V(0, 0),
     flexible: V(0, MAX),
-    fields: &[f("epoch", T::Int32, V(0, MAX))],
+    fields: &[
+        f("epoch", T::Int32, V(0, MAX)),
+        f("metadataHash", T::Int64, V(0, MAX)),
+        f("validatedTopologyEpoch", T::Int32, V(0, MAX))
+            .tagged(0, V(0, MAX))
+            .default("-1"),
+        f(
+            "lastAssignmentConfigs",
+            T::Array(&T::Struct(&[
+                f("key", T::Str, V(0, MAX)),
+                f("value", T::Str, V(0, MAX)),
+            ])),
+            NONE,
+        )
+        .nullable(V(0, MAX))
+        .tagged(1, V(0, MAX))
+        .default("null"),
+    ],
 };
 
+// Record type 18: no longer in Kafka's trunk (see type 9).
 pub static STREAMS_GROUP_PARTITION_METADATA_KEY: Message = Message {
     name: "StreamsGroupPartitionMetadataKey",
     api_key: -1,

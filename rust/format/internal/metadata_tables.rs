@@ -1,7 +1,9 @@
 //! Record schemas of KRaft's `__cluster_metadata` (one per metadata record type).
 
-// Field facts transcribed from Apache Kafka's message definitions (metadata, trunk of December
-// 2024); see `schema.rs` for the form. Names are the JSON names (first letter lower-cased).
+// Field facts transcribed from Apache Kafka's message definitions (metadata; the control records:
+// clients) as of Kafka's trunk of 21 November 2025 (commit
+// 8b119e5105906a66cc99264527670c88b07c7a10, version 4.2.0-SNAPSHOT); see `schema.rs` for the form.
+// Names are the JSON names (first letter lower-cased).
 // Versions: `V(lo, hi)`, `MAX` = "and later", `NONE` = never.
 
 use super::schema::{f, Message, Type as T, MAX, V};
@@ -57,6 +59,14 @@ pub static BROKER_REGISTRATION_CHANGE_RECORD: Message = Message {
         f("inControlledShutdown", T::Int8, V(1, MAX)).tagged(1, V(1, MAX)),
         f("logDirs", T::Array(&T::Uuid), V(2, MAX)).tagged(2, V(2, MAX)),
     ],
+};
+
+pub static CLEAR_ELR_RECORD: Message = Message {
+    name: "ClearElrRecord",
+    api_key: 28,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[f("topicName", T::Str, V(0, MAX))],
 };
 
 pub static CLIENT_QUOTA_RECORD: Message = Message {
@@ -389,4 +399,92 @@ pub static ZK_MIGRATION_STATE_RECORD: Message = Message {
     valid: V(0, 0),
     flexible: V(0, MAX),
     fields: &[f("zkMigrationState", T::Int8, V(0, MAX))],
+};
+
+// KRaft's control records (clients' message definitions): the values of the control records
+// in `__cluster_metadata` and its snapshots, keyed by their control type, not an API key
+// (`api_key` holds the control type id). Kafka reads each at version 0 whatever its leading
+// `version` field says.
+
+pub static LEADER_CHANGE_MESSAGE: Message = Message {
+    name: "LeaderChangeMessage",
+    api_key: 2,
+    valid: V(0, 1),
+    flexible: V(0, MAX),
+    fields: &[
+        f("version", T::Int16, V(0, MAX)),
+        f("leaderId", T::Int32, V(0, MAX)),
+        f("voters", T::Array(&T::Struct(VOTER)), V(0, MAX)),
+        f("grantingVoters", T::Array(&T::Struct(VOTER)), V(0, MAX)),
+    ],
+};
+
+const VOTER: &[super::schema::Field] = &[
+    f("voterId", T::Int32, V(0, MAX)),
+    f("voterDirectoryId", T::Uuid, V(1, MAX)),
+];
+
+pub static SNAPSHOT_HEADER_RECORD: Message = Message {
+    name: "SnapshotHeaderRecord",
+    api_key: 3,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        f("version", T::Int16, V(0, MAX)),
+        f("lastContainedLogTimestamp", T::Int64, V(0, MAX)),
+    ],
+};
+
+pub static SNAPSHOT_FOOTER_RECORD: Message = Message {
+    name: "SnapshotFooterRecord",
+    api_key: 4,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[f("version", T::Int16, V(0, MAX))],
+};
+
+pub static KRAFT_VERSION_RECORD: Message = Message {
+    name: "KRaftVersionRecord",
+    api_key: 5,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        f("version", T::Int16, V(0, MAX)),
+        f("kRaftVersion", T::Int16, V(0, MAX)),
+    ],
+};
+
+pub static VOTERS_RECORD: Message = Message {
+    name: "VotersRecord",
+    api_key: 6,
+    valid: V(0, 0),
+    flexible: V(0, MAX),
+    fields: &[
+        f("version", T::Int16, V(0, MAX)),
+        f(
+            "voters",
+            T::Array(&T::Struct(&[
+                f("voterId", T::Int32, V(0, MAX)),
+                f("voterDirectoryId", T::Uuid, V(0, MAX)),
+                f(
+                    "endpoints",
+                    T::Array(&T::Struct(&[
+                        f("name", T::Str, V(0, MAX)),
+                        f("host", T::Str, V(0, MAX)),
+                        f("port", T::Uint16, V(0, MAX)),
+                    ])),
+                    V(0, MAX),
+                ),
+                f(
+                    "kRaftVersionFeature",
+                    T::Struct(&[
+                        f("minSupportedVersion", T::Int16, V(0, MAX)),
+                        f("maxSupportedVersion", T::Int16, V(0, MAX)),
+                    ]),
+                    V(0, MAX),
+                ),
+            ])),
+            V(0, MAX),
+        ),
+    ],
 };

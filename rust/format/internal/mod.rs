@@ -1,6 +1,6 @@
 //! Kafka's internal topics: the keys and values of `__consumer_offsets`, `__transaction_state`,
-//! KRaft's `__cluster_metadata` and `__remote_log_metadata`, decoded by a table-driven
-//! interpreter of Kafka's message encoding.
+//! KRaft's `__cluster_metadata`, `__remote_log_metadata` and `__share_group_state`, decoded by a
+//! table-driven interpreter of Kafka's message encoding.
 //!
 //! | file | what |
 //! |---|---|
@@ -9,15 +9,20 @@
 //! | `transactions_tables.rs` | `__transaction_state` key and value |
 //! | `metadata_tables.rs` | every KRaft metadata record type |
 //! | `remote_tables.rs` | tiered storage's remote log metadata records |
+//! | `share_tables.rs` | `__share_group_state` record types (share groups' delivery state) |
 //! | `dump.rs` | the lines `kafka-dump-log` prints with its decoder options |
 //!
 //! How each topic frames its records:
-//! - `__consumer_offsets`, `__transaction_state`: the key starts with an int16 that is the record
+//! - `__consumer_offsets`, `__transaction_state`, `__share_group_state`: the key starts with an
+//!   int16 that is the record
 //!   type (for groups: 0/1 offset commit, 2 group metadata, 3.. the newer group records) and the
 //!   key schema's version; the value starts with an int16 version of the value schema; a null
 //!   value is a tombstone.
 //! - `__cluster_metadata`, `__remote_log_metadata`: no key; the value is three unsigned varints
 //!   (frame version 1, record type, version) and the record.
+//!
+//! The tables match Apache Kafka's message definitions on its trunk of 21 November 2025 (commit
+//! `8b119e5105906a66cc99264527670c88b07c7a10`, 4.2.0-SNAPSHOT), each table file saying which.
 //!
 //! A record type or version the tables do not know is [`Parsed::Unknown`], not an error: newer
 //! brokers add them. Bytes that do not decode as a known type and version are a [`DecodeError`].
@@ -27,6 +32,7 @@ pub mod groups_tables;
 pub mod metadata_tables;
 pub mod remote_tables;
 pub mod schema;
+pub mod share_tables;
 pub mod transactions_tables;
 
 use schema::{decode, Cursor};
@@ -65,6 +71,7 @@ pub enum Topic {
     TransactionState,
     ClusterMetadata,
     RemoteLogMetadata,
+    ShareGroupState,
 }
 
 impl Topic {
@@ -74,6 +81,7 @@ impl Topic {
             "transaction_state" | "__transaction_state" => Topic::TransactionState,
             "cluster_metadata" | "__cluster_metadata" => Topic::ClusterMetadata,
             "remote_log_metadata" | "__remote_log_metadata" => Topic::RemoteLogMetadata,
+            "share_group_state" | "__share_group_state" => Topic::ShareGroupState,
             _ => return None,
         })
     }
@@ -83,7 +91,9 @@ use groups_tables as g;
 
 /// `__consumer_offsets` record types: key schema (whose version is the record type: the int16
 /// the key starts with) and value schema. Type 0 is the legacy offset commit key; its value is
-/// an offset commit value as type 1's.
+/// an offset commit value as type 1's (Kafka's trunk names it LegacyOffsetCommitValue and
+/// takes only version 0, whose fields are OffsetCommitValue v0's; kafkalog reads every
+/// OffsetCommitValue version there, as Kafka's group coordinator did in 2024).
 static GROUP_RECORDS: [(&Message, &Message); 24] = [
     (&g::LEGACY_OFFSET_COMMIT_KEY, &g::OFFSET_COMMIT_VALUE),
     (&g::OFFSET_COMMIT_KEY, &g::OFFSET_COMMIT_VALUE),
@@ -174,7 +184,7 @@ static GROUP_RECORDS: [(&Message, &Message); 24] = [
 use metadata_tables as m;
 
 /// Every KRaft metadata record type.
-pub static METADATA_RECORDS: [&Message; 25] = [
+pub static METADATA_RECORDS: [&Message; 26] = [
     &m::REGISTER_BROKER_RECORD,
     &m::UNREGISTER_BROKER_RECORD,
     &m::TOPIC_RECORD,
@@ -200,6 +210,7 @@ pub static METADATA_RECORDS: [&Message; 25] = [
     &m::ABORT_TRANSACTION_RECORD,
     &m::REMOVE_DELEGATION_TOKEN_RECORD,
     &m::REGISTER_CONTROLLER_RECORD,
+    &m::CLEAR_ELR_RECORD,
 ];
 
 /// Every `__remote_log_metadata` record type.
@@ -233,20 +244,58 @@ fn versioned<'a>(
 
 /// A `__consumer_offsets` key: its record type (the leading int16) and its fields.
 pub fn group_key(key: &[u8]) -> DecodeResult<(i16, Parsed<'_>)> {
+    coordinator_key(key, &GROUP_RECORDS, "__consumer_offsets")
+}
+
+/// A coordinator topic's key: its record type (the leading int16, the key schema's version)
+/// and its fields.
+fn coordinator_key<'a>(
+    key: &'a [u8],
+    table: &[(&'static Message, &'static Message)],
+    topic: &str,
+) -> DecodeResult<(i16, Parsed<'a>)> {
     let mut cursor = Cursor::new(key);
     let record_type = cursor.i16("record type")?;
-    let Some((k, _)) = GROUP_RECORDS
-        .iter()
-        .find(|(k, _)| k.valid.contains(record_type))
-    else {
+    let Some((k, _)) = table.iter().find(|(k, _)| k.valid.contains(record_type)) else {
         return Ok((
             record_type,
-            Parsed::Unknown(format!(
-                "unknown __consumer_offsets record type {record_type}"
-            )),
+            Parsed::Unknown(format!("unknown {topic} record type {record_type}")),
         ));
     };
     Ok((record_type, versioned(k, record_type, &mut cursor)?))
+}
+
+/// `__share_group_state` record types: key schema (whose version is the record type) and value
+/// schema: 0 a snapshot of a share partition's state, 1 an update to it.
+static SHARE_RECORDS: [(&Message, &Message); 2] = [
+    (
+        &share_tables::SHARE_SNAPSHOT_KEY,
+        &share_tables::SHARE_SNAPSHOT_VALUE,
+    ),
+    (
+        &share_tables::SHARE_UPDATE_KEY,
+        &share_tables::SHARE_UPDATE_VALUE,
+    ),
+];
+
+/// A `__share_group_state` key: its record type and its fields.
+pub fn share_state_key(key: &[u8]) -> DecodeResult<(i16, Parsed<'_>)> {
+    coordinator_key(key, &SHARE_RECORDS, "__share_group_state")
+}
+
+/// A `__share_group_state` value of the given record type.
+pub fn share_state_value(record_type: i16, value: &[u8]) -> DecodeResult<Parsed<'_>> {
+    let Some((_, v)) = SHARE_RECORDS
+        .iter()
+        .find(|(k, _)| k.valid.contains(record_type))
+    else {
+        return Ok(Parsed::Unknown(format!(
+            "unknown __share_group_state record type {record_type}"
+        )));
+    };
+    let mut cursor = Cursor::new(value);
+    let version = cursor.i16("value version")?;
+    versioned(v, version, &mut cursor)
 }
 
 /// A `__consumer_offsets` value of the given record type. A classic group's members'

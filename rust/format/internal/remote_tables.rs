@@ -1,7 +1,8 @@
 //! Record schemas of `__remote_log_metadata` (tiered storage's topic-based metadata manager).
 
-// Field facts transcribed from Apache Kafka's message definitions (storage, trunk of December
-// 2024); see `schema.rs` for the form. Names are the JSON names (first letter lower-cased).
+// Field facts transcribed from Apache Kafka's message definitions (storage) as of Kafka's trunk of
+// 21 November 2025 (commit 8b119e5105906a66cc99264527670c88b07c7a10, version 4.2.0-SNAPSHOT); see
+// `schema.rs` for the form. Names are the JSON names (first letter lower-cased).
 // Versions: `V(lo, hi)`, `MAX` = "and later", `NONE` = never.
 
 use super::schema::{f, Message, Type as T, MAX, V};

@@ -1,7 +1,9 @@
 //! Record schemas of `__transaction_state`.
 
-// Field facts transcribed from Apache Kafka's message definitions (transaction-coordinator, trunk of December
-// 2024); see `schema.rs` for the form. Names are the JSON names (first letter lower-cased).
+// Field facts transcribed from Apache Kafka's message definitions (transaction-coordinator) as of
+// Kafka's trunk of 21 November 2025 (commit 8b119e5105906a66cc99264527670c88b07c7a10, version
+// 4.2.0-SNAPSHOT); see `schema.rs` for the form. Names are the JSON names (first letter
+// lower-cased).
 // Versions: `V(lo, hi)`, `MAX` = "and later", `NONE` = never.
 
 use super::schema::{f, Message, Type as T, MAX, NONE, V};
@@ -28,6 +30,9 @@ pub static TRANSACTION_LOG_VALUE: Message = Message {
             .tagged(1, V(1, MAX))
             .default("-1"),
         f("producerEpoch", T::Int16, V(0, MAX)),
+        f("nextProducerEpoch", T::Int16, NONE)
+            .tagged(3, V(1, MAX))
+            .default("-1"),
         f("transactionTimeoutMs", T::Int32, V(0, MAX)),
         f("transactionStatus", T::Int8, V(0, MAX)),
         f(
