@@ -1,4 +1,4 @@
-//! Bindings of the internal-topic tables (`arrow::internal_tables`) and of kafka-dump-log's
+//! Bindings of the internal-topic tables (`crate::internal`) and of kafka-dump-log's
 //! internal-topic decoders (`format::internal::dump`).
 
 use super::errors::{detach, IntoPyResult};
@@ -6,7 +6,8 @@ use crate::error::Error;
 use crate::format::internal::dump::{control_string, dump_json, dump_strings};
 use crate::format::internal::Topic;
 use crate::internal::cluster_state::ClusterState;
-use crate::internal::internal_tables::{Fold, FoldOptions, Kind};
+use crate::internal::fold::Fold;
+use crate::internal::input::{FoldOptions, Kind};
 use crate::log::issues::OnCorrupt;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -158,7 +159,7 @@ fn topic(name: &str) -> PyResult<Topic> {
 pub fn log_end_offset(py: Python<'_>, listing: AnyRecordBatch, base_offset: i64) -> PyResult<i64> {
     let reader = listing.into_reader()?;
     detach(py, || {
-        crate::internal::internal_tables::log_end_offset(
+        crate::internal::fold::log_end_offset(
             reader.map(|b| b.map_err(|e| Error::invalid_argument(e.to_string()))),
             base_offset,
         )

@@ -7,9 +7,9 @@
 
 use crate::error::{Error, Result};
 use crate::format::tiered::{SegmentName, TieredDir};
-use crate::internal::internal_tables::{
-    Fold, FoldOptions, Kind, RemoteSegmentState, COPY_SEGMENT_FINISHED,
-};
+use crate::internal::fold::Fold;
+use crate::internal::input::{FoldOptions, Kind};
+use crate::internal::remote_log_metadata::{RemoteSegmentState, COPY_SEGMENT_FINISHED};
 use crate::log::discover::{by_partition, discover, discover_noting, SegmentFile};
 use crate::log::remote_local::merge_remote_and_local;
 use crate::read::reader::{LogReader, ReaderBuilder};
