@@ -32,20 +32,18 @@
 //! `replication-offset-checkpoint` unless given (without them: the first base offset and the
 //! log end offset).
 
-use crate::arrow::encoder::Encoded;
-use crate::error::{Error, ErrorKind, Result};
-use crate::format::batch::{BatchDecoder, BatchInfo, CrcPolicy, DecodeOptions, Record, RecordSink};
-use crate::format::control::{self, ControlType, FirstControl};
-use crate::format::filter::{self, DecodedBatch};
-use crate::format::index::{AbortedTxn, DEFAULT_INDEX_INTERVAL_BYTES};
+use crate::cleanup::cleaner::{build_offset_map, Cleaner, Tally, TxnMetadata};
+use crate::cleanup::survey::{decoder, overlapping, survey, Producer, Seg, Survey};
+use crate::error::{Error, Result};
+use crate::format::filter::DecodedBatch;
+use crate::format::index::DEFAULT_INDEX_INTERVAL_BYTES;
 use crate::format::segment::{base_offset_from_name, segment_file_name};
 use crate::log::discover::discover;
 use crate::log::issues::OnCorrupt;
-use crate::log::scan::{for_each_entry, Access};
 use crate::log::visibility::Checkpoints;
 use crate::storage::Local;
 use crate::write::writer::{PartitionWriter, Summary, WriteOptions};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -170,40 +168,6 @@ pub struct CompactReport {
     pub summary: Summary,
 }
 
-/// One input segment and what the first pass learned about it.
-#[derive(Clone, Debug)]
-struct Seg {
-    path: PathBuf,
-    base: i64,
-    size: u64,
-    mtime_ms: i64,
-    index_size: u64,
-    time_index_size: u64,
-    max_timestamp: i64,
-    first_batch_timestamp: Option<i64>,
-    next_offset: Option<i64>,
-}
-
-impl Seg {
-    /// `LogSegment.largestTimestamp`: the max timestamp, or the file's modification time.
-    fn largest_timestamp(&self) -> i64 {
-        if self.max_timestamp >= 0 {
-            self.max_timestamp
-        } else {
-            self.mtime_ms
-        }
-    }
-}
-
-/// A producer as the broker's producer state holds it after loading the log.
-#[derive(Clone, Debug)]
-struct Producer {
-    epoch: i16,
-    last_data_offset: Option<i64>,
-    last_timestamp: i64,
-    txn_open: bool,
-}
-
 /// The segments of the partition directory `dir`, through the reader's discovery.
 fn partition_segments(dir: &Path) -> Result<Vec<PathBuf>> {
     if !dir.is_dir() {
@@ -225,268 +189,6 @@ fn partition_segments(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     paths.sort();
     Ok(paths.into_iter().map(|(_, p)| p).collect())
-}
-
-fn mtime_ms(path: &Path) -> Result<i64> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(e, path))?;
-    Ok(meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_millis() as i64))
-}
-
-fn file_len(path: &Path) -> u64 {
-    std::fs::metadata(path).map_or(0, |m| m.len())
-}
-
-/// Applies [`OnCorrupt`] to the result of decoding one batch.
-fn guard<T>(result: Result<T>, policy: OnCorrupt, skipped: &mut Vec<Error>) -> Result<Option<T>> {
-    match result {
-        Ok(v) => Ok(Some(v)),
-        Err(e)
-            if policy == OnCorrupt::Skip
-                && matches!(
-                    e.kind,
-                    ErrorKind::Corrupt
-                        | ErrorKind::CrcMismatch
-                        | ErrorKind::Decompression
-                        | ErrorKind::LimitExceeded
-                ) =>
-        {
-            skipped.push(e);
-            Ok(None)
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// The first pass: segment facts, producer state, aborted transactions, the last stable offset.
-struct Survey {
-    segs: Vec<Seg>,
-    producers: HashMap<i64, Producer>,
-    aborted: Vec<AbortedTxn>,
-    /// First offset of the earliest transaction still open at the end of the log.
-    first_unstable: Option<i64>,
-    log_end_offset: i64,
-}
-
-fn survey(paths: &[PathBuf], options: &CompactOptions, skipped: &mut Vec<Error>) -> Result<Survey> {
-    let mut decoder = decoder(options);
-    let mut control = FirstControl::default();
-    let mut producers: HashMap<i64, Producer> = HashMap::new();
-    let mut open: BTreeMap<i64, i64> = BTreeMap::new();
-    let mut aborted = Vec::new();
-    let mut segs = Vec::with_capacity(paths.len());
-    for path in paths {
-        let base = base_offset_from_name(path).unwrap_or(0);
-        let mut seg = Seg {
-            path: path.clone(),
-            base,
-            size: file_len(path),
-            mtime_ms: mtime_ms(path)?,
-            index_size: file_len(&path.with_extension("index")),
-            time_index_size: file_len(&path.with_extension("timeindex")),
-            max_timestamp: -1,
-            first_batch_timestamp: None,
-            next_offset: None,
-        };
-        for_each_entry(&Local, path, 0, Access::Whole, |position, entry| {
-            let decoded = decoder.decode(entry, position, &mut control);
-            let Some(info) = guard(decoded, options.on_corrupt, skipped)? else {
-                return Ok(true);
-            };
-            seg.max_timestamp = seg.max_timestamp.max(info.max_timestamp);
-            seg.first_batch_timestamp.get_or_insert(info.max_timestamp);
-            seg.next_offset = Some(info.last_offset.wrapping_add(1));
-            if info.magic < 2 || info.producer_id < 0 {
-                return Ok(true);
-            }
-            let marker = control.kind();
-            let p = producers.entry(info.producer_id).or_insert(Producer {
-                epoch: info.producer_epoch,
-                last_data_offset: None,
-                last_timestamp: -1,
-                txn_open: false,
-            });
-            if p.epoch != info.producer_epoch {
-                // A new epoch clears the producer's batch metadata.
-                p.last_data_offset = None;
-                p.epoch = info.producer_epoch;
-            }
-            p.last_timestamp = info.max_timestamp;
-            match marker {
-                Some(kind @ (ControlType::Abort | ControlType::Commit)) => {
-                    p.txn_open = false;
-                    if info.is_transactional {
-                        if let Some(first_offset) = open.remove(&info.producer_id) {
-                            if kind == ControlType::Abort {
-                                aborted.push(AbortedTxn {
-                                    version: 0,
-                                    producer_id: info.producer_id,
-                                    first_offset,
-                                    last_offset: info.last_offset,
-                                    last_stable_offset: open
-                                        .values()
-                                        .copied()
-                                        .min()
-                                        .unwrap_or(info.last_offset + 1),
-                                });
-                            }
-                        }
-                    }
-                }
-                Some(_) => {}
-                None if info.is_control => {}
-                None => {
-                    p.last_data_offset = Some(info.last_offset);
-                    if info.is_transactional {
-                        p.txn_open = true;
-                        open.entry(info.producer_id).or_insert(info.base_offset);
-                    }
-                }
-            }
-            Ok(true)
-        })?;
-        segs.push(seg);
-    }
-    let log_end_offset = segs
-        .iter()
-        .rev()
-        .find_map(|s| s.next_offset)
-        .unwrap_or_else(|| segs.last().map_or(0, |s| s.base))
-        .max(segs.last().map_or(0, |s| s.base));
-    Ok(Survey {
-        segs,
-        producers,
-        aborted,
-        first_unstable: open.values().copied().min(),
-        log_end_offset,
-    })
-}
-
-fn decoder(options: &CompactOptions) -> BatchDecoder {
-    BatchDecoder::new(DecodeOptions {
-        crc: CrcPolicy::Verify,
-        max_decompressed_size: options.max_decompressed_size,
-    })
-}
-
-/// Kafka's `LogSegments.values(from, to)`: the segments overlapping `[from, to)`, as a range of
-/// indexes (the segment holding `from` first).
-fn overlapping(segs: &[Seg], from: i64, to: i64) -> std::ops::Range<usize> {
-    if from >= to {
-        return 0..0;
-    }
-    let start = segs.iter().rposition(|s| s.base <= from).unwrap_or(0);
-    let end = segs.iter().position(|s| s.base >= to).unwrap_or(segs.len());
-    start..end.max(start)
-}
-
-/// Kafka's `CleanedTransactionMetadata`: which batches and markers of transactions can go.
-#[derive(Default)]
-struct TxnMetadata {
-    ongoing_committed: HashSet<i64>,
-    /// producer id -> (the aborted transaction, whether a batch of it was seen).
-    ongoing_aborted: HashMap<i64, (AbortedTxn, bool)>,
-    /// Aborted transactions not yet reached, the smallest first offset last.
-    pending: Vec<AbortedTxn>,
-}
-
-impl TxnMetadata {
-    fn new(aborted: impl IntoIterator<Item = AbortedTxn>) -> Self {
-        let mut pending: Vec<AbortedTxn> = aborted.into_iter().collect();
-        pending.sort_by_key(|t| std::cmp::Reverse(t.first_offset));
-        TxnMetadata {
-            pending,
-            ..TxnMetadata::default()
-        }
-    }
-
-    fn consume_up_to(&mut self, offset: i64) {
-        while self
-            .pending
-            .last()
-            .is_some_and(|t| t.first_offset <= offset)
-        {
-            let txn = self.pending.pop().unwrap();
-            self.ongoing_aborted
-                .entry(txn.producer_id)
-                .or_insert((txn, false));
-        }
-    }
-
-    /// A marker; returns whether it may be discarded, and the `.txnindex` entry to keep.
-    fn on_control(
-        &mut self,
-        batch: &BatchInfo,
-        kind: Option<ControlType>,
-    ) -> (bool, Option<AbortedTxn>) {
-        self.consume_up_to(batch.last_offset);
-        match kind {
-            // An empty control batch was cleaned before.
-            None => (true, None),
-            Some(ControlType::Abort) => match self.ongoing_aborted.remove(&batch.producer_id) {
-                Some((txn, true)) => (false, Some(txn)),
-                _ => (true, None),
-            },
-            Some(ControlType::Commit) => (!self.ongoing_committed.remove(&batch.producer_id), None),
-            Some(_) => (false, None),
-        }
-    }
-
-    /// A data batch; returns whether it belongs to an aborted transaction.
-    fn on_batch(&mut self, batch: &BatchInfo) -> bool {
-        self.consume_up_to(batch.last_offset);
-        if !batch.is_transactional {
-            return false;
-        }
-        match self.ongoing_aborted.get_mut(&batch.producer_id) {
-            Some((_, seen)) => {
-                *seen = true;
-                true
-            }
-            None => {
-                self.ongoing_committed.insert(batch.producer_id);
-                false
-            }
-        }
-    }
-}
-
-/// Fills the offset map from one batch's records (those not aborted, with a key, from `start`).
-struct MapSink<'m> {
-    map: &'m mut HashMap<Vec<u8>, i64>,
-    start: i64,
-    txns: &'m mut TxnMetadata,
-    control: FirstControl,
-}
-
-impl RecordSink for MapSink<'_> {
-    fn begin_batch(&mut self, batch: &BatchInfo) -> bool {
-        if batch.is_control {
-            self.control.begin_batch(batch);
-            return true;
-        }
-        !self.txns.on_batch(batch)
-    }
-
-    fn record(&mut self, batch: &BatchInfo, record: &Record<'_>) {
-        if batch.is_control {
-            self.control.record(batch, record);
-            return;
-        }
-        if let Some(key) = record.key {
-            if record.offset >= self.start {
-                match self.map.get_mut(key) {
-                    Some(o) => *o = record.offset,
-                    None => {
-                        self.map.insert(key.to_vec(), record.offset);
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// Kafka's `groupSegmentsBySize`: consecutive segments whose logs fit `max_size`, whose
@@ -583,7 +285,12 @@ fn prepare(src: &Path, options: &CompactOptions) -> Result<(Survey, CompactRepor
         delete_horizon_ms: now.saturating_add(options.delete_retention_ms),
         ..CompactReport::default()
     };
-    let sv = survey(&paths, options, &mut report.skipped)?;
+    let sv = survey(
+        &paths,
+        options.on_corrupt,
+        options.max_decompressed_size,
+        &mut report.skipped,
+    )?;
     let segs = &sv.segs;
     let active = segs.len() - 1;
     let active_base = segs[active].base;
@@ -702,7 +409,14 @@ fn write(
                 };
                 (map.clone(), latest)
             }
-            None => build_offset_map(segs, first_dirty, first_uncleanable, sv, options)?,
+            None => build_offset_map(
+                segs,
+                first_dirty,
+                first_uncleanable,
+                sv,
+                options.on_corrupt,
+                options.max_decompressed_size,
+            )?,
         };
         let end_offset = latest + 1;
         report.next_dirty_offset = end_offset;
@@ -719,12 +433,13 @@ fn write(
                 upper_bound: first_uncleanable,
                 txns: TxnMetadata::new(sv.aborted.iter().copied()),
                 active_producers: active_producers(&sv.producers, now, options),
-                decoder: decoder(options),
+                decoder: decoder(options.max_decompressed_size),
                 batch: DecodedBatch::default(),
                 keep: Vec::new(),
                 out: Vec::new(),
                 scratch: Vec::new(),
                 on_corrupt: options.on_corrupt,
+                tally: Tally::default(),
             };
             // The v0/v1 delete horizon: the last clean segment's modification time, less the
             // delete retention.
@@ -745,13 +460,21 @@ fn write(
                 writer.start_segment(group[0].base)?;
                 for seg in group {
                     let retain_legacy = seg.mtime_ms > legacy_horizon;
-                    cleaner.clean_segment(seg, retain_legacy, &mut writer, report)?;
+                    cleaner.clean_segment(seg, retain_legacy, &mut writer)?;
                 }
                 mtimes.push((
                     dst.join(segment_file_name(group[0].base, "log")),
                     group[group.len() - 1].mtime_ms,
                 ));
             }
+            let t = cleaner.tally;
+            report.batches_read += t.batches_read;
+            report.batches_written += t.batches_written;
+            report.records_read += t.records_read;
+            report.records_written += t.records_written;
+            report.bytes_read += t.bytes_read;
+            report.bytes_written += t.bytes_written;
+            report.invalid_records += t.invalid_records;
         }
     }
     // Segments the round did not reach are copied as they are, with their indexes.
@@ -802,284 +525,12 @@ fn active_producers(
         .collect()
 }
 
-type OffsetMap = HashMap<Vec<u8>, i64>;
-
-/// `Cleaner.buildOffsetMap`: the last offset of every key in the dirty segments, and the
-/// map's latest offset (the end of the dirty range, less one; -1 when it is empty).
-fn build_offset_map(
-    segs: &[Seg],
-    start: i64,
-    end: i64,
-    sv: &Survey,
-    options: &CompactOptions,
-) -> Result<(OffsetMap, i64)> {
-    let mut map = OffsetMap::new();
-    let mut latest = -1i64;
-    let dirty = overlapping(segs, start, end);
-    let mut txns = TxnMetadata::new(
-        sv.aborted
-            .iter()
-            .filter(|t| t.last_offset >= start && t.first_offset < end)
-            .copied(),
-    );
-    let mut decoder = decoder(options);
-    // Undecodable batches were reported by the survey already.
-    let mut skipped = Vec::new();
-    let mut sink = MapSink {
-        map: &mut map,
-        start,
-        txns: &mut txns,
-        control: FirstControl::default(),
-    };
-    for k in dirty.clone() {
-        for_each_entry(
-            &Local,
-            &segs[k].path,
-            0,
-            Access::Whole,
-            |position, entry| {
-                let decoded = decoder.decode(entry, position, &mut sink);
-                let Some(info) = guard(decoded, options.on_corrupt, &mut skipped)? else {
-                    return Ok(true);
-                };
-                if info.is_control {
-                    let kind = if sink.control.is_empty() {
-                        None
-                    } else {
-                        sink.control.kind()
-                    };
-                    sink.txns.on_control(&info, kind);
-                }
-                Ok(true)
-            },
-        )?;
-        // The map's latest offset reaches the next segment's base (or the end), gaps included.
-        latest = if k + 1 < dirty.end {
-            segs[k + 1].base
-        } else {
-            end
-        } - 1;
-    }
-    Ok((map, latest))
-}
-
-/// Kafka's `RecordFilter.BatchRetention`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum BatchRetention {
-    Delete,
-    RetainEmpty,
-    DeleteEmpty,
-}
-
-struct Cleaner {
-    map: OffsetMap,
-    latest: i64,
-    now: i64,
-    delete_retention_ms: i64,
-    /// The first uncleanable offset: the batch ending just before it is kept even if empty.
-    upper_bound: i64,
-    txns: TxnMetadata,
-    active_producers: HashMap<i64, (Option<i64>, i16)>,
-    decoder: BatchDecoder,
-    batch: DecodedBatch,
-    keep: Vec<bool>,
-    out: Vec<u8>,
-    scratch: Vec<u8>,
-    on_corrupt: OnCorrupt,
-}
-
-impl Cleaner {
-    fn clean_segment(
-        &mut self,
-        seg: &Seg,
-        retain_legacy_deletes: bool,
-        writer: &mut PartitionWriter,
-        report: &mut CompactReport,
-    ) -> Result<()> {
-        // Undecodable batches were reported by the survey already.
-        let mut skipped = Vec::new();
-        for_each_entry(&Local, &seg.path, 0, Access::Whole, |position, entry| {
-            report.bytes_read += entry.len() as u64;
-            report.batches_read += 1;
-            let decoded = self.batch.decode(&mut self.decoder, entry, position);
-            let Some(info) = guard(decoded, self.on_corrupt, &mut skipped)? else {
-                return Ok(true);
-            };
-            report.records_read += self.batch.len() as u64;
-            self.clean_batch(entry, &info, retain_legacy_deletes, writer, report)
-                .map_err(|e| {
-                    if e.position.is_none() {
-                        e.at(position)
-                    } else {
-                        e
-                    }
-                })?;
-            Ok(true)
-        })?;
-        Ok(())
-    }
-
-    fn clean_batch(
-        &mut self,
-        entry: &[u8],
-        info: &BatchInfo,
-        retain_legacy_deletes: bool,
-        writer: &mut PartitionWriter,
-        report: &mut CompactReport,
-    ) -> Result<bool> {
-        let kind = if info.is_control && !self.batch.is_empty() {
-            Some(control::batch_type(self.batch.record(0).key))
-        } else {
-            None
-        };
-        // checkBatchRetention
-        let can_discard = if info.is_control {
-            // The writer derives the output's `.txnindex` from the batches it keeps, as
-            // recovery would (the cleaner copies the entries of markers it keeps).
-            self.txns.on_control(info, kind).0
-        } else {
-            self.txns.on_batch(info)
-        };
-        let discard_records = if info.is_control {
-            can_discard && info.delete_horizon_ms().is_some_and(|h| h <= self.now)
-        } else {
-            can_discard
-        };
-        let has_producer = info.magic >= 2 && info.producer_id >= 0;
-        let last_of_producer = has_producer
-            && self
-                .active_producers
-                .get(&info.producer_id)
-                .is_some_and(|&(last_data, epoch)| match last_data {
-                    Some(offset) => info.last_offset == offset,
-                    None => info.is_control && info.producer_epoch == epoch,
-                });
-        let retention = if last_of_producer || info.last_offset.wrapping_add(1) == self.upper_bound
-        {
-            BatchRetention::RetainEmpty
-        } else if discard_records {
-            BatchRetention::Delete
-        } else {
-            BatchRetention::DeleteEmpty
-        };
-        let marker_for_empty_txn = can_discard && info.is_control;
-        if retention == BatchRetention::Delete {
-            return Ok(true);
-        }
-
-        // The records (shouldRetainRecord).
-        self.keep.clear();
-        let mut original = true;
-        let mut tombstones = false;
-        let mut max_kept_ts = -1i64;
-        for i in 0..self.batch.len() {
-            let r = self.batch.record(i);
-            let keep = if discard_records {
-                false
-            } else if info.is_control || r.offset > self.latest {
-                true
-            } else if let Some(key) = r.key {
-                let found = self.map.get(key).copied().unwrap_or(-1);
-                let retain_deletes = if info.magic >= 2 {
-                    info.delete_horizon_ms().is_none_or(|h| self.now < h)
-                } else {
-                    retain_legacy_deletes
-                };
-                r.offset >= found && (r.value.is_some() || retain_deletes)
-            } else {
-                report.invalid_records += 1;
-                false
-            };
-            if keep {
-                if self.batch.magic_differs(i, info) {
-                    original = false;
-                }
-                tombstones |= r.value.is_none();
-                max_kept_ts = max_kept_ts.max(r.timestamp);
-            } else {
-                original = false;
-            }
-            self.keep.push(keep);
-        }
-        let kept = self.keep.iter().filter(|&&k| k).count();
-        self.out.clear();
-        let (base_offset, last_offset, max_timestamp) = if kept > 0 {
-            let need_horizon = info.magic >= 2
-                && (tombstones || marker_for_empty_txn)
-                && info.delete_horizon_ms().is_none();
-            if original && !need_horizon {
-                self.out.extend_from_slice(entry);
-                (info.base_offset, info.last_offset, info.max_timestamp)
-            } else {
-                let horizon = if need_horizon {
-                    Some(self.now.saturating_add(self.delete_retention_ms))
-                } else {
-                    info.delete_horizon_ms()
-                };
-                filter::write_retained(
-                    &mut self.out,
-                    info,
-                    &self.batch,
-                    &self.keep,
-                    horizon,
-                    &mut self.scratch,
-                )?;
-                let log_append = info.timestamp_type == crate::format::TimestampType::LogAppendTime;
-                let max_ts = if log_append {
-                    info.max_timestamp
-                } else {
-                    max_kept_ts
-                };
-                if info.magic >= 2 {
-                    (info.base_offset, info.last_offset, max_ts)
-                } else {
-                    let first = (0..self.batch.len()).find(|&i| self.keep[i]).unwrap();
-                    let last = (0..self.batch.len()).rev().find(|&i| self.keep[i]).unwrap();
-                    (
-                        self.batch.record(first).offset,
-                        self.batch.record(last).offset,
-                        max_ts,
-                    )
-                }
-            }
-        } else if retention == BatchRetention::RetainEmpty {
-            if info.magic < 2 {
-                return Err(Error::invalid_argument(format!(
-                    "Kafka's cleaner cannot clean this log: the v{} batch ending at offset {} is \
-                     the last of the cleaning round and every record of it goes, but empty \
-                     batches exist only in magic v2 (the broker fails the same way)",
-                    info.magic, info.last_offset
-                ))
-                .with_offset(info.base_offset));
-            }
-            filter::write_empty_v2(&mut self.out, info)?;
-            (info.base_offset, info.last_offset, info.max_timestamp)
-        } else {
-            return Ok(true);
-        };
-        writer.append_encoded(
-            &self.out,
-            &Encoded {
-                magic: info.magic,
-                base_offset,
-                last_offset,
-                max_timestamp,
-                records: kept as u32,
-                producer_id: info.producer_id,
-                is_transactional: info.is_transactional,
-                control: kind,
-            },
-        )?;
-        report.records_written += kept as u64;
-        report.batches_written += 1;
-        report.bytes_written += self.out.len() as u64;
-        Ok(true)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::batch::BatchInfo;
+    use crate::format::control::ControlType;
+    use crate::format::index::AbortedTxn;
 
     fn seg(base: i64, size: u64) -> Seg {
         Seg {
