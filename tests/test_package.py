@@ -149,3 +149,35 @@ def test_issues_of_a_reader_are_reachable():
     assert kafkalog.issues(clean) == []
     with pytest.raises(InvalidArgumentError):
         kafkalog.issues(pa.RecordBatchReader.from_batches(pa.schema([]), iter([])))
+
+
+def test_the_clis_kafka_rules_are_the_cores(tmp_path):
+    """The command line takes a base offset or a KRaft snapshot's id from a file name, Kafka's
+    index sanity check and a batch's earliest timestamp from the core, not from rules of its
+    own."""
+    assert _native.base_offset_from_name("/logs/orders-0/00000000000000001234.log") == 1234
+    assert _native.base_offset_from_name("/logs/orders-0/00000000000000001234.index") == 1234
+    assert _native.base_offset_from_name("leader-epoch-checkpoint") is None
+    assert _native.snapshot_id("/m/00000000000000001234-0000000007.checkpoint") == (1234, 7)
+    assert _native.snapshot_id("/m/bootstrap.checkpoint") is None
+    index = tmp_path / "00000000000000000100.index"
+    index.write_bytes((0).to_bytes(4, "big") + (0).to_bytes(4, "big"))
+    assert _native.index_sanity_check(str(index)) is None
+    index.write_bytes(b"\0" * 9)
+    problem = _native.index_sanity_check(str(index))
+    assert problem is not None and "neither positive nor a multiple of 8" in problem
+    plain = h.v2_batch(0, [(b"k", b"v")], base_timestamp=1_000, max_timestamp=2_000)
+    # Bit 6: the base timestamp holds the cleaner's delete horizon, not a record's time.
+    horizon = h.v2_batch(1, [(b"k", None)], attributes=0x40, base_timestamp=9_000)
+    listing = kafkalog.read_batches(plain + horizon).read_all()
+    maxes = listing.column("maxTimestamp").to_pylist()
+    assert _native.batch_first_timestamps(listing) == [1_000, maxes[1]]
+
+
+def test_every_module_is_under_600_lines():
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) >= 600
+    }
+    assert long == {}

@@ -206,6 +206,27 @@ def list_offsets(
     list[Issue],
 ]: ...
 def segment_origin(path: str) -> tuple[str | None, int | None, int | None]: ...
+def base_offset_from_name(path: str) -> int | None:
+    """The base offset in a segment or index file's name (``00000000000000001234.log``:
+    1234; a tiered-storage ``<offset>-<segment id>.log`` too), ``None`` where the name does not
+    give one."""
+
+def snapshot_id(path: str) -> tuple[int, int] | None:
+    """A KRaft snapshot's ``(end offset, epoch)`` from its file name
+    (``<20-digit end offset>-<10-digit epoch>.checkpoint``), ``None`` for any other name."""
+
+def index_sanity_check(
+    path: str, storage_options: Mapping[str, str] | None = None, filesystem: Any | None = None
+) -> str | None:
+    """Kafka's sanity check of a ``.index`` or ``.timeindex`` (``kafka-dump-log
+    --index-sanity-check``), by the core's checks: ``None`` when it passes, else what is
+    wrong, in ``kafka-dump-log``'s words."""
+
+def batch_first_timestamps(listing: ArrowArray | ArrowStream) -> list[int]:
+    """The earliest timestamp each batch header of a :func:`kafkalog.read_batches` listing
+    gives for its records (-1 for none): a v2 CreateTime batch's base timestamp unless a
+    delete horizon took its place, else the batch's max timestamp."""
+
 def partition_dir(root: str, topic: str, partition: int) -> str: ...
 def partition_dir_name(topic: str, partition: int) -> str: ...
 def is_staging_dir_name(name: str) -> bool: ...

@@ -2,6 +2,7 @@
 //! API, its docstrings and the Spark integration are in `python/kafkalog`.
 
 mod cleanup;
+mod cli;
 mod errors;
 mod internal;
 mod options;
@@ -42,6 +43,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(internal::dump_internal_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::decode_internal_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::log_end_offset, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::base_offset_of, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::snapshot_id_of, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::index_sanity_check, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::batch_first_timestamps, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::compact, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::retain, m)?)?;
     vocabulary::add(m)?;
