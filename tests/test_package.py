@@ -174,6 +174,62 @@ def test_the_clis_kafka_rules_are_the_cores(tmp_path):
     assert _native.batch_first_timestamps(listing) == [1_000, maxes[1]]
 
 
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The package modules ``path`` imports, at any level (type-checking imports left out)."""
+    tree = ast.parse(path.read_text())
+    typing_only = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            typing_only |= {id(n) for n in ast.walk(node)}
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            subs = {f"{node.module}.{a.name}" for a in node.names} & modules
+            out |= subs
+            if len(subs) < len(node.names):
+                out.add(node.module)
+    return out & modules
+
+
+def test_modules_import_downward_without_circles():
+    """No import circle among the package's modules, and the library's modules never import
+    the command line or the Spark integration built on them (the package's lazy
+    ``kafkalog.decode`` and ``python -m kafkalog`` are the two ways in from the top)."""
+    files = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    modules = set(files) | {"kafkalog._native"}
+    graph = {m: _imports(p, modules) - {m} for m, p in files.items()}
+    graph["kafkalog._native"] = set()
+    top = ("kafkalog.spark", "kafkalog.cli")
+    upward = {
+        (m, d)
+        for m, deps in graph.items()
+        if not m.startswith(top)
+        for d in deps
+        if d.startswith(top)
+    }
+    assert upward == {("kafkalog", "kafkalog.spark"), ("kafkalog.__main__", "kafkalog.cli.main")}
+    graph["kafkalog"] -= {"kafkalog.spark"}  # the lazy re-export of decode and SPARK_SCHEMA
+    done: set[str] = set()
+
+    def visit(m: str, path: list[str]) -> None:
+        assert m not in path, "import circle: " + " -> ".join([*path, m])
+        if m in done:
+            return
+        for d in sorted(graph[m]):
+            visit(d, [*path, m])
+        done.add(m)
+
+    for m in sorted(graph):
+        visit(m, [])
+
+
 def test_every_module_is_under_600_lines():
     long = {
         str(p.relative_to(PACKAGE)): n

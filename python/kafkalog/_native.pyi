@@ -349,15 +349,30 @@ class InternalFold:
     def finish(self) -> ArrowArray: ...
     def take_issues(self) -> list[InternalIssue]: ...
 
-@final
-class ClusterStateFold:
-    """Replays KRaft metadata records into the cluster's state."""
+def cluster_state_tables(
+    path: str, storage_options: Mapping[str, str] | None = None
+) -> list[tuple[str, ArrowArray]]:
+    """The cluster's state from the KRaft metadata under ``path`` (the latest snapshot, then
+    the log from its end offset on), read and replayed by the core: (name, table) pairs for
+    topics, partitions, configs, brokers and features."""
 
-    def __new__(cls) -> ClusterStateFold: ...
-    def feed(self, data: ArrowArray | ArrowStream) -> None: ...
-    def tables(self) -> list[tuple[str, ArrowArray]]: ...
+def internal_table(
+    kind: str,
+    topic: str,
+    path: str,
+    *,
+    history: bool = False,
+    on_corrupt: str = "error",
+    as_of: int | None = None,
+    retention_ms: int | None = None,
+    log_ends: bool = False,
+    storage_options: Mapping[str, str] | None = None,
+) -> tuple[ArrowArray, list[InternalIssue]]:
+    """An internal topic's table from the partitions of ``topic`` under ``path``: found as
+    :func:`kafkalog.read` finds files, read ``read_committed`` and folded by the core (with
+    ``log_ends``, each data partition's log end offset from its last segment, for the lag
+    column); and the fold's issues."""
 
-def log_end_offset(listing: ArrowArray | ArrowStream, base_offset: int) -> int: ...
 def dump_internal_record(
     topic_name: str, key: bytes | None, value: bytes | None, offset: int
 ) -> tuple[str | None, str | None]: ...

@@ -570,7 +570,7 @@ fn worth_parallel(storage: &dyn Storage, planned: &[crate::arrow::seek::Planned]
 /// twice is read once. Also the warnings the caller gives Python once it holds the GIL: what a
 /// tiered-storage prefix held that is not read (orphaned uploads, duplicates), and a read that
 /// found no segment (never silently 0 rows).
-fn discover_all(
+pub(super) fn discover_all(
     storage: &Arc<dyn Storage>,
     paths: &[std::path::PathBuf],
 ) -> crate::Result<(Vec<crate::arrow::discover::SegmentFile>, Vec<String>)> {
