@@ -153,8 +153,8 @@ def test_issues_of_a_reader_are_reachable():
 
 def test_the_clis_kafka_rules_are_the_cores(tmp_path):
     """The command line takes a base offset or a KRaft snapshot's id from a file name, Kafka's
-    index sanity check and a batch's earliest timestamp from the core, not from rules of its
-    own."""
+    index sanity check and offset index lookup and a batch's earliest timestamp from the core,
+    not from rules of its own."""
     assert _native.base_offset_from_name("/logs/orders-0/00000000000000001234.log") == 1234
     assert _native.base_offset_from_name("/logs/orders-0/00000000000000001234.index") == 1234
     assert _native.base_offset_from_name("leader-epoch-checkpoint") is None
@@ -163,6 +163,10 @@ def test_the_clis_kafka_rules_are_the_cores(tmp_path):
     index = tmp_path / "00000000000000000100.index"
     index.write_bytes((0).to_bytes(4, "big") + (0).to_bytes(4, "big"))
     assert _native.index_sanity_check(str(index)) is None
+    entry = (5).to_bytes(4, "big") + (4096).to_bytes(4, "big")
+    index.write_bytes(index.read_bytes() + entry)
+    assert _native.index_lookup(str(index), [99, 100, 104, 105, 200]) == [0, 0, 0, 4096, 4096]
+    assert _native.index_lookup(str(tmp_path / "00000000000000000100.x.index"), [150]) == [0]
     index.write_bytes(b"\0" * 9)
     problem = _native.index_sanity_check(str(index))
     assert problem is not None and "neither positive nor a multiple of 8" in problem

@@ -222,6 +222,12 @@ def index_sanity_check(
     --index-sanity-check``), by the core's checks: ``None`` when it passes, else what is
     wrong, in ``kafka-dump-log``'s words."""
 
+def index_lookup(
+    index_path: str, offsets: Sequence[int], storage_options: Mapping[str, str] | None = None
+) -> list[int]:
+    """Where Kafka's offset index lookup starts the search for each offset: the position of
+    the ``.index``'s largest entry at or below it, 0 where there is none or no index."""
+
 def batch_first_timestamps(listing: ArrowArray | ArrowStream) -> list[int]:
     """The earliest timestamp each batch header of a :func:`kafkalog.read_batches` listing
     gives for its records (-1 for none): a v2 CreateTime batch's base timestamp unless a

@@ -1,7 +1,7 @@
 //! Bindings for the command line (`kafkalog.cli`): the core's rules its commands print, so
 //! that no Python module re-derives them: a segment's base offset from its file name, a KRaft
 //! snapshot's id from its name, Kafka's sanity check of an offset or time index (`kafkalog
-//! dump --index-sanity-check`), and the earliest timestamp a batch header gives (`kafkalog
+//! dump --index-sanity-check`), Kafka's offset index lookup (`--verify-index-only`), and the earliest timestamp a batch header gives (`kafkalog
 //! info`).
 
 use super::errors::detach;
@@ -9,8 +9,8 @@ use super::storage::storage;
 use crate::error::{Error, Result};
 use crate::format::batch::TimestampType;
 use crate::format::index::{
-    check_offset_index, check_time_index, read_offset_index, read_time_index, OFFSET_ENTRY_SIZE,
-    TIME_ENTRY_SIZE,
+    check_offset_index, check_time_index, lookup_offset, read_offset_index, read_time_index,
+    OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE,
 };
 use crate::format::segment::base_offset_from_name;
 use arrow_array::cast::AsArray;
@@ -136,6 +136,30 @@ fn sanity_problem(path: &Path, bytes: &[u8]) -> Result<Option<String>> {
         ),
         _ => format!("Index file {shown} is corrupt: {problem}"),
     }))
+}
+
+/// Where Kafka's offset index lookup (`OffsetIndex.lookup`, format::index::lookup_offset) starts
+/// the search for each of `offsets` in the `.index` at `index_path`: the position of the
+/// largest entry at or below the offset, 0 where there is none or no index (as
+/// `kafka-dump-log` checks a time index's entries against the log).
+#[pyfunction]
+#[pyo3(signature = (index_path, offsets, storage_options=None))]
+pub fn index_lookup(
+    py: Python<'_>,
+    index_path: PathBuf,
+    offsets: Vec<i64>,
+    storage_options: Option<BTreeMap<String, String>>,
+) -> PyResult<Vec<u64>> {
+    let storage = storage(storage_options, None);
+    detach(py, || {
+        let bytes = storage.read(&index_path)?.unwrap_or_default();
+        let base = base_offset_from_name(&index_path).unwrap_or(0);
+        let entries = read_offset_index(&bytes, base);
+        Ok(offsets
+            .iter()
+            .map(|&o| lookup_offset(&entries, o).map_or(0, |e| u64::from(e.position)))
+            .collect())
+    })
 }
 
 /// The earliest timestamp the header of each batch in `listing` (rows of

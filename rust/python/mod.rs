@@ -46,6 +46,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli::base_offset_of, m)?)?;
     m.add_function(wrap_pyfunction!(cli::snapshot_id_of, m)?)?;
     m.add_function(wrap_pyfunction!(cli::index_sanity_check, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::index_lookup, m)?)?;
     m.add_function(wrap_pyfunction!(cli::batch_first_timestamps, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::compact, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::retain, m)?)?;

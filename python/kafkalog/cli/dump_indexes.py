@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import os
-from bisect import bisect_right
 
 import pyarrow.compute as pc
 
@@ -102,24 +101,14 @@ class IndexDump(DumpState):
             return
         log = self._log_for(path)
         index_path = _sibling(path, os.path.basename(path).split(".")[0] + ".index")
-        idx_offsets: list[int] = []
-        idx_positions: list[int] = []
-        try:
-            index_size = _size(index_path, self.storage)
-        except FileNotFoundError:
-            index_size = 0
-        if index_size >= 8:
-            idx = reading.read_index(index_path, **self.storage)
-            idx_offsets = idx.column("offset").to_pylist()
-            idx_positions = idx.column("position").to_pylist()
+        offsets = table.column("offset").to_pylist()
+        # Where Kafka's OffsetIndex.lookup starts each search, as the core looks it up.
+        starts = _native.index_lookup(index_path, offsets, self.storage.get("storage_options"))
         abs_path = _java_abs(path)
         prev = -1
-        for ts, offset in zip(
-            table.column("timestamp").to_pylist(), table.column("offset").to_pylist(), strict=True
+        for ts, offset, start in zip(
+            table.column("timestamp").to_pylist(), offsets, starts, strict=True
         ):
-            # OffsetIndex.lookup: the largest entry at or below the offset, else position 0
-            k = bisect_right(idx_offsets, offset)
-            start = idx_positions[k - 1] if k else 0
             i = log.batch_at_or_after(start, offset)
             if i is None:
                 self.time_not_found.setdefault(abs_path, []).append((offset, -1))
