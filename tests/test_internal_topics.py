@@ -697,6 +697,21 @@ def test_latest_commit_wins_and_tombstones_delete(offsets_dir):
     assert got[("g2", "orders", 1)]["logEndOffset"] is None  # orders-1 is not in the backup
 
 
+def test_internal_table_loads_paths_in_one_core_call(offsets_dir):
+    """The table comes from the core in one call, paths to table (discovery, reads, fold and
+    log ends), the same table the public function returns."""
+    batch, issues = _native.internal_table(
+        "consumer_offsets", "__consumer_offsets", str(offsets_dir), log_ends=True
+    )
+    assert issues == []
+    table = pa.Table.from_batches([pa.record_batch(batch)])
+    assert table.equals(kafkalog.consumer_offsets(offsets_dir))
+    without_ends, _ = _native.internal_table(
+        "consumer_offsets", "__consumer_offsets", str(offsets_dir)
+    )
+    assert pa.record_batch(without_ends).column("logEndOffset").null_count == 3
+
+
 def test_history_keeps_every_commit(offsets_dir):
     rows = kafkalog.consumer_offsets(offsets_dir, history=True).to_pylist()
     assert [(r["group"], r["partition"], r["offset"], r["deleted"]) for r in rows] == [
@@ -1470,6 +1485,24 @@ def test_cluster_state_of_a_log_directory_uses_the_snapshot(tmp_path):
         state = kafkalog.cluster_state(path)
         assert [t["name"] for t in state["topics"].to_pylist()] == ["later", "orders"], path
         assert state["configs"].num_rows == 1 and state["features"].num_rows == 1
+def test_cluster_state_starts_from_the_latest_snapshot(tmp_path):
+    """The latest snapshot, then the log from the snapshot's end offset on, loaded in one
+    core call: the log's records before that offset are not replayed."""
+    tid, snap_tid = bytes([7] * 16), bytes([8] * 16)
+    log = [(None, _framed(2, _cstr("orders") + tid + _tags({})))] * 2
+    part = write_topic(tmp_path / "logs", "__cluster_metadata", 0, log)
+    snapshot = write_topic(
+        tmp_path / "snap",
+        "__cluster_metadata",
+        0,
+        [(None, _framed(2, _cstr("snap") + snap_tid + _tags({})))],
+    )
+    name = "00000000000000000002-0000000001.checkpoint"  # ends where the log ends
+    shutil.copy(os.path.join(snapshot, "00000000000000000000.log"), os.path.join(part, name))
+    tables = dict(_native.cluster_state_tables(part))
+    names = pa.Table.from_batches([pa.record_batch(tables["topics"])]).column("name")
+    assert names.to_pylist() == ["snap"]
+    assert kafkalog.cluster_state(part)["topics"].column("name").to_pylist() == ["snap"]
 
 
 def test_cluster_state_of_the_corpus():

@@ -149,3 +149,95 @@ def test_issues_of_a_reader_are_reachable():
     assert kafkalog.issues(clean) == []
     with pytest.raises(InvalidArgumentError):
         kafkalog.issues(pa.RecordBatchReader.from_batches(pa.schema([]), iter([])))
+
+
+def test_the_clis_kafka_rules_are_the_cores(tmp_path):
+    """The command line takes a base offset or a KRaft snapshot's id from a file name, Kafka's
+    index sanity check and offset index lookup and a batch's earliest timestamp from the core,
+    not from rules of its own."""
+    assert _native.base_offset_from_name("/logs/orders-0/00000000000000001234.log") == 1234
+    assert _native.base_offset_from_name("/logs/orders-0/00000000000000001234.index") == 1234
+    assert _native.base_offset_from_name("leader-epoch-checkpoint") is None
+    assert _native.snapshot_id("/m/00000000000000001234-0000000007.checkpoint") == (1234, 7)
+    assert _native.snapshot_id("/m/bootstrap.checkpoint") is None
+    index = tmp_path / "00000000000000000100.index"
+    index.write_bytes((0).to_bytes(4, "big") + (0).to_bytes(4, "big"))
+    assert _native.index_sanity_check(str(index)) is None
+    entry = (5).to_bytes(4, "big") + (4096).to_bytes(4, "big")
+    index.write_bytes(index.read_bytes() + entry)
+    assert _native.index_lookup(str(index), [99, 100, 104, 105, 200]) == [0, 0, 0, 4096, 4096]
+    assert _native.index_lookup(str(tmp_path / "00000000000000000100.x.index"), [150]) == [0]
+    index.write_bytes(b"\0" * 9)
+    problem = _native.index_sanity_check(str(index))
+    assert problem is not None and "neither positive nor a multiple of 8" in problem
+    plain = h.v2_batch(0, [(b"k", b"v")], base_timestamp=1_000, max_timestamp=2_000)
+    # Bit 6: the base timestamp holds the cleaner's delete horizon, not a record's time.
+    horizon = h.v2_batch(1, [(b"k", None)], attributes=0x40, base_timestamp=9_000)
+    listing = kafkalog.read_batches(plain + horizon).read_all()
+    maxes = listing.column("maxTimestamp").to_pylist()
+    assert _native.batch_first_timestamps(listing) == [1_000, maxes[1]]
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The package modules ``path`` imports, at any level (type-checking imports left out)."""
+    tree = ast.parse(path.read_text())
+    typing_only = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            typing_only |= {id(n) for n in ast.walk(node)}
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            subs = {f"{node.module}.{a.name}" for a in node.names} & modules
+            out |= subs
+            if len(subs) < len(node.names):
+                out.add(node.module)
+    return out & modules
+
+
+def test_modules_import_downward_without_circles():
+    """No import circle among the package's modules, and the library's modules never import
+    the command line or the Spark integration built on them (the package's lazy
+    ``kafkalog.decode`` and ``python -m kafkalog`` are the two ways in from the top)."""
+    files = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    modules = set(files) | {"kafkalog._native"}
+    graph = {m: _imports(p, modules) - {m} for m, p in files.items()}
+    graph["kafkalog._native"] = set()
+    top = ("kafkalog.spark", "kafkalog.cli")
+    upward = {
+        (m, d)
+        for m, deps in graph.items()
+        if not m.startswith(top)
+        for d in deps
+        if d.startswith(top)
+    }
+    assert upward == {("kafkalog", "kafkalog.spark"), ("kafkalog.__main__", "kafkalog.cli.main")}
+    graph["kafkalog"] -= {"kafkalog.spark"}  # the lazy re-export of decode and SPARK_SCHEMA
+    done: set[str] = set()
+
+    def visit(m: str, path: list[str]) -> None:
+        assert m not in path, "import circle: " + " -> ".join([*path, m])
+        if m in done:
+            return
+        for d in sorted(graph[m]):
+            visit(d, [*path, m])
+        done.add(m)
+
+    for m in sorted(graph):
+        visit(m, [])
+
+
+def test_every_module_is_under_600_lines():
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) >= 600
+    }
+    assert long == {}

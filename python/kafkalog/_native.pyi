@@ -206,6 +206,33 @@ def list_offsets(
     list[Issue],
 ]: ...
 def segment_origin(path: str) -> tuple[str | None, int | None, int | None]: ...
+def base_offset_from_name(path: str) -> int | None:
+    """The base offset in a segment or index file's name (``00000000000000001234.log``:
+    1234; a tiered-storage ``<offset>-<segment id>.log`` too), ``None`` where the name does not
+    give one."""
+
+def snapshot_id(path: str) -> tuple[int, int] | None:
+    """A KRaft snapshot's ``(end offset, epoch)`` from its file name
+    (``<20-digit end offset>-<10-digit epoch>.checkpoint``), ``None`` for any other name."""
+
+def index_sanity_check(
+    path: str, storage_options: Mapping[str, str] | None = None, filesystem: Any | None = None
+) -> str | None:
+    """Kafka's sanity check of a ``.index`` or ``.timeindex`` (``kafka-dump-log
+    --index-sanity-check``), by the core's checks: ``None`` when it passes, else what is
+    wrong, in ``kafka-dump-log``'s words."""
+
+def index_lookup(
+    index_path: str, offsets: Sequence[int], storage_options: Mapping[str, str] | None = None
+) -> list[int]:
+    """Where Kafka's offset index lookup starts the search for each offset: the position of
+    the ``.index``'s largest entry at or below it, 0 where there is none or no index."""
+
+def batch_first_timestamps(listing: ArrowArray | ArrowStream) -> list[int]:
+    """The earliest timestamp each batch header of a :func:`kafkalog.read_batches` listing
+    gives for its records (-1 for none): a v2 CreateTime batch's base timestamp unless a
+    delete horizon took its place, else the batch's max timestamp."""
+
 def partition_dir(root: str, topic: str, partition: int) -> str: ...
 def partition_dir_name(topic: str, partition: int) -> str: ...
 def is_staging_dir_name(name: str) -> bool: ...
@@ -329,15 +356,30 @@ class InternalFold:
     def finish(self) -> ArrowArray: ...
     def take_issues(self) -> list[InternalIssue]: ...
 
-@final
-class ClusterStateFold:
-    """Replays KRaft metadata records into the cluster's state."""
+def cluster_state_tables(
+    path: str, storage_options: Mapping[str, str] | None = None
+) -> list[tuple[str, ArrowArray]]:
+    """The cluster's state from the KRaft metadata under ``path`` (the latest snapshot, then
+    the log from its end offset on), read and replayed by the core: (name, table) pairs for
+    topics, partitions, configs, brokers and features."""
 
-    def __new__(cls) -> ClusterStateFold: ...
-    def feed(self, data: ArrowArray | ArrowStream) -> None: ...
-    def tables(self) -> list[tuple[str, ArrowArray]]: ...
+def internal_table(
+    kind: str,
+    topic: str,
+    path: str,
+    *,
+    history: bool = False,
+    on_corrupt: str = "error",
+    as_of: int | None = None,
+    retention_ms: int | None = None,
+    log_ends: bool = False,
+    storage_options: Mapping[str, str] | None = None,
+) -> tuple[ArrowArray, list[InternalIssue]]:
+    """An internal topic's table from the partitions of ``topic`` under ``path``: found as
+    :func:`kafkalog.read` finds files, read ``read_committed`` and folded by the core (with
+    ``log_ends``, each data partition's log end offset from its last segment, for the lag
+    column); and the fold's issues."""
 
-def log_end_offset(listing: ArrowArray | ArrowStream, base_offset: int) -> int: ...
 def dump_internal_record(
     topic_name: str, key: bytes | None, value: bytes | None, offset: int
 ) -> tuple[str | None, str | None]: ...

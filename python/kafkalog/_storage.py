@@ -132,6 +132,30 @@ _NATIVE_SCHEMES = frozenset(
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
 
 
+def uri_scheme(path: str | os.PathLike[str]) -> str | None:
+    """The scheme of ``path`` when it is a URI (lower case: ``s3``, ``file``, ``hdfs``...),
+    ``None`` for a local path. The package's one rule for "is this path a URI": a scheme of
+    two characters or more, so that ``C:\\`` on Windows is a path."""
+    m = _SCHEME.match(os.fspath(path))
+    return m.group(1).lower() if m and len(m.group(1)) > 1 else None
+
+
+def is_remote(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a URI other than ``file:``: an object store or another
+    filesystem, where there is no local directory to rename in or list with :mod:`os`."""
+    return uri_scheme(path) not in (None, "file")
+
+
+def local_path(path: str | os.PathLike[str]) -> str | None:
+    """The local path ``path`` names (a path, or a ``file:`` URI's path), ``None`` for any
+    other URI."""
+    text = os.fspath(path)
+    scheme = uri_scheme(text)
+    if scheme == "file":
+        return unquote(urlsplit(text).path)
+    return text if scheme is None else None
+
+
 @dataclasses.dataclass(frozen=True)
 class Route:
     """How a path reaches the core: the path the core is given, the storage arguments that
@@ -164,14 +188,12 @@ def route(
     a URI of any other scheme through :func:`pyarrow.fs.FileSystem.from_uri` (made once per
     process and scheme); any path through ``filesystem`` when one is given."""
     text = os.fspath(path)
+    scheme = uri_scheme(text)
     if filesystem is not None:
-        m = _SCHEME.match(text)
-        if m and len(m.group(1)) > 1:  # a URI: its path in the filesystem, as pyarrow takes it
+        if scheme is not None:  # a URI: its path in the filesystem, as pyarrow takes it
             parts = urlsplit(text)
             text = unquote(parts.path if parts.scheme == "file" else parts.netloc + parts.path)
         return Route(text, None, filesystem)
-    m = _SCHEME.match(text)
-    scheme = m.group(1).lower() if m and len(m.group(1)) > 1 else None  # not C:\ on Windows
     if scheme is None or scheme in _NATIVE_SCHEMES:
         options = None if storage_options is None else dict(storage_options)
         return Route(text, options)

@@ -2,9 +2,11 @@
 cluster metadata and tiered storage's remote log metadata.
 
 Each function takes what :func:`kafkalog.read` takes (a log directory, a partition directory
-or a segment file; KRaft snapshot ``.checkpoint`` files too), picks the partitions of its
-internal topic, reads them with :func:`kafkalog.read` and folds the records in the Rust core
-(``kafkalog._native.InternalFold``), where the record schemas and Kafka's loading rules are.
+or a segment file; KRaft snapshot ``.checkpoint`` files too). The Rust core does the rest in
+one call (``kafkalog._native.internal_table``; ``cluster_state_tables`` for
+:func:`cluster_state`): it finds the internal topic's partitions as :func:`kafkalog.read`
+finds files, reads them and folds the records, where the record schemas and Kafka's loading
+rules are (the loading tiered storage's reads use for ``__remote_log_metadata`` too).
 
 Each also takes ``storage_options`` as :func:`kafkalog.read` does, for partitions in an object
 store (``s3://...``).
@@ -26,11 +28,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkalog._native import ClusterStateFold as _ClusterStateFold
-from kafkalog._native import InternalFold as _InternalFold
-from kafkalog._native import list_files as _list_files
-from kafkalog._native import log_end_offset as _log_end_offset
-from kafkalog._native import path_kind as _path_kind
+from kafkalog._native import cluster_state_tables as _cluster_state_tables
+from kafkalog._native import internal_table as _internal_table
+from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog._time import millis as _millis
 from kafkalog.errors import UndecodedRecordWarning
 
@@ -45,66 +45,6 @@ __all__ = [
     "remote_log_metadata",
     "cluster_state",
 ]
-
-_COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "batchPosition"]
-
-
-#: Storage keyword arguments of kafkalog's readers.
-_Storage = dict[str, Any]
-
-
-def _storage(storage_options: Mapping[str, Any] | None) -> _Storage:
-    return {} if storage_options is None else {"storage_options": dict(storage_options)}
-
-
-def _options(store: _Storage) -> dict[str, str] | None:
-    options = store.get("storage_options")
-    return None if options is None else {str(k): str(v) for k, v in options.items()}
-
-
-def _is_file(path: str, store: _Storage) -> bool:
-    return _path_kind(path, _options(store)) == "file"
-
-
-def _checkpoints(path: str, store: _Storage) -> list[str]:
-    """The KRaft snapshot files (``.checkpoint``) directly in ``path``, sorted."""
-    return [f for f, _ in _list_files(path, _options(store)) if f.endswith(".checkpoint")]
-
-
-def _name(path: str) -> str:
-    return path.rstrip("/").rsplit("/", 1)[-1]
-
-
-def _partitions(path: str, topic: str, store: _Storage) -> list[tuple[str, list[tuple[int, str]]]]:
-    """The partitions of ``topic`` under ``path``, each as (what to read, its segment files
-    as (base offset, path)). A path whose names do not say the topic is taken as given."""
-    import kafkalog
-
-    path = os.fspath(path)
-    if _is_file(path, store):
-        name = _name(path)
-        base = int(name.split(".")[0]) if name.split(".")[0].isdigit() else 0
-        return [(path, [(base, path)])]
-    groups: dict[tuple[str | None, int | None], list[tuple[int, str]]] = {}
-    with warnings.catch_warnings():
-        # A directory of KRaft snapshots only has no segment: not worth a warning here.
-        warnings.simplefilter("ignore", UserWarning)
-        segments = kafkalog.segments(path, **store)
-    for seg in segments:
-        if seg["topic"] not in (topic, None):
-            continue
-        groups.setdefault((seg["topic"], seg["partition"]), []).append(
-            (seg["base_offset"] or 0, seg["path"])
-        )
-    out = []
-    for files in groups.values():
-        directory = files[0][1].rsplit("/", 1)[0]
-        out.append((directory, files))
-    # A KRaft snapshot (.checkpoint) is a sequence of batches too: read it as a file.
-    if topic == "__cluster_metadata" and not out:
-        for full in _checkpoints(path, store):
-            out.append((full, [(0, full)]))
-    return out
 
 
 def _warn(issues: Iterable[InternalIssue]) -> None:
@@ -135,53 +75,22 @@ def _fold(
     log_ends: bool = False,
     storage_options: Mapping[str, Any] | None = None,
 ) -> pa.Table:
-    import kafkalog
-
-    fold = _InternalFold(
+    """The table of ``kind`` from ``topic``'s partitions under ``path``: found, read and
+    folded in the core (``kafkalog._native.internal_table``), as the broker's coordinator
+    loads them."""
+    batch, issues = _internal_table(
         kind,
+        topic,
+        os.fspath(path),
         history=history,
         on_corrupt=on_corrupt,
         as_of=_millis(as_of),
         retention_ms=retention_ms,
+        log_ends=log_ends,
+        storage_options=_storage_kwargs(storage_options, None)["storage_options"],
     )
-    store = _storage(storage_options)
-    for source, files in _partitions(os.fspath(path), topic, store):
-        # read_committed: a coordinator loads only committed transactional records.
-        reader = kafkalog.read(
-            source,
-            columns=_COLUMNS,
-            isolation_level="read_committed",
-            on_corrupt="skip" if on_corrupt == "skip" else "error",
-            **store,
-        )
-        for batch in reader:
-            fold.feed(batch, source, files)
-            _warn(fold.take_issues())
-    if log_ends:
-        for (data_topic, partition), (base, last) in _last_segments(path, store).items():
-            listing = kafkalog.read_batches(last, check_crc=False, on_corrupt="skip", **store)
-            fold.set_log_end(data_topic, partition, _log_end_offset(listing, base))
-    table = pa.Table.from_batches([pa.record_batch(fold.finish())])
-    _warn(fold.take_issues())
-    return table
-
-
-def _last_segments(
-    path: str | os.PathLike[str], store: _Storage
-) -> dict[tuple[str, int], tuple[int, str]]:
-    """Each data partition's last segment (base offset, path) under ``path``."""
-    import kafkalog
-
-    path = os.fspath(path)
-    if _is_file(path, store):
-        return {}
-    last: dict[tuple[str, int], tuple[int, str]] = {}
-    for seg in kafkalog.segments(path, **store):
-        topic, partition = seg["topic"], seg["partition"]
-        if topic is None or partition is None or topic.startswith("__"):
-            continue
-        last[(topic, partition)] = (seg["base_offset"] or 0, seg["path"])
-    return last
+    _warn(issues)
+    return pa.Table.from_batches([pa.record_batch(batch)])
 
 
 def consumer_offsets(
@@ -300,29 +209,9 @@ def cluster_state(
     brokerEpoch, incarnationId, rack, fenced, inControlledShutdown, endpoints) and
     ``features`` (name, featureLevel). ``path`` may also be a single ``.log`` or
     ``.checkpoint`` file."""
-    import kafkalog
-
-    path = os.fspath(path)
-    store = _storage(storage_options)
-    fold = _ClusterStateFold()
-    if _is_file(path, store):
-        fold.feed(kafkalog.read(path, columns=["value"], **store))
-    else:
-        # A log directory: its metadata partition, where the snapshots are too.
-        partition = path.rstrip("/") + "/__cluster_metadata-0"
-        if _path_kind(partition, _options(store)) == "dir":
-            path = partition
-        snapshots = _checkpoints(path, store)
-        start = None
-        if snapshots:
-            fold.feed(kafkalog.read(snapshots[-1], columns=["value"], **store))
-            start = int(_name(snapshots[-1]).split("-")[0])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # a directory of snapshots only
-            segments = kafkalog.segments(path, **store)
-        if segments:
-            fold.feed(kafkalog.read(path, columns=["value"], start_offset=start, **store))
-    return {name: pa.Table.from_batches([pa.record_batch(b)]) for name, b in fold.tables()}
+    options = _storage_kwargs(storage_options, None)["storage_options"]
+    tables = _cluster_state_tables(os.fspath(path), options)
+    return {name: pa.Table.from_batches([pa.record_batch(b)]) for name, b in tables}
 
 
 def remote_log_metadata(

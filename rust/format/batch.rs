@@ -524,6 +524,25 @@ pub(crate) fn annotate(err: Error, entry: &[u8], position: u64) -> Error {
     }
 }
 
+/// The timestamp of a batch's first record as its header gives it, -1 for none: a v2
+/// CreateTime batch's base timestamp (its first record's), unless the log cleaner has put a
+/// delete horizon in its place (KIP-534, `has_delete_horizon`); otherwise the batch's max
+/// timestamp (a LogAppendTime batch's records all carry the append time; a v0/v1 entry is one
+/// message).
+pub fn first_record_timestamp(
+    magic: i8,
+    create_time: bool,
+    base_timestamp: i64,
+    max_timestamp: i64,
+    has_delete_horizon: bool,
+) -> i64 {
+    if magic >= 2 && create_time && !has_delete_horizon {
+        base_timestamp
+    } else {
+        max_timestamp
+    }
+}
+
 /// Test support: a sink that keeps owned copies of what it is given.
 #[cfg(test)]
 pub(crate) mod testing {

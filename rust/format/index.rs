@@ -6,6 +6,10 @@
 //! - `.txnindex`: 34-byte entries `version i16 | producerId i64 | firstOffset i64 |
 //!   lastOffset i64 | lastStableOffset i64`, one per aborted transaction.
 
+use crate::error::{Error, Result};
+use crate::format::segment::base_offset_from_name;
+use std::path::Path;
+
 /// An offset index entry, with the absolute offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OffsetEntry {
@@ -294,9 +298,117 @@ impl SegmentIndexer {
     }
 }
 
+/// Kafka's sanity check of an `.index` or `.timeindex` file's `bytes` (`OffsetIndex` and
+/// `TimeIndex.sanityCheck`, as `kafka-dump-log --index-sanity-check` runs them): `None` when
+/// it passes, else what is wrong, in `kafka-dump-log`'s words for the checks
+/// Kafka makes (the size, the last entry against the base offset and first timestamp), in the
+/// core's for the ordering a lookup relies on, which the core checks as well.
+pub fn sanity_check(path: &Path, bytes: &[u8]) -> Result<Option<String>> {
+    let shown = path.display();
+    let base = base_offset_from_name(path).ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "{shown}: cannot take the base offset from the file name"
+        ))
+    })?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if name.ends_with(".timeindex") {
+        let entries = read_time_index(bytes, base);
+        let Some(problem) = check_time_index(bytes.len(), &entries, base) else {
+            return Ok(None);
+        };
+        let (first, last) = (entries.first(), entries.last());
+        return Ok(Some(if bytes.len() % TIME_ENTRY_SIZE != 0 {
+            format!(
+                "Time index file {shown} is corrupt, found {} bytes which is neither positive \
+                 nor a multiple of {TIME_ENTRY_SIZE}",
+                bytes.len()
+            )
+        } else if let (Some(first), Some(last)) = (first, last) {
+            if last.timestamp < first.timestamp {
+                format!(
+                    "Corrupt time index found, time index file ({shown}) has non-zero size but \
+                     the last timestamp is {} which is less than the first timestamp {}",
+                    last.timestamp, first.timestamp
+                )
+            } else if last.offset < base {
+                format!(
+                    "Corrupt time index found, time index file ({shown}) has non-zero size but \
+                     the last offset is {} which is less than the first offset {base}",
+                    last.offset
+                )
+            } else {
+                format!("Time index file {shown} is corrupt: {problem}")
+            }
+        } else {
+            format!("Time index file {shown} is corrupt: {problem}")
+        }));
+    }
+    if !name.ends_with(".index") {
+        return Err(Error::invalid_argument(format!(
+            "{shown}: not an offset index (.index) or time index (.timeindex)"
+        )));
+    }
+    let entries = read_offset_index(bytes, base);
+    let Some(problem) = check_offset_index(bytes.len(), &entries, base) else {
+        return Ok(None);
+    };
+    Ok(Some(match entries.last() {
+        _ if bytes.len() % OFFSET_ENTRY_SIZE != 0 => format!(
+            "Index file {shown} is corrupt, found {} bytes which is neither positive nor a \
+             multiple of {OFFSET_ENTRY_SIZE}",
+            bytes.len()
+        ),
+        Some(last) if last.offset < base => format!(
+            "Corrupt index found, index file {shown} has non-zero size but the last offset is \
+             {} which is less than the base offset {base}",
+            last.offset
+        ),
+        _ => format!("Index file {shown} is corrupt: {problem}"),
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn offset_index(entries: &[(u32, u32)]) -> Vec<u8> {
+        entries
+            .iter()
+            .flat_map(|(rel, pos)| [rel.to_be_bytes(), pos.to_be_bytes()].concat())
+            .collect()
+    }
+
+    #[test]
+    fn an_index_of_whole_entries_in_order_passes() {
+        let path = Path::new("/x/00000000000000000100.index");
+        let bytes = offset_index(&[(0, 0), (5, 4096)]);
+        assert_eq!(sanity_check(path, &bytes).unwrap(), None);
+    }
+
+    #[test]
+    fn kafkas_checks_are_worded_as_kafka_dump_log_words_them() {
+        let path = Path::new("/x/00000000000000000100.index");
+        let mut bytes = offset_index(&[(0, 0)]);
+        bytes.push(0);
+        let problem = sanity_check(path, &bytes).unwrap().unwrap();
+        assert!(problem.ends_with("found 9 bytes which is neither positive nor a multiple of 8"));
+        let time = Path::new("/x/00000000000000000100.timeindex");
+        let mut bytes = Vec::new();
+        for (ts, rel) in [(2_000i64, 1u32), (1_000, 2)] {
+            bytes.extend_from_slice(&ts.to_be_bytes());
+            bytes.extend_from_slice(&rel.to_be_bytes());
+        }
+        let problem = sanity_check(time, &bytes).unwrap().unwrap();
+        assert!(problem.contains("the last timestamp is 1000 which is less than the first"));
+    }
+
+    #[test]
+    fn an_index_out_of_order_fails_by_the_cores_check() {
+        let path = Path::new("/x/00000000000000000000.index");
+        let bytes = offset_index(&[(5, 4096), (3, 8192)]);
+        let problem = sanity_check(path, &bytes).unwrap().unwrap();
+        assert!(problem.contains("entries out of order"), "{problem}");
+    }
 
     #[test]
     fn preallocated_slots_end_the_index() {

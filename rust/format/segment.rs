@@ -110,6 +110,19 @@ pub fn base_offset_from_name(path: &Path) -> Option<i64> {
     digits.parse().ok()
 }
 
+/// A KRaft snapshot's id from its file name, `<20-digit end offset>-<10-digit epoch>.checkpoint`
+/// as Kafka's `Snapshots` names them: `(end offset, epoch)`; `None` for any other name (a
+/// `bootstrap.checkpoint` among them).
+pub fn kraft_snapshot_id(path: &Path) -> Option<(i64, i32)> {
+    let name = path.file_name()?.to_str()?;
+    let (offset, epoch) = name.strip_suffix(".checkpoint")?.split_once('-')?;
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(offset, 20) || !digits(epoch, 10) {
+        return None;
+    }
+    Some((offset.parse().ok()?, epoch.parse().ok()?))
+}
+
 /// The segment file name for a base offset: 20 digits, zero padded.
 pub fn segment_file_name(base_offset: i64, suffix: &str) -> String {
     format!("{base_offset:020}.{suffix}")
@@ -250,6 +263,18 @@ pub fn staging_dir_owner(name: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snapshot_ids_are_taken_from_kafkas_names_only() {
+        let id = |n: &str| kraft_snapshot_id(Path::new(n));
+        assert_eq!(
+            id("/m/00000000000000001234-0000000007.checkpoint"),
+            Some((1234, 7))
+        );
+        assert_eq!(id("/m/bootstrap.checkpoint"), None);
+        assert_eq!(id("/m/1234-7.checkpoint"), None);
+        assert_eq!(id("/m/00000000000000001234-0000000007.log"), None);
+    }
 
     #[test]
     fn frames_entries() {

@@ -1,18 +1,21 @@
-//! Bindings of the internal-topic tables (`crate::internal`) and of kafka-dump-log's
-//! internal-topic decoders (`format::internal::dump`).
+//! Bindings of the internal-topic tables (`arrow::internal_tables`) and of kafka-dump-log's
+//! internal-topic decoders (`format::internal::dump`). [`internal_table`] loads a table from
+//! paths in one call (discovery, reads and the fold all in the core), for `kafkalog.internal`,
+//! and [`cluster_state_tables`] the cluster's state from KRaft metadata.
 
-use super::errors::{detach, IntoPyResult};
+use super::errors::{detach, warn, IntoPyResult};
+use super::storage::storage;
 use crate::error::Error;
 use crate::format::internal::dump::{control_string, dump_json, dump_strings};
 use crate::format::internal::Topic;
-use crate::internal::cluster_state::ClusterState;
 use crate::internal::fold::Fold;
-use crate::internal::input::{FoldOptions, Kind};
+use crate::internal::input::{FoldIssue, FoldOptions, Kind};
 use crate::log::issues::OnCorrupt;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::PyRecordBatch;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// A fold of an internal topic's record batches into one of its tables.
@@ -32,22 +35,8 @@ impl InternalFold {
         as_of: Option<i64>,
         retention_ms: Option<i64>,
     ) -> PyResult<Self> {
-        let kind = Kind::from_name(kind).py_err()?;
-        let skip_corrupt =
-            OnCorrupt::from_name_among(on_corrupt, &[OnCorrupt::Error, OnCorrupt::Skip])
-                .py_err()?
-                == OnCorrupt::Skip;
-        Ok(InternalFold {
-            inner: Fold::new(
-                kind,
-                FoldOptions {
-                    history,
-                    skip_corrupt,
-                    as_of,
-                    retention_ms,
-                },
-            ),
-        })
+        let inner = new_fold(kind, history, on_corrupt, as_of, retention_ms).py_err()?;
+        Ok(InternalFold { inner })
     }
 
     /// Folds a record batch or a stream of them, read from `path` (for error messages; with
@@ -87,83 +76,61 @@ impl InternalFold {
     /// What was passed over since the last call: dicts with message, path, position, offset,
     /// key, value (raw bytes) and corrupt.
     fn take_issues<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        self.inner
-            .take_issues()
-            .into_iter()
-            .map(|issue| {
-                let d = PyDict::new(py);
-                d.set_item("message", &issue.message)?;
-                d.set_item("path", issue.path.map(|p| p.to_string_lossy().into_owned()))?;
-                d.set_item("position", issue.position)?;
-                d.set_item("offset", issue.offset)?;
-                d.set_item("key", issue.key.map(|k| pyo3::types::PyBytes::new(py, &k)))?;
-                d.set_item(
-                    "value",
-                    issue.value.map(|v| pyo3::types::PyBytes::new(py, &v)),
-                )?;
-                d.set_item("corrupt", issue.corrupt)?;
-                Ok(d)
-            })
-            .collect()
+        fold_issue_dicts(py, self.inner.take_issues())
     }
 }
 
-/// KRaft metadata records replayed into the cluster's state.
-#[pyclass(module = "kafkalog._native")]
-pub struct ClusterStateFold {
-    inner: ClusterState,
+/// A fold of the internal topic `kind` (`Kind::from_name`); `on_corrupt` is `"error"` or
+/// `"skip"`.
+fn new_fold(
+    kind: &str,
+    history: bool,
+    on_corrupt: &str,
+    as_of: Option<i64>,
+    retention_ms: Option<i64>,
+) -> crate::Result<Fold> {
+    let kind = Kind::from_name(kind)?;
+    let skip_corrupt =
+        OnCorrupt::from_name_among(on_corrupt, &[OnCorrupt::Error, OnCorrupt::Skip])?
+            == OnCorrupt::Skip;
+    let options = FoldOptions {
+        history,
+        skip_corrupt,
+        as_of,
+        retention_ms,
+    };
+    Ok(Fold::new(kind, options))
 }
 
-#[pymethods]
-impl ClusterStateFold {
-    #[new]
-    fn new() -> Self {
-        ClusterStateFold {
-            inner: ClusterState::new(),
-        }
-    }
-
-    /// Replays a record batch or a stream of them (with a `value` column), in log order.
-    fn feed(&mut self, py: Python<'_>, data: AnyRecordBatch) -> PyResult<()> {
-        let reader = data.into_reader()?;
-        let inner = &mut self.inner;
-        detach(py, || {
-            for batch in reader {
-                let batch = batch.map_err(|e| Error::invalid_argument(e.to_string()))?;
-                inner.feed(&batch)?;
-            }
-            Ok(())
+/// The issues of a fold as dicts: message, path, position, offset, key, value (raw bytes)
+/// and corrupt.
+fn fold_issue_dicts<'py>(
+    py: Python<'py>,
+    issues: Vec<FoldIssue>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    issues
+        .into_iter()
+        .map(|issue| {
+            let d = PyDict::new(py);
+            d.set_item("message", &issue.message)?;
+            d.set_item("path", issue.path.map(|p| p.to_string_lossy().into_owned()))?;
+            d.set_item("position", issue.position)?;
+            d.set_item("offset", issue.offset)?;
+            d.set_item("key", issue.key.map(|k| pyo3::types::PyBytes::new(py, &k)))?;
+            d.set_item(
+                "value",
+                issue.value.map(|v| pyo3::types::PyBytes::new(py, &v)),
+            )?;
+            d.set_item("corrupt", issue.corrupt)?;
+            Ok(d)
         })
-    }
-
-    /// The state: (name, record batch) for topics, partitions, configs, brokers, features.
-    fn tables(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, PyRecordBatch)>> {
-        let inner = &self.inner;
-        let tables = detach(py, || inner.tables())?;
-        Ok(tables
-            .into_iter()
-            .map(|(n, b)| (n, PyRecordBatch::new(b)))
-            .collect())
-    }
+        .collect()
 }
 
 fn topic(name: &str) -> PyResult<Topic> {
     Topic::from_name(name)
         .ok_or_else(|| Error::invalid_argument(format!("unknown internal topic {name:?}")))
         .py_err()
-}
-
-/// A partition's log end offset from the batch listing of its last segment (see
-/// `kafkalog.read_batches`) and that segment's base offset.
-#[pyfunction]
-pub fn log_end_offset(py: Python<'_>, listing: AnyRecordBatch, base_offset: i64) -> PyResult<i64> {
-    let reader = listing.into_reader()?;
-    detach(py, || {
-        crate::internal::fold::log_end_offset(
-            reader.map(|b| b.map_err(|e| Error::invalid_argument(e.to_string()))),
-            base_offset,
-        )
-    })
 }
 
 /// What kafka-dump-log prints for a record's key and payload with the decoder of `topic`
@@ -196,4 +163,78 @@ pub fn decode_internal_record(
     value: Option<&[u8]>,
 ) -> PyResult<String> {
     Ok(dump_json(topic(topic_name)?, key, value))
+}
+
+/// An internal topic's table from the partitions under `path`, loaded as its coordinator
+/// loads them, all in the core: the paths' segment files found as `kafkalog.read` finds them,
+/// the topic's partitions read `read_committed` (a coordinator loads only committed
+/// transactional records) within what a consumer could fetch, and folded (see `InternalFold`);
+/// with `log_ends`, each data partition's log end offset is taken from its last segment (for
+/// the lag column). `kind` is the fold's (`consumer_offsets`, ...), `topic` the internal topic.
+///
+/// Returns the table and the fold's issues (dicts, as `InternalFold.take_issues` gives them);
+/// what the reads passed over (torn tails, skipped batches) is warned as `kafkalog.read` warns.
+#[pyfunction]
+#[pyo3(signature = (kind, topic, path, *, history = false, on_corrupt = "error", as_of = None,
+    retention_ms = None, log_ends = false, storage_options = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn internal_table<'py>(
+    py: Python<'py>,
+    kind: &str,
+    topic: &str,
+    path: PathBuf,
+    history: bool,
+    on_corrupt: &str,
+    as_of: Option<i64>,
+    retention_ms: Option<i64>,
+    log_ends: bool,
+    storage_options: Option<BTreeMap<String, String>>,
+) -> PyResult<(PyRecordBatch, Vec<Bound<'py, PyDict>>)> {
+    let mut fold = new_fold(kind, history, on_corrupt, as_of, retention_ms).py_err()?;
+    let storage = storage(storage_options, None);
+    let read_on_corrupt = if on_corrupt == "skip" {
+        OnCorrupt::Skip
+    } else {
+        OnCorrupt::Error
+    };
+    let (batch, read_issues) = detach(py, || {
+        crate::read::internal_topics::internal_table(
+            &storage,
+            &mut fold,
+            topic,
+            &path,
+            read_on_corrupt,
+            log_ends,
+        )
+    })?;
+    for issue in &read_issues {
+        warn(py, issue)?;
+    }
+    let issues = fold_issue_dicts(py, fold.take_issues())?;
+    Ok((PyRecordBatch::new(batch), issues))
+}
+
+/// The cluster's state from the KRaft metadata under `path`, as a controller rebuilds it, all
+/// in the core: the latest snapshot (`<end offset>-<epoch>.checkpoint`) in `path` when there is
+/// one, then the log's records from the snapshot's end offset on (`path` may also be a single
+/// `.log` or `.checkpoint` file). Returns (name, table) for topics, partitions, configs,
+/// brokers and features; what the reads passed over is warned as `kafkalog.read` warns.
+#[pyfunction]
+#[pyo3(signature = (path, storage_options = None))]
+pub fn cluster_state_tables(
+    py: Python<'_>,
+    path: PathBuf,
+    storage_options: Option<BTreeMap<String, String>>,
+) -> PyResult<Vec<(&'static str, PyRecordBatch)>> {
+    let storage = storage(storage_options, None);
+    let (tables, read_issues) = detach(py, || {
+        crate::read::internal_topics::cluster_state(&storage, &path)
+    })?;
+    for issue in &read_issues {
+        warn(py, issue)?;
+    }
+    Ok(tables
+        .into_iter()
+        .map(|(n, b)| (n, PyRecordBatch::new(b)))
+        .collect())
 }

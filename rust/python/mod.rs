@@ -2,6 +2,7 @@
 //! API, its docstrings and the Spark integration are in `python/kafkalog`.
 
 mod cleanup;
+mod cli;
 mod errors;
 mod internal;
 mod options;
@@ -38,11 +39,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader::segment_origin, m)?)?;
     m.add_function(wrap_pyfunction!(reader::rebuild_indexes, m)?)?;
     m.add_class::<internal::InternalFold>()?;
-    m.add_class::<internal::ClusterStateFold>()?;
     m.add_function(wrap_pyfunction!(internal::dump_internal_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::dump_control_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::decode_internal_record, m)?)?;
-    m.add_function(wrap_pyfunction!(internal::log_end_offset, m)?)?;
+    m.add_function(wrap_pyfunction!(internal::internal_table, m)?)?;
+    m.add_function(wrap_pyfunction!(internal::cluster_state_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::base_offset_of, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::snapshot_id_of, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::index_sanity_check, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::index_lookup, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::batch_first_timestamps, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::compact, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::retain, m)?)?;
     vocabulary::add(m)?;

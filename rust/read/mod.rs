@@ -10,6 +10,7 @@
 //! | `parallel.rs` | the parallel reader: pieces decoded on the pool, batches handed out in order |
 
 pub mod files;
+pub mod internal_topics;
 pub mod parallel;
 pub mod pieces;
 mod pool;

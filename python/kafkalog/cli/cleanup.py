@@ -7,14 +7,14 @@ import argparse
 import json
 from typing import Any
 
-import kafkalog
+from kafkalog import cleanup
 from kafkalog.cli.arguments import _positive_int
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_OK
 from kafkalog.cli.text import _finding_text, _human_bytes, _iso_ms, _Output, _plural
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    report = kafkalog.compact(
+    report = cleanup.compact(
         args.src,
         args.dst,
         delete_retention_ms=args.delete_retention_ms,
@@ -56,7 +56,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_retain(args: argparse.Namespace) -> int:
-    result = kafkalog.retain(
+    result = cleanup.retain(
         args.path,
         retention_ms=args.retention_ms,
         retention_bytes=args.retention_bytes,

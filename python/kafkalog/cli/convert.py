@@ -15,7 +15,9 @@ from typing import Any
 
 import pyarrow as pa
 
-import kafkalog
+from kafkalog import reading
+from kafkalog._isolation import ISOLATION_LEVELS
+from kafkalog._storage import is_remote
 from kafkalog.cli.arguments import (
     _bound_value,
     _column_list,
@@ -164,11 +166,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise CliError("convert: --compression applies to parquet and arrow only", EXIT_USAGE)
 
     columns = [c for c in (args.columns or []) if c] or None
-    out_schema = kafkalog.schema(columns, batch_metadata=args.batch_metadata)
+    out_schema = reading.schema(columns, batch_metadata=args.batch_metadata)
     out_names = out_schema.names
 
     store = storage(args)
-    total = sum(s["size"] or 0 for s in kafkalog.segments(args.logdir, **store))
+    total = sum(s["size"] or 0 for s in reading.segments(args.logdir, **store))
     if args.progress is None:
         show_progress = sys.stderr.isatty()
     else:
@@ -183,7 +185,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     }
     if getattr(args, "isolation_level", None) is not None:
         bounds["isolation_level"] = args.isolation_level
-    reader = kafkalog.read(
+    reader = reading.read(
         args.logdir,
         columns=read_names,
         include_control=args.include_control,
@@ -203,7 +205,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     tmp = None
     target = args.out
     # An object-store output is written locally, then uploaded as one atomic object.
-    remote = "://" in target and not target.startswith("file://")
+    remote = is_remote(target)
     if remote:
         tmp = os.path.join(tempfile.gettempdir(), f".kafkalog-convert-{os.getpid()}.tmp")
     elif target != "-":
@@ -350,7 +352,7 @@ def register(sub: Any) -> None:
         )
     c.add_argument(
         "--isolation-level",
-        choices=("read_uncommitted", "read_committed"),
+        choices=ISOLATION_LEVELS,
         default=None,
         help="read_committed leaves out the records of aborted transactions, as a "
         "consumer with isolation.level=read_committed does (default read_uncommitted)",

@@ -10,9 +10,10 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
-import kafkalog
+from kafkalog import _native, reading
 from kafkalog.cli.arguments import add_storage_arguments, storage
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK, PROG, _stop_text
 from kafkalog.cli.text import TIMESTAMP_TYPES, _err, _human_bytes, _iso_ms, _Output, _plural
@@ -45,9 +46,7 @@ def _segment_summary(path: str, size: int, storage: Mapping[str, Any]) -> dict[s
         "transactionalBatches": 0,
         "error": None,
     }
-    head = s["file"].split(".")[0]
-    if head.isdigit():
-        s["baseOffset"] = int(head)
+    s["baseOffset"] = _native.base_offset_from_name(path)
     magics: set[int] = set()
     codecs: set[str] = set()
     ts_types: set[int] = set()
@@ -55,7 +54,7 @@ def _segment_summary(path: str, size: int, storage: Mapping[str, Any]) -> dict[s
     last_ts: list[int] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for chunk in kafkalog.read_batches(path, on_corrupt="stop", visibility="all", **storage):
+        for chunk in reading.read_batches(path, on_corrupt="stop", visibility="all", **storage):
             if chunk.num_rows == 0:
                 continue
             s["batches"] += chunk.num_rows
@@ -71,18 +70,8 @@ def _segment_summary(path: str, size: int, storage: Mapping[str, Any]) -> dict[s
             s["crcMismatches"] += chunk.num_rows - (pc.sum(chunk.column("crcValid")).as_py() or 0)
             s["controlBatches"] += pc.sum(chunk.column("isControl")).as_py() or 0
             s["transactionalBatches"] += pc.sum(chunk.column("isTransactional")).as_py() or 0
-            # earliest: a v2 CreateTime batch's base timestamp (its first record's), unless it
-            # holds a delete horizon; else the batch's max timestamp
-            use_base = pc.and_(
-                pc.and_(
-                    pc.equal(chunk.column("magic"), 2),
-                    pc.equal(chunk.column("timestampType"), 0),
-                ),
-                pc.is_null(chunk.column("deleteHorizonMs")),
-            )
-            early = pc.if_else(
-                use_base, chunk.column("baseTimestamp"), chunk.column("maxTimestamp")
-            )
+            # earliest: what each batch header says of its first record, by the core's rule
+            early = pa.array(_native.batch_first_timestamps(chunk), pa.int64())
             early = pc.filter(early, pc.greater_equal(early, 0))
             late = chunk.column("maxTimestamp")
             late = pc.filter(late, pc.greater_equal(late, 0))
@@ -145,7 +134,7 @@ def log_info(path: str, storage_options: Mapping[str, Any] | None = None) -> dic
     partitions: dict[tuple[str | None, int | None, str], list[dict[str, Any]]] = {}
     bounds: dict[tuple[str | None, int | None, str], tuple[int | None, int | None]] = {}
     directory = ""
-    for seg in kafkalog.segments(path, **storage):
+    for seg in reading.segments(path, **storage):
         # One partition per log the core sees (a partition's tiered and broker segments are one).
         if not seg["continues"]:
             directory = os.path.dirname(seg["path"])

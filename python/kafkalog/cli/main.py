@@ -9,7 +9,7 @@ import sys
 import warnings
 from typing import TextIO
 
-import kafkalog
+from kafkalog._native import __version__
 from kafkalog.cli import cleanup, convert, dump, info, offsets, verify
 from kafkalog.cli.arguments import _Parser
 from kafkalog.cli.exits import (
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {kafkalog.__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     dump.register(sub)

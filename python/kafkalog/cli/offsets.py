@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-import kafkalog
+from kafkalog import internal
 from kafkalog.cli.arguments import add_storage_arguments, storage
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK, PROG
 from kafkalog.cli.text import _err
@@ -39,8 +39,8 @@ def register(sub: Any) -> None:
 
 def cmd_offsets(args: argparse.Namespace) -> int:
     store = storage(args)
-    offsets = kafkalog.consumer_offsets(args.logdir, group=args.group, **store).to_pylist()
-    groups = {g["group"]: g for g in kafkalog.consumer_groups(args.logdir, **store).to_pylist()}
+    offsets = internal.consumer_offsets(args.logdir, group=args.group, **store).to_pylist()
+    groups = {g["group"]: g for g in internal.consumer_groups(args.logdir, **store).to_pylist()}
     names = sorted(
         {r["group"] for r in offsets} | ({args.group} & set(groups) if args.group else set(groups))
     )

@@ -6,14 +6,14 @@ import argparse
 import json
 from typing import Any
 
-import kafkalog
+from kafkalog import checking
 from kafkalog.cli.arguments import add_storage_arguments, storage
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK
 from kafkalog.cli.text import _finding_text, _Output, _plural
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    result = kafkalog.verify(args.path, **storage(args))
+    result = checking.verify(args.path, **storage(args))
     out = _Output()
     if args.json:
         out.line(json.dumps(result, indent=2, ensure_ascii=False, default=str))

@@ -32,7 +32,7 @@ decoding), :mod:`~kafkalog.spark.source` (the data source), :mod:`~kafkalog.spar
 
 from __future__ import annotations
 
-import kafkalog
+from kafkalog import planning
 from kafkalog.spark.decoding import WORK_ITEM_SCHEMA, decode, decoder, plan_df
 from kafkalog.spark.options import DEFAULT_TARGET_BYTES
 from kafkalog.spark.planning import DataLossError, plan
@@ -47,7 +47,7 @@ from kafkalog.spark.source import KafkaLogDataSource, register
 from kafkalog.spark.writing import ENCODE_SCHEMA, encode, write
 
 #: A piece of one segment file for one task (see :func:`kafkalog.plan`).
-WorkItem = kafkalog.WorkItem
+WorkItem = planning.WorkItem
 
 __all__ = [
     "SPARK_SCHEMA",

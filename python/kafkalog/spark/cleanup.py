@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Unpack
 
 import pyarrow as pa
 
-import kafkalog
-from kafkalog import cleanup
+from kafkalog import cleanup, reading
 from kafkalog.types import CompactOptions, CompactReport
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ __all__ = ["compact"]
 
 def _partition_dirs(src: str) -> list[tuple[str, str | None, int | None]]:
     seen: dict[str, tuple[str | None, int | None]] = {}
-    for seg in kafkalog.segments(src):
+    for seg in reading.segments(src):
         seen.setdefault(os.path.dirname(seg["path"]), (seg["topic"], seg["partition"]))
     return [(d, t, p) for d, (t, p) in seen.items()]
 

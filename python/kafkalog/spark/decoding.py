@@ -25,14 +25,15 @@ from pyspark.sql.types import (
     StructType,
 )
 
-import kafkalog
-from kafkalog import _native
+from kafkalog import _native, planning, reading
+from kafkalog._isolation import isolation_level as checked_isolation_level
+from kafkalog._isolation import read_committed as read_committed_level
 from kafkalog._native import DEFAULT_BATCH_SIZE, DEFAULT_MAX_DECOMPRESSED_SIZE
 from kafkalog._storage import Route, route, storage_kwargs
-from kafkalog.errors import InvalidArgumentError, KafkaLogError
-from kafkalog.spark.options import BoundSpec
+from kafkalog.errors import IndexNotUsedWarning, InvalidArgumentError, KafkaLogError
 from kafkalog.spark.planning import discover, items, offset_ranges, plan
 from kafkalog.spark.schema import arrow_schema, conform, spark_columns, spark_schema
+from kafkalog.spark.selection import BoundSpec
 
 __all__ = ["WORK_ITEM_SCHEMA", "decode", "decoder", "plan_df", "read_work_items"]
 
@@ -66,7 +67,7 @@ WORK_ITEM_SCHEMA = StructType(
 )
 
 
-def _item_row(item: kafkalog.WorkItem) -> tuple[Any, ...]:
+def _item_row(item: planning.WorkItem) -> tuple[Any, ...]:
     aborted = None
     if item.aborted is not None:
         aborted = [
@@ -88,7 +89,7 @@ def quiet_executor() -> None:
     """In a Spark task, a segment without an index is no news (copies often lack them, and a
     task's warnings only reach its log): leave IndexNotUsedWarning out there."""
     if TaskContext.get() is not None:
-        warnings.filterwarnings("ignore", category=kafkalog.errors.IndexNotUsedWarning)
+        warnings.filterwarnings("ignore", category=IndexNotUsedWarning)
 
 
 def task_threads() -> int:
@@ -99,7 +100,7 @@ def task_threads() -> int:
 
 
 def read_work_items(
-    work: Sequence[kafkalog.WorkItem],
+    work: Sequence[planning.WorkItem],
     columns: Sequence[str],
     read: Mapping[str, Any],
     *,
@@ -110,14 +111,14 @@ def read_work_items(
     """Decode work items in their order; item paths are URIs, each read from its store
     (consecutive items from one store in one native call). With ``target``, batches are
     given exactly that schema, and empty ones left out."""
-    run: list[kafkalog.WorkItem] = []
+    run: list[planning.WorkItem] = []
     current: Route | None = None
 
     def flush() -> Iterator[pa.RecordBatch]:
         if run and current is not None:
             r = current
             try:
-                reader = kafkalog.read_items(
+                reader = planning.read_items(
                     run, columns=columns, threads=task_threads(), **read, **r.kwargs()
                 )
                 run.clear()
@@ -203,7 +204,7 @@ class _Decoder:
         planned = any(row.get(k) is not None for k in ("start", "end", "start_offset", "aborted"))
         if planned:  # a work item
             aborted = row.get("aborted")
-            item = kafkalog.WorkItem(
+            item = planning.WorkItem(
                 path=path,
                 start=_int(row.get("start")) or 0,
                 end=_int(row.get("end")),
@@ -225,7 +226,7 @@ class _Decoder:
             work = [item]
         else:  # a whole path, within the decoder's bounds
             parts = discover(path, storage_options=self.storage_options, filesystem=self.filesystem)
-            read_committed = self.isolation_level == "read_committed"
+            read_committed = read_committed_level(self.isolation_level)
             ranges = offset_ranges(
                 parts,
                 self.bounds,
@@ -261,7 +262,7 @@ class _Decoder:
             topic, partition, _ = _native.segment_origin(path)
         name = path or "<content>"
         try:
-            yield from kafkalog.read_bytes(
+            yield from reading.read_bytes(
                 content, columns=self.columns, topic=topic, partition=partition, **self.read_options
             )
         except KafkaLogError as e:
@@ -297,14 +298,10 @@ def decoder(
     (work items carry their own); ``storage_options``/``filesystem``/``encryption_keys`` as
     :func:`kafkalog.read` (keys are read here, on the driver).
     """
-    if isolation_level not in ("read_uncommitted", "read_committed"):
-        raise InvalidArgumentError(
-            "isolation_level must be 'read_uncommitted' or 'read_committed', "
-            f"not {isolation_level!r}"
-        )
+    isolation_level = checked_isolation_level(isolation_level)
     if columns is None:
         columns = spark_columns(include_headers=include_headers, batch_metadata=batch_metadata)
-    kafkalog.schema(columns)  # check the columns early
+    reading.schema(columns)  # check the columns early
     read = {
         "include_control": bool(include_control),
         "check_crc": bool(check_crc),

@@ -17,17 +17,14 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import kafkalog
-from kafkalog import DEFAULT_MAX_DECOMPRESSED_SIZE, _native
+from kafkalog import _native, reading
+from kafkalog._isolation import read_committed as _read_committed
+from kafkalog._native import DEFAULT_MAX_DECOMPRESSED_SIZE
 from kafkalog._storage import Route, route
 from kafkalog.errors import InvalidArgumentError, KafkaLogError
-from kafkalog.spark.options import (
-    DEFAULT_TARGET_BYTES,
-    EARLIEST,
-    LATEST,
-    BoundSpec,
-    Subscription,
-)
+from kafkalog.planning import Bounds, WorkItem, plan_segments
+from kafkalog.spark.options import DEFAULT_TARGET_BYTES
+from kafkalog.spark.selection import EARLIEST, LATEST, BoundSpec, Subscription
 from kafkalog.types import Visibility
 
 __all__ = [
@@ -105,7 +102,7 @@ def discover(
     parts: list[Partition] = []
     for r, core_paths in _routes(paths, storage_options, filesystem):
         current: Partition | None = None
-        for s in kafkalog.segments(core_paths, **r.kwargs()):
+        for s in reading.segments(core_paths, **r.kwargs()):
             topic, partition = s["topic"], s["partition"]
             if subscription is not None and not subscription(topic, partition):
                 continue
@@ -280,19 +277,21 @@ def items(
     target_bytes: int | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     visibility: Visibility = "consumer",
-) -> list[kafkalog.WorkItem]:
+) -> list[WorkItem]:
     """The work items that read each partition's range (partitions without one are not
     read), cut at batch boundaries into pieces of about ``target_bytes``; item paths are
     URIs a task can open."""
-    out: list[kafkalog.WorkItem] = []
+    out: list[WorkItem] = []
     by_route: dict[tuple[Any, ...], list[Partition]] = {}
     for p in parts:
         if p.key in ranges:
             by_route.setdefault(p.route.key(), []).append(p)
     for group in by_route.values():
         r = group[0].route
-        bounds = {p.key: (ranges[p.key][0], ranges[p.key][1], None, None) for p in group}
-        planned, issues = _native.plan(
+        bounds: dict[TopicPartition, Bounds] = {
+            p.key: (ranges[p.key][0], ranges[p.key][1], None, None) for p in group
+        }
+        planned, issues = plan_segments(
             [s for p in group for s in p.segments],
             default_bounds=(0, 0, None, None),  # a partition without a range reads nothing
             bounds=bounds,
@@ -300,13 +299,11 @@ def items(
             target_bytes=target_bytes,
             max_decompressed_size=max_decompressed_size,
             visibility=visibility,
-            **r.kwargs(),
+            storage=r.kwargs(),
         )
         for issue in issues:
             _log.info("%s", issue["message"])
-        for i in planned:
-            item = kafkalog.WorkItem(*i)
-            out.append(item._replace(path=r.uri(item.path)))
+        out += [item._replace(path=r.uri(item.path)) for item in planned]
     return out
 
 
@@ -328,9 +325,14 @@ def plan(
     visibility: Visibility = "consumer",
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
-) -> list[kafkalog.WorkItem]:
+) -> list[WorkItem]:
     """Plan a read as work items of about ``target_bytes`` of log each (``None``: one per
     file), for tasks to decode with :func:`kafkalog.read_items` or :func:`kafkalog.decode`.
+
+    :func:`kafkalog.plan` with Spark's Kafka source options: these are resolved to one offset
+    range per topic-partition first, as Spark's Kafka source resolves them, and the ranges
+    are then cut by the same planner :func:`kafkalog.plan` uses
+    (:func:`kafkalog.planning.plan_segments`).
 
     ``topics`` (Spark's ``subscribe``), ``topic_pattern`` (``subscribePattern``) or
     ``assign`` (``{"topic": [0, 1]}``) choose the topic-partitions, at most one of them;
@@ -344,19 +346,12 @@ def plan(
     warning and a start at the earliest. ``visibility`` as :func:`kafkalog.read`: by default
     what a consumer could fetch, within the broker's checkpoints where they are.
     """
-    if isolation_level not in ("read_uncommitted", "read_committed"):
-        raise InvalidArgumentError(
-            "isolation_level must be 'read_uncommitted' or 'read_committed', "
-            f"not {isolation_level!r}"
-        )
-    if target_bytes is not None and target_bytes <= 0:
-        raise InvalidArgumentError(f"target_bytes must be positive, not {target_bytes}")
+    read_committed = _read_committed(isolation_level)
     subscription = Subscription.make(topics, topic_pattern, assign, partitions)
     bounds = BoundSpec.make(start_offset, end_offset, start_timestamp, end_timestamp)
     parts = discover(
         paths, subscription=subscription, storage_options=storage_options, filesystem=filesystem
     )
-    read_committed = isolation_level == "read_committed"
     ranges = offset_ranges(
         parts,
         bounds,

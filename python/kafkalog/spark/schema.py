@@ -26,7 +26,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-import kafkalog
+from kafkalog import reading
 from kafkalog.errors import InvalidArgumentError
 
 __all__ = [
@@ -40,15 +40,15 @@ __all__ = [
 ]
 
 #: The columns of Spark's Kafka source (without ``includeHeaders``).
-SPARK_COLUMNS: tuple[str, ...] = tuple(c for c in kafkalog.COLUMNS if c != "headers")
+SPARK_COLUMNS: tuple[str, ...] = tuple(c for c in reading.COLUMNS if c != "headers")
 
 
 def spark_columns(*, include_headers: bool = False, batch_metadata: bool = False) -> list[str]:
     """Spark's Kafka source columns, with ``headers`` when asked (as its ``includeHeaders``),
     and kafkalog's batch metadata columns after them."""
-    columns = list(kafkalog.COLUMNS if include_headers else SPARK_COLUMNS)
+    columns = list(reading.COLUMNS if include_headers else SPARK_COLUMNS)
     if batch_metadata:
-        columns += list(kafkalog.METADATA_COLUMNS)
+        columns += list(reading.METADATA_COLUMNS)
     return columns
 
 
@@ -110,7 +110,7 @@ def spark_schema(
 ) -> StructType:
     """The Spark schema of these kafkalog columns (default: Spark's Kafka source schema, with
     ``headers`` and the batch metadata columns when asked), every field nullable as there."""
-    schema = kafkalog.schema(_chosen(columns, include_headers, batch_metadata))
+    schema = reading.schema(_chosen(columns, include_headers, batch_metadata))
     return StructType([StructField(f.name, _spark_type(f.type), True) for f in schema])
 
 
@@ -123,7 +123,7 @@ def arrow_schema(
     """The Arrow schema decoding yields for these columns: exactly what pyspark's
     ``to_arrow_schema`` makes of :func:`spark_schema`, which Spark's Python data sources
     require to the letter."""
-    schema = kafkalog.schema(_chosen(columns, include_headers, batch_metadata))
+    schema = reading.schema(_chosen(columns, include_headers, batch_metadata))
     return pa.schema([pa.field(f.name, _arrow_type(f.type), nullable=True) for f in schema])
 
 

@@ -9,8 +9,7 @@ does the same by hand.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -24,15 +23,13 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-import kafkalog
+from kafkalog import reading
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.decoding import quiet_executor, read_work_items
 from kafkalog.spark.options import SourceOptions, columns_of, parse_bool
+from kafkalog.spark.partitions import ItemsPartition, plan_partitions, spark_partitions
 from kafkalog.spark.planning import (
-    Partition,
-    TopicPartition,
     discover,
-    items,
     offset_ranges,
 )
 from kafkalog.spark.schema import SPARK_SCHEMA, arrow_schema, spark_schema
@@ -47,116 +44,6 @@ __all__ = [
 ]
 
 
-class ItemsPartition(InputPartition):
-    """A Spark partition of the data source: consecutive work items."""
-
-    def __init__(self, index: int, items: list[kafkalog.WorkItem]) -> None:
-        super().__init__(index)
-        self.items = items
-
-
-def _offset_spans(work: list[kafkalog.WorkItem]) -> list[tuple[kafkalog.WorkItem, int, int]]:
-    """Each item with the offsets it may hold, ``[low, high)``: from its base (or start
-    bound) to where the next item of its partition begins (or its end bound)."""
-
-    def low_of(item: kafkalog.WorkItem) -> int:
-        return max(x for x in (item.base_offset, item.start_offset, 0) if x is not None)
-
-    out = []
-    for k, item in enumerate(work):
-        low = low_of(item)
-        nxt = work[k + 1] if k + 1 < len(work) else None
-        same = nxt is not None and (nxt.topic, nxt.partition) == (item.topic, item.partition)
-        # Items of a partition are in offset order: this one ends where the next begins.
-        highs = [item.end_offset] + ([low_of(nxt)] if same and nxt is not None else [])
-        known = [h for h in highs if h is not None]
-        high = min(known) if known else low + 1
-        out.append((item, low, max(high, low + 1)))
-    return out
-
-
-def _split(item: kafkalog.WorkItem, low: int, high: int, pieces: int) -> list[kafkalog.WorkItem]:
-    """``item`` as ``pieces`` items over the same bytes, its offsets ``[low, high)`` shared
-    out evenly (a piece of a range, as Spark's Kafka source cuts one)."""
-    if pieces <= 1:
-        return [item]
-    cuts = [low + (high - low) * k // pieces for k in range(pieces + 1)]
-    return [
-        item._replace(start_offset=a, end_offset=b) for a, b in zip(cuts, cuts[1:], strict=False)
-    ]
-
-
-def spark_partitions(
-    work: list[kafkalog.WorkItem],
-    *,
-    target_bytes: int,
-    min_partitions: int | None = None,
-    max_records_per_partition: int | None = None,
-) -> list[ItemsPartition]:
-    """Work items grouped into Spark partitions of about ``target_bytes`` of log each, at
-    least ``min_partitions`` of them where the items allow (items split by offset range
-    when there are too few, each in proportion to its share of offsets), none holding more
-    than ``max_records_per_partition`` offsets."""
-    if max_records_per_partition:
-        most = max_records_per_partition
-        work = [
-            piece
-            for item, low, high in _offset_spans(work)
-            for piece in _split(item, low, high, math.ceil((high - low) / most))
-        ]
-    if min_partitions and len(work) < min_partitions and work:
-        spans = _offset_spans(work)
-        total = sum(high - low for _, low, high in spans)
-        work = [
-            piece
-            for item, low, high in spans
-            for piece in _split(
-                item, low, high, min(high - low, math.ceil((high - low) * min_partitions / total))
-            )
-        ]
-    out: list[ItemsPartition] = []
-    current: list[kafkalog.WorkItem] = []
-    size = offsets = 0
-    for item, low, high in _offset_spans(work):
-        full = current and size + item.size > target_bytes
-        if max_records_per_partition and current:
-            full = full or offsets + (high - low) > max_records_per_partition
-        if full:
-            out.append(ItemsPartition(len(out), current))
-            current, size, offsets = [], 0, 0
-        current.append(item)
-        size += item.size
-        offsets += high - low
-    if current:
-        out.append(ItemsPartition(len(out), current))
-    return out
-
-
-def plan_partitions(
-    parts: list[Partition], ranges: Mapping[TopicPartition, tuple[int, int]], o: SourceOptions
-) -> list[ItemsPartition]:
-    """The Spark partitions that read each partition's offset range: work items of about
-    ``targetBytes`` (less where ``minPartitions`` asks for more pieces), grouped."""
-    target = o.target_bytes
-    if o.min_partitions:
-        total = sum(s[3] or 0 for p in parts if p.key in ranges for s in p.segments)
-        target = max(1, min(target, total // o.min_partitions))
-    work = items(
-        parts,
-        ranges,
-        read_committed=o.isolation_level == "read_committed",
-        target_bytes=target,
-        max_decompressed_size=o.read["max_decompressed_size"],
-        visibility=o.visibility,
-    )
-    return spark_partitions(
-        work,
-        target_bytes=target,
-        min_partitions=o.min_partitions,
-        max_records_per_partition=o.max_records_per_partition,
-    )
-
-
 class _BatchReader(DataSourceReader):
     def __init__(self, options: SourceOptions, schema: StructType) -> None:
         self.options = options
@@ -168,7 +55,7 @@ class _BatchReader(DataSourceReader):
         ranges = offset_ranges(
             parts,
             o.bounds,
-            read_committed=o.isolation_level == "read_committed",
+            read_committed=o.read_committed,
             fail_on_data_loss=o.fail_on_data_loss,
             max_decompressed_size=o.read["max_decompressed_size"],
             visibility=o.visibility,
@@ -193,7 +80,7 @@ def _columns(options: SourceOptions, schema: StructType) -> list[str]:
     ``.schema(...)``, checked against what kafkalog reads."""
     names = list(schema.fieldNames())
     if names != options.columns:
-        full = spark_schema(list(kafkalog.COLUMNS + kafkalog.METADATA_COLUMNS))
+        full = spark_schema(list(reading.COLUMNS + reading.METADATA_COLUMNS))
         known = {f.name: f.dataType for f in full}
         for f in schema:
             if f.name not in known or known[f.name] != f.dataType:

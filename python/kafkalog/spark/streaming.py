@@ -30,7 +30,8 @@ from pyspark.sql.streaming.datasource import (
 
 from kafkalog.errors import InvalidArgumentError, KafkaLogError
 from kafkalog.spark.decoding import quiet_executor, read_work_items
-from kafkalog.spark.options import EARLIEST, LATEST, SourceOptions
+from kafkalog.spark.options import SourceOptions
+from kafkalog.spark.partitions import plan_partitions
 from kafkalog.spark.planning import (
     Partition,
     TopicPartition,
@@ -40,7 +41,7 @@ from kafkalog.spark.planning import (
     list_offsets,
 )
 from kafkalog.spark.schema import arrow_schema
-from kafkalog.spark.source import plan_partitions
+from kafkalog.spark.selection import EARLIEST, LATEST
 
 __all__ = ["StreamReader"]
 
@@ -111,7 +112,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: SourceOptions, columns: list[str]) -> None:
         self.options = options
         self.columns = columns
-        self.read_committed = options.isolation_level == "read_committed"
+        self.read_committed = options.read_committed
         self.target: Offsets | None = None  # Trigger.AvailableNow's end
         self.last_batch = time.monotonic()
         self.seen: Offsets | None = None  # the latest offsets at the last look

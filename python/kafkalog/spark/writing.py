@@ -13,12 +13,10 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -28,8 +26,8 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-import kafkalog
-from kafkalog import _native
+from kafkalog import _native, errors, reading, types, writing
+from kafkalog._storage import is_remote, local_path
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.options import parse_bool
 
@@ -204,26 +202,19 @@ def _runs(
             pass
 
 
-def _is_remote(path: str) -> bool:
-    """Whether ``path`` is a URI other than ``file:`` (an object store)."""
-    return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.\-]+:", path)) and not path.startswith("file:")
-
-
 def write_target(path: str | os.PathLike[str]) -> str:
     """Where the data source writes: a local directory (:func:`local_dir`) or an object-store
     prefix (``s3://bucket/logs``, kept as it is)."""
     text = os.fspath(path)
-    return text.rstrip("/") if _is_remote(text) else local_dir(text)
+    return text.rstrip("/") if is_remote(text) else local_dir(text)
 
 
 def local_dir(path: str | os.PathLike[str]) -> str:
     """The local directory a write goes to (plain paths and ``file:`` URIs)."""
-    text = os.fspath(path)
-    if text.startswith("file:"):
-        text = unquote(urlsplit(text).path)
-    elif re.match(r"^[A-Za-z][A-Za-z0-9+.\-]+:", text):
+    text = local_path(path)
+    if text is None:
         raise InvalidArgumentError(
-            f"kafkalog writes local (or mounted) directories; {text!r} is not one"
+            f"kafkalog writes local (or mounted) directories; {os.fspath(path)!r} is not one"
         )
     return os.path.abspath(text)
 
@@ -245,7 +236,7 @@ class _Encoder:
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for topic, partition, table in _groups(batches, self.topic, self.partition):
-            segments = kafkalog.write(
+            segments = writing.write(
                 self.out_dir, table, topic=topic, partition=partition, **self.options
             )
             yield pa.RecordBatch.from_arrays(
@@ -283,7 +274,7 @@ def encode(
     batch-metadata columns, batches are formed afresh as CreateTime (``timestamp_type`` asks
     for LogAppendTime). A task holds its rows in memory.
     """
-    inspect.signature(kafkalog.write).bind("x", None, **write_options)  # unknown options
+    inspect.signature(writing.write).bind("x", None, **write_options)  # unknown options
     return _Encoder(os.fspath(out_dir), write_options, topic, partition)
 
 
@@ -292,7 +283,7 @@ class _Staged(WriterCommitMessage):
     """What one write task left in the staging directory: (topic, partition, dir, segments),
     and the task's own staging directory where it made one."""
 
-    partitions: list[tuple[str, int, str, list[kafkalog.WrittenSegment]]]
+    partitions: list[tuple[str, int, str, list[types.WrittenSegment]]]
     staging: str | None = None
 
 
@@ -329,7 +320,7 @@ class Writer(DataSourceArrowWriter):
         self.options = options
         self.overwrite = overwrite
         self.storage_options = storage_options
-        self.remote = _is_remote(path)
+        self.remote = is_remote(path)
         self.topic = options.pop("topic", None)
         partition = options.pop("partition", None)
         self.partition = None if partition is None else int(partition)
@@ -348,7 +339,7 @@ class Writer(DataSourceArrowWriter):
         if self.remote:
             extra["storage_options"] = self.storage_options
         for topic, partition, table in groups(iterator, self.topic, self.partition):
-            segments = kafkalog.write(
+            segments = writing.write(
                 task_dir, table, topic=topic, partition=partition, **self.options, **extra
             )
             target = _native.partition_dir(task_dir, topic, partition)
@@ -400,7 +391,7 @@ class Writer(DataSourceArrowWriter):
     def _remove_staging(self) -> None:
         try:
             _native.remove_staging(self.staging, self.storage_options if self.remote else None)
-        except kafkalog.KafkaLogError:
+        except errors.KafkaLogError:
             pass  # left for a later write's cleanup (locally) or the bucket's lifecycle rule
 
 
@@ -445,7 +436,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
         self.fsync = self.options.get("fsync", True)
         for fixed in ("base_offset", "magic", "preserve_batches"):
             self.options.pop(fixed, None)
-        self.remote = _is_remote(path)
+        self.remote = is_remote(path)
         if not self.remote:
             os.makedirs(self.path, exist_ok=True)
 
@@ -457,10 +448,8 @@ class StreamWriter(DataSourceStreamArrowWriter):
         staged = []
         try:
             for topic, partition, table in _groups(iterator, self.topic, self.partition):
-                drop = [
-                    c for c in ("offset", *kafkalog.METADATA_COLUMNS) if c in table.column_names
-                ]
-                segments = kafkalog.write(
+                drop = [c for c in ("offset", *reading.METADATA_COLUMNS) if c in table.column_names]
+                segments = writing.write(
                     staging,
                     table.drop_columns(drop),
                     topic=topic,
@@ -513,7 +502,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
             return
         try:
             _native.remove_staging(staging, self.storage_options)
-        except kafkalog.KafkaLogError:
+        except errors.KafkaLogError:
             pass  # left for the bucket's lifecycle rule; never read as data
 
 

@@ -1,0 +1,168 @@
+"""Writing records as a Kafka partition directory a broker and any Kafka client read:
+:func:`write`, also ``kafkalog.write``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from kafkalog._native import (
+    DEFAULT_BATCH_BYTES,
+    DEFAULT_BATCH_RECORDS,
+    DEFAULT_INDEX_INTERVAL_BYTES,
+    DEFAULT_SEGMENT_BYTES,
+)
+from kafkalog._native import Writer as _Writer
+from kafkalog._native import partition_dir as _partition_dir
+from kafkalog._storage import PathLike as _PathLike
+from kafkalog._storage import storage_kwargs as _storage_kwargs
+from kafkalog.errors import InvalidArgumentError
+from kafkalog.types import Compression, TimestampTypeName, WrittenSegment
+
+if TYPE_CHECKING:
+    from kafkalog._native import WriterOptions as _WriterOptions
+
+__all__ = [
+    "write",
+    "DEFAULT_SEGMENT_BYTES",
+    "DEFAULT_INDEX_INTERVAL_BYTES",
+    "DEFAULT_BATCH_RECORDS",
+    "DEFAULT_BATCH_BYTES",
+]
+
+
+def _batches(data: Any) -> Iterator[pa.RecordBatch]:
+    """The record batches of anything Arrow-shaped, lazily."""
+    if isinstance(data, pa.RecordBatch):
+        return iter([data])
+    if isinstance(data, pa.Table):
+        return iter(data.to_batches())
+    if isinstance(data, pa.RecordBatchReader):
+        return iter(data)
+    if hasattr(data, "__arrow_c_stream__"):
+        return iter(pa.RecordBatchReader.from_stream(data))
+    if isinstance(data, list | tuple) and all(isinstance(b, pa.RecordBatch) for b in data):
+        return iter(data)
+    raise InvalidArgumentError(
+        "data must be a pyarrow Table, RecordBatch, RecordBatchReader, a list of batches, or "
+        f"an object with __arrow_c_stream__; got {type(data).__name__}"
+    )
+
+
+def write(
+    path: _PathLike,
+    data: Any,
+    *,
+    magic: int | None = None,
+    compression: Compression | None = None,
+    compression_level: int | None = None,
+    timestamp_type: TimestampTypeName | None = None,
+    log_append_time: int | None = None,
+    base_offset: int = 0,
+    batch_records: int = DEFAULT_BATCH_RECORDS,
+    batch_bytes: int = DEFAULT_BATCH_BYTES,
+    preserve_batches: bool = True,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    partition_leader_epoch: int = 0,
+    segment_bytes: int = DEFAULT_SEGMENT_BYTES,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+    overwrite: bool = False,
+    topic: str | None = None,
+    partition: int | None = None,
+    fsync: bool = True,
+    storage_options: Mapping[str, Any] | None = None,
+) -> list[WrittenSegment]:
+    """Write records as a Kafka partition directory that a broker and any Kafka client read.
+
+    ``path`` is the partition directory to create (``.../<topic>-<partition>``): segments
+    ``<20-digit base offset>.log`` rolled before ``segment_bytes`` (``log.segment.bytes``), each
+    with ``.index`` and ``.timeindex`` entries every ``index_interval_bytes`` as a broker adds
+    them, a ``.txnindex`` where a transaction is aborted, and producer snapshots
+    (``<offset>.snapshot``) at each roll and at the end, as a broker takes them. The write is
+    atomic: it is built in a hidden directory beside ``path`` and renamed into place when
+    complete; an existing ``path`` is only replaced with ``overwrite=True``, in one atomic swap
+    (readers see the old directory or the new one, never a mix). One writer at a time: a second
+    writer of the same directory raises :class:`ConcurrentWriteError`. Files and directories are
+    fsynced before the directory is published (``fsync=False`` skips that: faster, but a power
+    cut may then lose a write that returned). A symbolic link at ``path`` is refused.
+
+    With ``topic`` (and ``partition``, default 0), ``path`` is the log directory and the
+    partition directory written is ``<path>/<topic>-<partition>``; the topic and partition are
+    checked as Kafka checks them (ASCII letters, digits, ``.``, ``_``, ``-``; 1 to 249
+    characters; not ``.`` or ``..``; partition 0 to 2**31-1), so a name taken from data cannot
+    place files outside ``path`` (:class:`InvalidArgumentError` otherwise, before anything is
+    written).
+
+    ``data``: a pyarrow Table, RecordBatch(es) or RecordBatchReader with :func:`read`'s columns:
+    ``key`` and ``value`` (binary), ``timestamp``, ``headers``, optionally ``offset`` (kept:
+    strictly increasing, gaps allowed; else assigned from ``base_offset``) and optionally the
+    batch-metadata columns. With the metadata (``read(..., batch_metadata=True)``) and
+    ``preserve_batches``, each batch is rebuilt as it was: uncompressed batches come out byte
+    for byte, compressed ones with the same records and boundaries. (A v2 LogAppendTime batch
+    is the exception: readers see only the append time, never its records' original
+    timestamps, so those cannot be written back.) Otherwise records are
+    batched as a producer does: up to ``batch_records`` records and ``batch_bytes``
+    uncompressed bytes (the producer's ``batch.size``) per batch.
+
+    ``magic`` (0, 1 or 2) and ``compression`` (``none``, ``gzip``, ``snappy``, ``lz4``, ``zstd``
+    from magic 2) default to the ``magic``/``compression`` columns when present, else 2 and
+    none. ``timestamp_type`` is ``"CreateTime"`` or ``"LogAppendTime"`` (then every batch gets
+    ``log_append_time``; by default the rows' own latest timestamp, which rows read from a
+    LogAppendTime batch carry, else the time of the write). ``producer_id``,
+    ``producer_epoch``, ``base_sequence`` and ``transactional`` set the producer fields of
+    fresh batches.
+
+    ``path`` may be an object-store prefix (``s3://bucket/kafka-logs/orders-0``; credentials
+    from the environment and ``storage_options``, as :func:`read` takes them). There is no
+    rename there: the write claims the prefix with a conditional put of a
+    ``.kafkalog-writing`` marker (a second writer fails with :class:`ConcurrentWriteError`),
+    uploads each segment as it is complete, and publishes with a conditional put of a
+    ``.kafkalog-manifest`` listing every file; readers read only what a manifest lists and
+    nothing under a prefix still being written, so a failed or killed write is never read.
+    A killed writer leaves its marker: delete it to write that partition again.
+
+    Bad input (headers or control records for magic 0/1, zstd below magic 2, decreasing
+    offsets, a null header key, a non-binary key) raises before anything is written.
+    Returns one dict per segment written (path, base_offset, last_offset, batches, records,
+    bytes).
+    """
+    options: _WriterOptions = {
+        "magic": magic,
+        "compression": compression,
+        "compression_level": compression_level,
+        "timestamp_type": timestamp_type,
+        "log_append_time": log_append_time,
+        "base_offset": base_offset,
+        "batch_records": batch_records,
+        "batch_bytes": batch_bytes,
+        "preserve_batches": preserve_batches,
+        "producer_id": producer_id,
+        "producer_epoch": producer_epoch,
+        "base_sequence": base_sequence,
+        "transactional": transactional,
+        "partition_leader_epoch": partition_leader_epoch,
+        "segment_bytes": segment_bytes,
+        "index_interval_bytes": index_interval_bytes,
+        "overwrite": overwrite,
+        "fsync": fsync,
+        "storage_options": _storage_kwargs(storage_options, None)["storage_options"],
+    }
+    if topic is not None:
+        path = _partition_dir(os.fspath(path), topic, 0 if partition is None else partition)
+    elif partition is not None:
+        raise InvalidArgumentError("partition is given without topic")
+    batches = _batches(data)
+    writer = _Writer(os.fspath(path), options)
+    try:
+        for batch in batches:
+            writer.write(batch)
+        return writer.finish()
+    except BaseException:
+        writer.abort()  # nothing half-written is left
+        raise
