@@ -67,6 +67,11 @@ def test_literal_types_match_what_the_core_accepts():
         kafkalog.read_bytes(data, on_corrupt="ignore").read_all()  # type: ignore[arg-type]
 
 
+def test_finding_kinds_are_the_cores():
+    assert list(types.FindingKind.__args__) == _native.FINDING_KINDS
+    assert "torn_tail" in _native.FINDING_KINDS and "index_mismatch" in _native.FINDING_KINDS
+
+
 def test_native_options_take_any_subset_of_keys():
     data = h.v2_batch(0, [(b"k", b"v")]) + h.v2_batch(1, [(b"k2", b"v2")])
     batches = list(_native.Reader.from_bytes(data, {"batch_size": 1, "columns": ["offset"]}))

@@ -26,6 +26,7 @@ __version__: str
 CONTROL_TYPES: dict[int, str]
 #: Kafka's timestamp type names by id (-1: none, magic 0).
 TIMESTAMP_TYPES: dict[int, str]
+FINDING_KINDS: list[str]
 DEFAULT_BATCH_SIZE: int
 DEFAULT_MAX_DECOMPRESSED_SIZE: int
 DEFAULT_INDEX_INTERVAL_BYTES: int

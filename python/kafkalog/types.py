@@ -20,6 +20,7 @@ __all__ = [
     "Segment",
     "Issue",
     "Finding",
+    "FindingKind",
     "VerifiedSegment",
     "VerifyReport",
     "RebuiltIndexes",
@@ -67,6 +68,30 @@ ErrorKind = Literal[
 #: at a corrupt batch, an index not used for a seek.
 IssueKind = Literal["torn_tail", "zero_tail", "skipped_batch", "stopped", "index_not_used"]
 
+FindingKind = Literal[
+    "corrupt_batch",
+    "crc_mismatch",
+    "offsets_not_increasing",
+    "offset_before_segment_base",
+    "offset_past_next_segment",
+    "torn_tail",
+    "unreadable",
+    "index_missing",
+    "index_corrupt",
+    "index_entry_not_at_batch",
+    "index_entry_after_batch",
+    "index_mismatch",
+    "time_index_missing",
+    "time_index_corrupt",
+    "time_index_offset_not_found",
+    "time_index_timestamp_mismatch",
+    "txn_index_corrupt",
+    "txn_index_missing_entry",
+    "txn_index_unknown_entry",
+]
+"""What a :func:`kafkalog.verify` finding is about (the core's ``FindingKind``, in the order
+of the checks; ``kafkalog._native.FINDING_KINDS`` lists the same)."""
+
 
 class Segment(TypedDict):
     """A segment file :func:`kafkalog.segments` lists."""
@@ -105,8 +130,8 @@ class Issue(TypedDict):
 
 class Finding(TypedDict):
     """A problem or note of :func:`kafkalog.verify`, or a batch :func:`kafkalog.compact`
-    skipped. ``kind`` is ``torn_tail``, ``crc_mismatch``, ``corrupt_batch``,
-    ``index_mismatch``, ``index_missing``, ... (see ``rust/arrow/verify.rs``)."""
+    skipped. For ``verify``, ``kind`` is a :data:`FindingKind`; for a batch ``compact``
+    skipped, the error's kind (``corrupt``, ``crc_mismatch``, ...)."""
 
     kind: str
     message: str

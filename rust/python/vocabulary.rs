@@ -92,6 +92,11 @@ pub fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
         timestamp_types.set_item(t as i8, t.name())?;
     }
     m.add("TIMESTAMP_TYPES", timestamp_types)?;
+    let finding_kinds: Vec<&str> = crate::cleanup::verify::FindingKind::ALL
+        .iter()
+        .map(|k| k.name())
+        .collect();
+    m.add("FINDING_KINDS", finding_kinds)?;
     m.add("DEFAULT_BATCH_SIZE", DEFAULT_BATCH_SIZE)?;
     m.add(
         "DEFAULT_MAX_DECOMPRESSED_SIZE",

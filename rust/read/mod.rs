@@ -8,6 +8,7 @@
 //! | `pieces.rs` | the pieces a parallel read is cut into, and their decoding |
 //! | `pool.rs` | the process's pool of decoding threads |
 //! | `parallel.rs` | the parallel reader: pieces decoded on the pool, batches handed out in order |
+//! | `internal_topics.rs` | internal topics read from paths into tables; KRaft's cluster state from snapshot and log |
 
 pub mod files;
 pub mod internal_topics;
