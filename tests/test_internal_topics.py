@@ -21,10 +21,9 @@ import pyarrow as pa
 import pytest
 
 import kafkalog
+from conftest import CORPUS as CORPUS_ROOT
 from kafkalog import _native
 from kafkalog.cli import main as cli_main
-
-from conftest import CORPUS as CORPUS_ROOT
 
 CORPUS = str(CORPUS_ROOT / "segments")
 
@@ -1485,6 +1484,8 @@ def test_cluster_state_of_a_log_directory_uses_the_snapshot(tmp_path):
         state = kafkalog.cluster_state(path)
         assert [t["name"] for t in state["topics"].to_pylist()] == ["later", "orders"], path
         assert state["configs"].num_rows == 1 and state["features"].num_rows == 1
+
+
 def test_cluster_state_starts_from_the_latest_snapshot(tmp_path):
     """The latest snapshot, then the log from the snapshot's end offset on, loaded in one
     core call: the log's records before that offset are not replayed."""
