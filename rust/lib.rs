@@ -14,7 +14,7 @@
 //!   decoder, the encoder, index files as tables.
 //! - [`internal`]: Kafka's internal topics folded into tables, and KRaft's cluster state.
 //! - [`read`]: the paths-to-files pipeline and the readers (one core or several).
-//! - [`write`]: writing and appending partitions, locally and to object stores.
+//! - [`mod@write`]: writing and appending partitions, locally and to object stores.
 //! - [`cleanup`]: compaction, retention, index rebuilds, verification.
 //! - `python` (feature `python`): the PyO3 bindings, thin; errors mapped in one place.
 //!

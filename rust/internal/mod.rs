@@ -2,15 +2,15 @@
 //! `value`, `topic`, `partition`, `offset`, `timestamp` and, when present, `batchPosition`
 //! columns the reader produces) into what the brokers would load from them.
 //!
-//! - [`Kind::ConsumerOffsets`]: one row per (group, topic, partition), the last commit winning
+//! - [`input::Kind::ConsumerOffsets`]: one row per (group, topic, partition), the last commit winning
 //!   and a tombstone deleting, as a group coordinator loads `__consumer_offsets`; or every commit
 //!   and tombstone (`history`).
-//! - [`Kind::ConsumerGroups`]: one row per group (classic groups from their `GroupMetadata`
+//! - [`input::Kind::ConsumerGroups`]: one row per group (classic groups from their `GroupMetadata`
 //!   record; consumer and share groups from their metadata and member records).
-//! - [`Kind::Transactions`]: one row per transactional id, as the transaction coordinator loads
+//! - [`input::Kind::Transactions`]: one row per transactional id, as the transaction coordinator loads
 //!   `__transaction_state`.
-//! - [`Kind::ClusterMetadata`]: one row per KRaft metadata record, its fields as JSON.
-//! - [`Kind::RemoteLogMetadata`]: one row per remote log segment (its latest state), or one
+//! - [`input::Kind::ClusterMetadata`]: one row per KRaft metadata record, its fields as JSON.
+//! - [`input::Kind::RemoteLogMetadata`]: one row per remote log segment (its latest state), or one
 //!   row per record (`history`).
 //!
 //! Records are fed in log order, one partition's after another (records of one group or one

@@ -85,7 +85,7 @@ impl ReaderBuilder {
 /// `skipped`, as is a finished segment missing from the bucket. Partitions the metadata does
 /// not cover, and local segments, are kept as they are (the listing's heuristic applies).
 ///
-/// [`TieredSettings`]: crate::storage::tiered::TieredSettings
+/// [`TieredSettings`]: crate::storage::tiered::discovery::TieredSettings
 pub fn apply_remote_log_metadata(
     storage: &Arc<dyn Storage>,
     files: Vec<SegmentFile>,

@@ -1,5 +1,5 @@
 //! Reading segment files into Arrow: options ([`ReaderBuilder`]), the segments under a path
-//! (found by [`discover`]), and the streaming reader ([`LogReader`]), a thin loop that reads a file
+//! (found by [`crate::read::files::resolve`]), and the streaming reader ([`LogReader`]), a thin loop that reads a file
 //! in chunks and feeds a [`Decoder`]. Memory stays bounded by the chunk, the largest batch and
 //! the output batch, never by the file.
 

@@ -5,7 +5,7 @@
 //! the segment files, one of two small objects:
 //! - `.kafkalog-writing`: a write is under way (or died). It is taken with the store's
 //!   conditional put (`If-None-Match: *`), so that of two writers exactly one gets it; the
-//!   other fails with a [`ErrorKind::Conflict`] error. Objects under a prefix that has it and
+//!   other fails with a [`crate::ErrorKind::Conflict`] error. Objects under a prefix that has it and
 //!   no manifest are not published: readers read none of them.
 //! - `.kafkalog-manifest`: the published partition: the name and size of every file written.
 //!   It is put (conditionally) only after every file is uploaded, so it appears at once, and a
@@ -17,7 +17,7 @@
 //! [`PartitionWriter`] as local writes), uploads it as soon as it is complete (large files in
 //! parts) and removes the local copy, so local disk holds about one segment. A failed write
 //! removes what it uploaded and its marker; a killed one leaves its marker, so readers still
-//! read nothing. The marker says which host and process hold it ([`WriterNote`]).
+//! read nothing. The marker says which host and process hold it ([`crate::write::lease::WriterNote`]).
 
 use crate::error::{Error, Result};
 use crate::format::segment::segment_file_name;

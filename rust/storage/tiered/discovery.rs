@@ -56,7 +56,7 @@ impl Layout {
     }
 }
 
-/// How a [`Tiered`] storage reads tiered-storage layouts, from its storage options.
+/// How a [`super::Tiered`] storage reads tiered-storage layouts, from its storage options.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TieredSettings {
     /// The layout to assume ([`LAYOUT_OPTION`]).

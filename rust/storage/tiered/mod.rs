@@ -15,7 +15,7 @@
 //! Kafka's own LocalTieredStorage layout (`<topic>-<partition>-<topicId>/<offset>-<id>.log`,
 //! `.index`, ...) needs no translation: its files are the broker's, under other names.
 //!
-//! When a partition holds the same offsets in two segments, [`discover`] leaves out the
+//! When a partition holds the same offsets in two segments, [`discovery::discover`] leaves out the
 //! duplicates and the segments that diverged from the leader-epoch lineage, and a kept segment
 //! whose tail is served by another ends (its `.log` is shorter, its indexes cut to match), as
 //! `format/tiered/lineage.rs` decides.
