@@ -192,11 +192,8 @@ pub fn internal_table<'py>(
 ) -> PyResult<(PyRecordBatch, Vec<Bound<'py, PyDict>>)> {
     let mut fold = new_fold(kind, history, on_corrupt, as_of, retention_ms).py_err()?;
     let storage = storage(storage_options, None);
-    let read_on_corrupt = if on_corrupt == "skip" {
-        OnCorrupt::Skip
-    } else {
-        OnCorrupt::Error
-    };
+    // The fold's policy holds for the reads too (`new_fold` refused any other).
+    let read_on_corrupt = OnCorrupt::from_name(on_corrupt).py_err()?;
     let (batch, read_issues) = detach(py, || {
         crate::read::internal_topics::internal_table(
             &storage,

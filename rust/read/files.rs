@@ -13,6 +13,7 @@ use crate::internal::remote_log_metadata::{RemoteSegmentState, COPY_SEGMENT_FINI
 use crate::log::discover::{by_partition, discover, discover_noting, SegmentFile};
 use crate::log::remote_local::merge_remote_and_local;
 use crate::read::reader::{LogReader, ReaderBuilder};
+use crate::read::topic_fold::fold_partition;
 use crate::storage::tiered::discovery::METADATA_OPTION;
 use crate::storage::Storage;
 use std::collections::{HashMap, HashSet};
@@ -104,14 +105,9 @@ pub fn apply_remote_log_metadata(
                 path.display()
             )));
         }
+        let builder = ReaderBuilder::new().with_storage(storage.clone());
         for partition in by_partition(metadata) {
-            let reader = ReaderBuilder::new()
-                .with_storage(storage.clone())
-                .build_files(partition)?;
-            for batch in reader {
-                let batch = batch.map_err(|e| Error::corrupt(e.to_string()))?;
-                fold.feed(&batch, None)?;
-            }
+            fold_partition(&builder, path, partition, &mut fold)?;
         }
     }
     let states = fold.remote_segment_states();

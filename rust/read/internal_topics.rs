@@ -16,6 +16,7 @@ use crate::log::issues::{Issue, OnCorrupt};
 use crate::log::visibility::Visibility;
 use crate::read::files::resolve;
 use crate::read::reader::ReaderBuilder;
+use crate::read::topic_fold::fold_partition;
 use crate::storage::{Stat, Storage};
 use arrow_array::RecordBatch;
 use std::path::{Path, PathBuf};
@@ -126,17 +127,7 @@ pub fn internal_table(
             ..Bounds::default()
         });
     for (source, files) in topic_sources(storage, path, topic)? {
-        fold.set_files(
-            files
-                .iter()
-                .map(|f| (f.base_offset.unwrap_or(0), f.path.clone()))
-                .collect(),
-        );
-        let mut reader = builder.clone().build_files(files)?;
-        for batch in reader.by_ref() {
-            fold.feed(&batch?, Some(&source))?;
-        }
-        read_issues.extend(reader.take_issues());
+        read_issues.extend(fold_partition(&builder, &source, files, fold)?);
     }
     if log_ends {
         let listing = ReaderBuilder::new()

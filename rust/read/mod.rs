@@ -3,6 +3,7 @@
 //!
 //! | file | what |
 //! |---|---|
+//! | `topic_fold.rs` | one partition of an internal topic read into a fold (for `files.rs`' remote log metadata and `internal_topics.rs`) |
 //! | `files.rs` | the one pipeline from paths to files (globs, discovery, `__remote_log_metadata`, remote and local as one) and [`reader::ReaderBuilder::build`] |
 //! | `reader.rs` | the options builder and the streaming reader, one file after another |
 //! | `pieces.rs` | the pieces a parallel read is cut into, and their decoding |
@@ -16,3 +17,4 @@ pub mod parallel;
 pub mod pieces;
 mod pool;
 pub mod reader;
+pub mod topic_fold;
