@@ -19,8 +19,36 @@ develop: $(BIN)/maturin
 	$(BIN)/maturin develop -q --profile $(PROFILE) --extras test,dev
 
 # A Spark job (local mode) on the sample log directory: every format and compression.
-demo: develop
-	PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python examples/spark_job.py examples/logs
+# Installs the package with its `spark` extra only (not test,dev), PySpark downloading while
+# the extension compiles with the `demo` profile (opt-level 1: about half the compile of the
+# `ci` profile, and fast enough for the sample logs). pip's and cargo's lines go to
+# $(DEMO_LOG); a line per 50 crates compiled shows progress.
+DEMO_PROFILE ?= demo
+DEMO_WHEEL_DIR := target/demo-wheel
+DEMO_LOG := $(VENV)/demo-setup.log
+demo: $(BIN)/maturin
+	@echo "make demo: setting up $(VENV) (the first time takes a few minutes; details in $(DEMO_LOG))"
+	@: > $(DEMO_LOG)
+	@$(BIN)/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+	  print(chr(10).join(p['dependencies'] + p['optional-dependencies']['spark']))" \
+	  > $(VENV)/demo-requirements.txt
+	@echo "  installing PySpark (kafkalog's spark extra) while the extension compiles"
+	@rm -rf $(DEMO_WHEEL_DIR); \
+	$(BIN)/pip install -q --disable-pip-version-check -r $(VENV)/demo-requirements.txt \
+	  > $(VENV)/demo-pip.log 2>&1 & pip=$$!; \
+	{ $(BIN)/maturin build --profile $(DEMO_PROFILE) --out $(DEMO_WHEEL_DIR) 2>&1; \
+	  echo $$? > $(VENV)/demo-build.rc; } | tee -a $(DEMO_LOG) \
+	  | { n=0; while IFS= read -r line; do case "$$line" in *Compiling*) n=$$((n + 1)); \
+	      [ $$((n % 50)) -ne 0 ] || echo "  compiling: $$n crates done";; esac; done; }; \
+	wait $$pip; rc=$$?; cat $(VENV)/demo-pip.log >> $(DEMO_LOG); \
+	if [ "$$rc" != 0 ]; then echo "pip failed:"; tail -20 $(VENV)/demo-pip.log; exit 1; fi; \
+	if [ "$$(cat $(VENV)/demo-build.rc)" != 0 ]; then echo "the build failed:"; \
+	  tail -30 $(DEMO_LOG); exit 1; fi
+	@echo "  PySpark installed, extension built; installing the wheel"
+	@$(BIN)/pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+	  $(DEMO_WHEEL_DIR)/*.whl >> $(DEMO_LOG) 2>&1 || { tail -20 $(DEMO_LOG); exit 1; }
+	@echo "  ready; running examples/spark_job.py examples/logs"
+	@PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python examples/spark_job.py examples/logs
 
 # The Python suite runs against the package as a wheel installs it (not python/'s sources):
 # what users get, with its included files and entry points.

@@ -24,6 +24,7 @@ import time
 import warnings
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import hostile as h
 import pyarrow as pa
@@ -1500,3 +1501,54 @@ def test_fuzz_plausible_headers(magic, body, check_crc):
     else:
         rest = struct.pack(">I", zlib.crc32(bytes([magic]) + body)) + bytes([magic]) + body
     _fuzz_once(struct.pack(">qi", 0, len(rest)) + rest, check_crc, "error")
+
+
+# --------------------------------------------------------------------------------------------
+# Wrong input a new user gives (issue 28)
+
+EXAMPLE_LOGS = Path(__file__).parent.parent / "examples" / "logs"
+
+
+@pytest.mark.parametrize("suffix", ["index", "timeindex"])
+def test_reading_an_index_file_is_refused(suffix):
+    index = EXAMPLE_LOGS / "orders-0" / f"00000000000000000000.{suffix}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no misleading "partial batch" warning either
+        with pytest.raises(InvalidArgumentError, match="not a log segment"):
+            kafkalog.read(index)
+
+
+def test_inverted_bounds_are_refused():
+    logs = EXAMPLE_LOGS / "orders-0"
+    with pytest.raises(InvalidArgumentError, match="end_offset=5 is before start_offset=10"):
+        kafkalog.read(logs, start_offset=10, end_offset=5)
+    with pytest.raises(InvalidArgumentError, match="end_timestamp"):
+        kafkalog.read(logs, start_timestamp=2000, end_timestamp=1000)
+    assert kafkalog.read(logs, start_offset=5, end_offset=5).read_all().num_rows == 0
+
+
+def test_a_missing_path_is_named_once(tmp_path):
+    missing = tmp_path / "bad" / "nonexistent"
+    with pytest.raises(KafkaLogIOError) as info:
+        kafkalog.read(missing)
+    assert str(info.value) == f"{missing}: No such file or directory"
+
+
+def test_warnings_point_at_the_callers_line(tmp_path):
+    d = tmp_path / "t-0"
+    d.mkdir()
+    seg = (EXAMPLE_LOGS / "orders-0" / "00000000000000000000.log").read_bytes()
+    (d / "00000000000000000000.log").write_bytes(seg[:-3])  # a partial batch at the end
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kafkalog.read(d).read_all()
+    torn = [w for w in caught if issubclass(w.category, TruncatedSegmentWarning)]
+    assert torn
+    assert all(w.filename == __file__ for w in torn), [(w.filename, w.lineno) for w in torn]
+
+
+def test_import_kafkalog_spark_without_pyspark_says_what_to_install():
+    code = "import sys; sys.modules['pyspark'] = None; import kafkalog.spark"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1
+    assert "pip install 'kafkalog[spark]'" in p.stderr.strip().splitlines()[-1]

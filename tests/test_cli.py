@@ -1172,3 +1172,55 @@ def test_verify(corpus, capsys, tmp_path):
     code, _, err = run(capsys, "verify", tmp_path / "nope")
     assert code == 3
     assert_one_line_error(err, "nope")
+
+
+# --------------------------------------------------------------------------------------------
+# The first hour of a new user (issue 28)
+
+
+def test_verify_without_segments_fails_saying_so(capsys, tmp_path):
+    empty = tmp_path / "logs"
+    (empty / "orders-0").mkdir(parents=True)
+    code, out, err = run(capsys, "verify", empty)
+    assert code == 1
+    assert out.splitlines()[-1].endswith(": FAILED")
+    assert "no segments found: nothing was verified" in err
+    p = run_subprocess("verify", empty, "--json")
+    assert p.returncode == 1 and "no segments found" in p.stderr
+
+
+def test_dump_takes_kafkas_decoder_class_options(corpus, capsys):
+    seg = EXAMPLES / "orders-0" / "00000000000000000000.log"
+    _, want, _ = run(capsys, "dump", "--files", seg, "--print-data-log")
+    for flag in ("--value-decoder-class", "--key-decoder-class"):
+        code, out, err = run(capsys, "dump", "--files", seg, flag, "kafka.serializer.StringDecoder")
+        assert code == 0, err
+        assert out == want  # as in Kafka: a decoder class implies --print-data-log
+    code, _, err = run(capsys, "dump", "--files", seg, "--value-decoder-class", "com.x.Avro")
+    assert code == 2
+    assert "kafka.serializer.StringDecoder" in err
+
+
+def test_convert_refuses_an_unknown_suffix(capsys, tmp_path):
+    out = tmp_path / "out.csv"
+    code, _, err = run(capsys, "convert", EXAMPLES, out)
+    assert code == 2
+    assert_one_line_error(err, "out.csv", ".parquet", ".arrow", ".jsonl")
+    assert not out.exists()
+    code, _, err = run(capsys, "convert", EXAMPLES, out, "--format", "jsonl")
+    assert code == 0, err  # a --format given says what to write, whatever the name
+
+
+def test_a_missing_path_is_named_once(capsys, tmp_path):
+    missing = tmp_path / "bad" / "nonexistent"
+    code, _, err = run(capsys, "info", missing)
+    assert code == 3
+    assert_one_line_error(err)
+    assert err.strip() == f"kafkalog: {missing}: No such file or directory"
+
+
+def test_reading_an_index_file_says_it_is_not_a_log(capsys):
+    index = EXAMPLES / "orders-0" / "00000000000000000000.index"
+    code, _, err = run(capsys, "info", index)
+    assert code == 2
+    assert_one_line_error(err, "is an offset index, not a log segment")

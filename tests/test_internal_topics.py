@@ -805,7 +805,45 @@ def test_offsets_command(offsets_dir, capsys):
     assert out[2].split() == ["g1", "orders", "0", "7", "10", "3", "-", "-", "-"]
     assert out[3:] == ["", ""]
     assert "Consumer group 'g1' has no active members." in captured.err
-    assert cli_main(["offsets", str(offsets_dir), "--group", "nope"]) == 1
+    # A group that is not there is a bad argument (2), not corrupt data (1).
+    assert cli_main(["offsets", str(offsets_dir), "--group", "nope"]) == 2
+    assert "The consumer group 'nope' does not exist" in capsys.readouterr().err
+
+
+def test_offsets_command_json_is_typed(offsets_dir, capsys):
+    assert cli_main(["offsets", str(offsets_dir), "--group", "g1", "--json"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row == {
+        "group": "g1",
+        "topic": "orders",
+        "partition": 0,
+        "currentOffset": 7,
+        "logEndOffset": 10,
+        "lag": 3,
+        "consumerId": None,
+        "host": None,
+        "clientId": None,
+    }
+
+
+def test_offsets_command_without_groups_says_so(tmp_path, capsys):
+    root = tmp_path / "logs"
+    root.mkdir()
+    write_topic(root, "orders", 0, [(None, b"x")] * 3)
+    assert cli_main(["offsets", str(root)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "no consumer group" in captured.err
+
+
+def test_offsets_command_warns_once(offsets_dir, tmp_path, capsys):
+    root = tmp_path / "copy"
+    shutil.copytree(offsets_dir, root)
+    for index in root.rglob("*.index"):
+        index.unlink()
+    assert cli_main(["offsets", str(root), "--group", "g1"]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning")]
+    assert warned and len(warned) == len(set(warned)), warned
 
 
 def test_consumer_groups_and_offsets_with_members(tmp_path, capsys):

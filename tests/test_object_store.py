@@ -425,3 +425,46 @@ def test_internal_topics_from_the_store(s3, tmp_path, monkeypatch, capsys):
     args = [a for k, v in opts.items() for a in ("-o", f"{k}={v}")]
     assert cli.main(["offsets", remote, *args]) == 0
     assert capsys.readouterr().out == local
+
+
+# --------------------------------------------------------------------------------------------
+# What a failed connection says (issue 28)
+
+
+def _no_aws_environment(monkeypatch):
+    for name in [k for k in os.environ if k.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def test_s3_without_credentials_says_none_were_found(monkeypatch):
+    _no_aws_environment(monkeypatch)
+    # The instance metadata endpoint (the builder's last resort) at a port nobody listens on.
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setenv("AWS_METADATA_ENDPOINT", endpoint)
+    with pytest.raises(kafkalog.KafkaLogIOError) as info:
+        kafkalog.read("s3://bucket/logs/orders-0", storage_options={"max_retries": "0"})
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("s3://bucket/logs/orders-0: no AWS credentials found: tried ")
+    assert "AWS_ACCESS_KEY_ID" in message
+    assert f"the instance metadata endpoint {endpoint}" in message
+    assert message.endswith("Connection refused (os error 111)")
+
+
+def test_s3_without_a_server_says_the_connection_was_refused(monkeypatch):
+    _no_aws_environment(monkeypatch)
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    options = {
+        "aws_endpoint": endpoint,
+        "aws_allow_http": "true",
+        "aws_access_key_id": "test",
+        "aws_secret_access_key": "test",
+        "max_retries": "1",
+    }
+    with pytest.raises(kafkalog.KafkaLogIOError) as info:
+        kafkalog.read("s3://bucket/logs/orders-0", storage_options=options)
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"HEAD {endpoint}/bucket/logs/orders-0 failed (after 1 retries)" in message
+    assert message.endswith("Connection refused (os error 111)")

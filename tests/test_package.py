@@ -246,3 +246,43 @@ def test_every_module_is_under_600_lines():
         if (n := len(p.read_text().splitlines())) >= 600
     }
     assert long == {}
+
+
+def test_make_demo_installs_the_spark_extra_only_and_quietly(tmp_path):
+    """`make demo` on a fresh machine (issue 28): only the `spark` extra (not test,dev), the
+    `demo` profile, pip's and cargo's lines kept in a log, a few lines of progress."""
+    repo = Path(__file__).parent.parent
+    p = subprocess.run(
+        ["make", "-n", "demo", f"VENV={tmp_path / 'venv'}"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    plan = p.stdout
+    assert "test,dev" not in plan and "maturin develop" not in plan
+    assert "['optional-dependencies']['spark']" in plan
+    assert "--profile demo" in plan
+    assert "pip install -q" in plan and "demo-setup.log" in plan
+    assert "examples/spark_job.py examples/logs" in plan
+    cargo = (repo / "Cargo.toml").read_text()
+    assert "[profile.demo]" in cargo
+    # What the user sees besides the job's own output: the echo lines and the progress lines
+    # (one per 50 crates; a fresh build compiles fewer than 500).
+    echoes = [line for line in plan.splitlines() if line.lstrip().startswith("echo ")]
+    assert len(echoes) + 500 // 50 < 30
+
+
+def test_docstrings_name_what_there_is():
+    """`decode` is `kafkalog.decode`: the names its docstring refers to unqualified are
+    kafkalog's; `segments()` lists every key it returns."""
+    import re
+
+    pytest.importorskip("pyspark")
+    for ref in re.findall(r":(?:data|func|class):`~?([\w.]+)`", kafkalog.decode.__doc__ or ""):
+        owner, name = (ref.rsplit(".", 1)) if "." in ref else ("kafkalog", ref)
+        assert hasattr(__import__(owner, fromlist=[name]), name), ref
+    (segment, *_) = kafkalog.segments(Path(__file__).parent.parent / "examples" / "logs")
+    for key in segment:
+        assert f"``{key}``" in (kafkalog.segments.__doc__ or ""), key

@@ -508,30 +508,60 @@ def test_data_source_writer_round_trip(spark, tmp_path):
     # And back through the data source.
     assert spark.read.format("kafkalog").load(str(out)).count() == 89
 
-    # Append refuses partitions that are there; overwrite replaces the ones written only.
-    with pytest.raises(Exception, match="already exist"):
-        ks.write(df.filter("topic = 'users'"), out)
+    # Append continues partitions that are there (the next offsets); overwrite replaces the
+    # ones written only.
+    before = read_all(out / "users-0")["offset"].to_pylist()
+    ks.write(df.filter("topic = 'users'").limit(2), out)
+    offsets = read_all(out / "users-0")["offset"].to_pylist()
+    assert offsets[: len(before)] == before
+    # The first record appended gets the log end offset; the gap between the two rows'
+    # offsets (users is compacted) is kept, as their batch holds them.
+    appended = offsets[len(before) :]
+    assert len(appended) == 2 and appended[0] == before[-1] + 1 and appended[1] > appended[0]
     ks.write(df.filter("topic = 'users'").limit(3), out, mode="overwrite")
     assert read_all(out / "users-0").num_rows == 3
     assert read_all(out / "orders-0").num_rows == 33
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left
 
 
-def test_data_source_writer_refuses_split_partitions(spark, tmp_path):
-    out = tmp_path / "out"
-    # orders-0 in several Spark partitions: several tasks would write orders-0.
+def _readme_spark_write() -> str:
+    """The README's ``df.write.format("kafkalog")`` line, as written there."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    (line,) = [x for x in readme.splitlines() if x.startswith('df.write.format("kafkalog")')]
+    return line.split("#")[0].strip()
+
+
+def test_data_source_write_modes_as_spark_means_them(spark, tmp_path):
+    out = tmp_path / "restore" / "kafka-logs"
+    # orders-0 in several Spark partitions: several tasks write pieces of orders-0.
     df = spark.read.format("kafkalog").option("targetBytes", 1).load(str(LOGS / "orders-0"))
     assert df.rdd.getNumPartitions() >= 2
-    with pytest.raises(Exception, match="two Spark tasks"):
-        df.write.format("kafkalog").mode("append").save(str(out))
-    assert not out.exists() or not list(out.iterdir())
-    # Grouped by the helper, it works; string keys and values are written as UTF-8.
+    source = read_all(LOGS / "orders-0")
+    line = _readme_spark_write().replace('"/restore/kafka-logs"', "out")
+    exec(line, {"df": df, "out": str(out)})  # the README's example, as written there
+    written = read_all(out / "orders-0")
+    assert written["offset"].to_pylist() == source["offset"].to_pylist()
+    assert written["value"].to_pylist() == source["value"].to_pylist()
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left
+    # append again: the same records after them, offsets continuing.
+    df.write.format("kafkalog").mode("append").save(str(out))
+    again = read_all(out / "orders-0")
+    n, end = source.num_rows, source["offset"].to_pylist()[-1] + 1
+    assert again["value"].to_pylist() == source["value"].to_pylist() * 2
+    assert again["offset"].to_pylist()[n:] == list(range(end, end + n))
+    # overwrite: replaced.
+    df.limit(2).write.format("kafkalog").mode("overwrite").save(str(out))
+    assert read_all(out / "orders-0").num_rows == 2
+    # Spark refuses the other modes before kafkalog is called (said so in the README).
+    with pytest.raises(Exception, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
+        df.write.format("kafkalog").save(str(tmp_path / "other"))
+    # Grouped by the helper; string keys and values are written as UTF-8.
     texts = df.withColumn("key", df.key.cast("string")).withColumn("value", df.value.cast("string"))
     assert dict(texts.dtypes)["value"] == "string"
-    ks.write(texts.drop("headers"), out)
+    ks.write(texts.drop("headers"), tmp_path / "texts")
     assert (
-        read_all(out / "orders-0")["value"].to_pylist()
-        == read_all(LOGS / "orders-0")["value"].to_pylist()
+        read_all(tmp_path / "texts" / "orders-0")["value"].to_pylist()
+        == source["value"].to_pylist()
     )
 
 

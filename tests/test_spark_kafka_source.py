@@ -118,6 +118,18 @@ def test_unknown_options_fail_naming_the_known_ones(spark):
         spark.read.format("kafkalog").option("startingOffsetz", "x").load(str(LOGS)).count()
 
 
+def test_known_options_are_listed_as_sparks_docs_spell_them():
+    from kafkalog.errors import InvalidArgumentError
+    from kafkalog.spark.options import SourceOptions
+
+    with pytest.raises(InvalidArgumentError) as info:
+        SourceOptions.parse({"path": str(LOGS), "startingOffsetz": "x"})
+    message = str(info.value)
+    for name in ("endingOffsets", "includeHeaders", "subscribePattern", "targetBytes"):
+        assert name in message
+    assert "endingoffsets" not in message and "includeheaders" not in message
+
+
 def test_max_records_per_partition_and_min_partitions(spark):
     df = (
         spark.read.format("kafkalog")

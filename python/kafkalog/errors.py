@@ -15,6 +15,9 @@ batch left out with ``on_corrupt="skip"``) is reported as a :class:`KafkaLogWarn
 from __future__ import annotations
 
 import errno
+import os
+import sys
+import warnings
 from typing import Any
 
 __all__ = [
@@ -129,6 +132,10 @@ class KafkaLogIOError(KafkaLogError, OSError):
         self.strerror = message
         self.filename = kwargs.get("path")
 
+    def __str__(self) -> str:
+        # The message names the path already: not OSError's "[Errno 2] <message>: '<path>'".
+        return self.message
+
 
 class KafkaLogFileNotFoundError(KafkaLogIOError, FileNotFoundError):
     """The file, object or directory is not there (also a :class:`FileNotFoundError`)."""
@@ -207,3 +214,17 @@ class UndecodedRecordWarning(KafkaLogWarning):
         self.key = key
         self.value = value
         self.corrupt = corrupt
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(warning: Warning) -> None:
+    """Issue ``warning`` at the first line outside kafkalog on the stack (the caller's line,
+    however deep in kafkalog, or in the core, it was found)."""
+    frame = sys._getframe(1)
+    level = 2  # warn's caller
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    warnings.warn(warning, stacklevel=level)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from kafkalog._native import internal_table as _internal_table
 from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog._time import millis as _millis
 from kafkalog.errors import UndecodedRecordWarning
+from kafkalog.errors import warn as _warn_at_caller
 
 if TYPE_CHECKING:
     from kafkalog._native import InternalIssue
@@ -49,7 +49,7 @@ __all__ = [
 
 def _warn(issues: Iterable[InternalIssue]) -> None:
     for issue in issues:
-        warnings.warn(
+        _warn_at_caller(
             UndecodedRecordWarning(
                 issue["message"],
                 path=issue["path"],
@@ -59,7 +59,6 @@ def _warn(issues: Iterable[InternalIssue]) -> None:
                 value=issue["value"],
                 corrupt=issue["corrupt"],
             ),
-            stacklevel=3,
         )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -32,6 +31,7 @@ from kafkalog._storage import paths as _paths
 from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog._time import millis as _millis
 from kafkalog.errors import IndexNotUsedWarning, InvalidArgumentError
+from kafkalog.errors import warn as _warn
 from kafkalog.reading import reader_options, to_reader
 from kafkalog.types import IsolationLevel, Issue, OnCorrupt, Visibility
 
@@ -164,7 +164,7 @@ def plan(
         storage=storage,
     )
     for issue in issues:
-        warnings.warn(
+        _warn(
             IndexNotUsedWarning(
                 issue["message"],
                 path=issue["path"],
@@ -172,7 +172,6 @@ def plan(
                 offset=issue["offset"],
                 bytes=issue["bytes"],
             ),
-            stacklevel=2,
         )
     return items
 

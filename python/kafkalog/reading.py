@@ -458,8 +458,10 @@ def segments(
     ``topic``, ``partition`` and ``base_offset`` (``None`` where the names do not say),
     ``size``, and what a consumer could fetch of the partition: ``log_start_offset`` and
     ``high_watermark`` from the broker's checkpoint files, and ``hidden``
-    (``"above_high_watermark"``/``"below_log_start"`` for a segment wholly outside them).
-    Every segment on disk is listed, whatever ``visibility`` a read would use.
+    (``"above_high_watermark"``/``"below_log_start"`` for a segment wholly outside them),
+    and ``continues``: whether it continues the log of the segment listed before it (the same
+    partition, in the same directory or across tiered and local storage). Every segment on
+    disk is listed, whatever ``visibility`` a read would use.
     """
     return _segments(_paths(path), **_storage_kwargs(storage_options, filesystem, encryption_keys))
 

@@ -110,6 +110,22 @@ pub fn base_offset_from_name(path: &Path) -> Option<i64> {
     digits.parse().ok()
 }
 
+/// What a file beside the segments is, by its suffix, when it is one of the files Kafka keeps
+/// next to a `.log` and not a log itself: `.index` (offset index), `.timeindex`, `.txnindex`
+/// (aborted transactions) and `.snapshot` (producer state). `None` for anything else (a `.log`,
+/// a KRaft `.checkpoint` snapshot, a tiered segment object or a renamed file, all read as logs).
+pub fn not_a_log(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?.to_str()?;
+    let suffix = &name[name.rfind('.')? + 1..];
+    match suffix {
+        "index" => Some("an offset index"),
+        "timeindex" => Some("a time index"),
+        "txnindex" => Some("a transaction index"),
+        "snapshot" => Some("a producer snapshot"),
+        _ => None,
+    }
+}
+
 /// A KRaft snapshot's id from its file name, `<20-digit end offset>-<10-digit epoch>.checkpoint`
 /// as Kafka's `Snapshots` names them: `(end offset, epoch)`; `None` for any other name (a
 /// `bootstrap.checkpoint` among them).
@@ -263,6 +279,30 @@ pub fn staging_dir_owner(name: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_files_beside_a_segment_are_not_logs() {
+        let kind = |n: &str| not_a_log(Path::new(n));
+        assert_eq!(
+            kind("/p/00000000000000000000.index"),
+            Some("an offset index")
+        );
+        assert_eq!(
+            kind("/p/00000000000000000000.timeindex"),
+            Some("a time index")
+        );
+        assert_eq!(
+            kind("/p/00000000000000000000.txnindex"),
+            Some("a transaction index")
+        );
+        assert_eq!(
+            kind("/p/00000000000000000000.snapshot"),
+            Some("a producer snapshot")
+        );
+        assert_eq!(kind("/p/00000000000000000000.log"), None);
+        assert_eq!(kind("/m/00000000000000001234-0000000007.checkpoint"), None);
+        assert_eq!(kind("/p/segment"), None);
+    }
 
     #[test]
     fn snapshot_ids_are_taken_from_kafkas_names_only() {

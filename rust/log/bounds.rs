@@ -8,7 +8,7 @@
 //! at the earliest offset whose timestamp is at or after it; an end timestamp ends before the
 //! earliest offset whose timestamp is at or after it.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::batch::DecodeOptions;
 use crate::format::segment::topic_partition_from_dir;
 use crate::log::discover::{by_partition, SegmentFile};
@@ -41,6 +41,37 @@ pub struct Bounds {
 }
 
 impl Bounds {
+    /// Refuses bounds that end before they start (an end offset below the start offset, an
+    /// end timestamp below the start timestamp): a read of nothing asked for by mistake.
+    /// Equal bounds are an empty read, as Spark's Kafka source has them.
+    pub fn check(&self) -> Result<()> {
+        let pairs = [
+            (
+                "start_offset",
+                self.start_offset,
+                "end_offset",
+                self.end_offset,
+            ),
+            (
+                "start_timestamp",
+                self.start_timestamp,
+                "end_timestamp",
+                self.end_timestamp,
+            ),
+        ];
+        for (start_name, start, end_name, end) in pairs {
+            if let (Some(start), Some(end)) = (start, end) {
+                if end < start {
+                    return Err(Error::invalid_argument(format!(
+                        "{end_name}={end} is before {start_name}={start}: the end comes after \
+                         the start (it is exclusive)"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the read asks for no offset, timestamp or isolation bound of its own (the
     /// broker's checkpoints may still bound it, see [`crate::log::visibility`]).
     pub fn is_unbounded(&self) -> bool {
@@ -231,4 +262,35 @@ pub fn plan_with(
         }
     }
     Ok((planned, issues))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inverted_bounds_are_refused() {
+        let inverted = Bounds {
+            start_offset: Some(10),
+            end_offset: Some(5),
+            ..Default::default()
+        };
+        let err = inverted.check().unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("end_offset=5 is before start_offset=10"));
+        let times = Bounds {
+            start_timestamp: Some(2),
+            end_timestamp: Some(1),
+            ..Default::default()
+        };
+        assert!(times.check().is_err());
+        let empty = Bounds {
+            start_offset: Some(5),
+            end_offset: Some(5),
+            ..Default::default()
+        };
+        assert!(empty.check().is_ok());
+        assert!(Bounds::default().check().is_ok());
+    }
 }

@@ -126,6 +126,13 @@ pub fn discover_noting(
     match stat {
         Stat::Missing => return Err(crate::storage::not_found(path)),
         Stat::File { size } => {
+            if let Some(kind) = crate::format::segment::not_a_log(path) {
+                return Err(crate::error::Error::invalid_argument(format!(
+                    "{} is {kind}, not a log segment: read the partition directory or the \
+                     .log file beside it (`kafkalog dump` prints index files)",
+                    path.display()
+                )));
+            }
             let origin = match crate::storage::tiered::discovery::origin_of(storage, path)? {
                 Some((topic, partition)) => Origin { topic, partition },
                 None => dir_origin(path.parent()),

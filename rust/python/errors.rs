@@ -110,7 +110,9 @@ pub fn warn(py: Python<'_>, issue: &Issue) -> PyResult<()> {
     kwargs.set_item("offset", issue.offset)?;
     kwargs.set_item("bytes", issue.bytes)?;
     let warning = class.call((issue.to_string(),), Some(&kwargs))?;
-    py.import("warnings")?.call_method1("warn", (warning, 2))?;
+    // Pointing at the user's line, the first frame outside kafkalog (see `errors.warn`).
+    py.import("kafkalog.errors")?
+        .call_method1("warn", (warning,))?;
     Ok(())
 }
 

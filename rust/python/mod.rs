@@ -20,7 +20,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<writer::Writer>()?;
     m.add_function(wrap_pyfunction!(writer::create_job_staging, m)?)?;
     m.add_function(wrap_pyfunction!(writer::remove_staging, m)?)?;
-    m.add_function(wrap_pyfunction!(writer::check_targets_absent, m)?)?;
+    m.add_function(wrap_pyfunction!(writer::existing_targets, m)?)?;
     m.add_function(wrap_pyfunction!(writer::partition_dir_name, m)?)?;
     m.add_function(wrap_pyfunction!(writer::partition_dir, m)?)?;
     m.add_function(wrap_pyfunction!(writer::is_staging_dir_name, m)?)?;

@@ -151,14 +151,16 @@ impl Options {
             .with_on_corrupt(OnCorrupt::from_name(&self.on_corrupt)?)
             .with_max_decompressed_size(self.max_decompressed_size)?
             .with_storage(self.storage());
-        builder = builder.with_bounds(Bounds {
+        let bounds = Bounds {
             start_offset: self.start_offset,
             end_offset: self.end_offset,
             start_timestamp: self.start_timestamp,
             end_timestamp: self.end_timestamp,
             read_committed: self.read_committed,
             visibility: Visibility::from_name(self.visibility.as_deref().unwrap_or("consumer"))?,
-        });
+        };
+        bounds.check()?;
+        builder = builder.with_bounds(bounds);
         if self.topic.is_some() || self.partition.is_some() {
             builder = builder.with_origin(Origin {
                 topic: self.topic.clone(),

@@ -353,18 +353,22 @@ pub fn create_job_staging(
         .map(|p| p.to_string_lossy().into_owned())
 }
 
-/// Refuses object-store targets that hold something already (see `arrow::publish`).
+/// The targets (object-store prefixes) that hold something already (see `write::publish`).
 #[pyfunction]
 #[pyo3(signature = (targets, storage_options=None))]
-pub fn check_targets_absent(
+pub fn existing_targets(
     py: Python<'_>,
     targets: Vec<std::path::PathBuf>,
     storage_options: Option<std::collections::BTreeMap<String, String>>,
-) -> PyResult<()> {
+) -> PyResult<Vec<String>> {
     let storage = remote_storage(storage_options);
-    detach(py, || {
-        crate::write::publish::check_absent(storage.as_ref(), &targets)
-    })
+    let there = detach(py, || {
+        crate::write::publish::existing(storage.as_ref(), &targets)
+    })?;
+    Ok(there
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect())
 }
 
 /// Removes a job's staging directory, local or in an object store (every object under the

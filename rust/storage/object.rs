@@ -221,9 +221,10 @@ fn store_error(err: object_store::Error, what: Option<(&Path, Option<&Range<u64>
         | object_store::Error::Unauthenticated { .. } => Io::PermissionDenied,
         _ => Io::Other,
     };
+    let text = describe(&err);
     let mut message = match what.and_then(|(_, r)| r) {
-        Some(r) => format!("reading bytes {}..{} failed: {err}", r.start, r.end),
-        None => err.to_string(),
+        Some(r) => format!("reading bytes {}..{} failed: {text}", r.start, r.end),
+        None => text,
     };
     if kind == Io::NotFound {
         message = "No such file or directory (object not found)".into();
@@ -233,6 +234,50 @@ fn store_error(err: object_store::Error, what: Option<(&Path, Option<&Range<u64>
         e = e.with_path(path);
     }
     e
+}
+
+/// What went wrong, in one line, the cause last: `object_store`'s message names the request
+/// and its retries but not why it failed (that is the deepest error of its `source()` chain:
+/// "Connection refused", a DNS failure, a timeout), and a failure to fetch credentials from
+/// the instance metadata endpoint (the last place the AWS builder looks) is reported as a
+/// failed request to it rather than as no credentials found.
+fn describe(err: &object_store::Error) -> String {
+    let top = err.to_string();
+    let mut root: &dyn std::error::Error = err;
+    while let Some(next) = root.source() {
+        root = next;
+    }
+    let cause = root.to_string();
+    // "Error performing PUT http://169.254.169.254/latest/api/token in 1ms, after 10 retries..."
+    let request = top.split_once("Error performing ").map(|(_, rest)| {
+        let (request, rest) = rest.split_once(" in ").unwrap_or((rest, ""));
+        let retries = rest
+            .split(", ")
+            .find(|part| part.starts_with("after "))
+            .map(|part| format!(" ({part})"))
+            .unwrap_or_default();
+        (request.to_string(), retries)
+    });
+    if let Some((request, retries)) = &request {
+        // The paths of AWS's instance metadata service (IMDSv2 token, role credentials).
+        if request.contains("/latest/api/token") || request.contains("/latest/meta-data/") {
+            let endpoint = request
+                .split_whitespace()
+                .nth(1)
+                .and_then(|url| url.split("/latest/").next())
+                .unwrap_or("http://169.254.169.254");
+            return format!(
+                "no AWS credentials found: tried storage_options and the environment \
+                 (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_WEB_IDENTITY_TOKEN_FILE, \
+                 AWS_CONTAINER_CREDENTIALS_RELATIVE_URI), then the instance metadata endpoint \
+                 {endpoint}{retries}: {cause}"
+            );
+        }
+        if cause != top && !top.ends_with(&cause) {
+            return format!("{request} failed{retries}: {cause}");
+        }
+    }
+    top
 }
 
 /// The object stores a read touches, built once per store with the same options.

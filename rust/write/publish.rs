@@ -93,27 +93,19 @@ pub fn publish_staged(
     Ok(())
 }
 
-/// Refuses, before anything is published, targets that hold something already (a job that
-/// publishes several partitions and may not replace any checks them all first).
-pub fn check_absent(storage: &dyn Storage, targets: &[PathBuf]) -> Result<()> {
+/// The targets that hold something already (a job appending to or creating several
+/// partitions decides, before publishing any, which ones it continues).
+pub fn existing(storage: &dyn Storage, targets: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut there = Vec::new();
     for target in targets {
         match storage.list(target) {
-            Ok(listed) if !listed.is_empty() => there.push(target.display().to_string()),
+            Ok(listed) if !listed.is_empty() => there.push(target.clone()),
             Ok(_) => {}
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(e),
         }
     }
-    if there.is_empty() {
-        return Ok(());
-    }
-    there.sort();
-    Err(Error::invalid_argument(format!(
-        "{} already exist: kafkalog cannot append to a partition directory; use \
-         mode(\"overwrite\") to replace them",
-        there.join(", ")
-    )))
+    Ok(there)
 }
 
 /// Removes every object under `prefix` (a job's staging prefix); none there is not an error.

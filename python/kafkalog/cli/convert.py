@@ -158,6 +158,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
             if args.out.lower().endswith(suffix):
                 fmt = name
                 break
+        else:
+            ext = os.path.splitext(os.path.basename(args.out))[1]
+            if ext and args.out != "-":
+                known = ", ".join(FORMAT_SUFFIXES)
+                raise CliError(
+                    f"convert: {args.out}: kafkalog does not write {ext} files; name the file "
+                    f"{known}, or give --format parquet, arrow or jsonl",
+                    EXIT_USAGE,
+                )
     if args.out == "-" and fmt != "jsonl":
         raise CliError("convert: only --format jsonl can be written to stdout ('-')", EXIT_USAGE)
     if args.out != "-" and os.path.isdir(args.out):
@@ -267,7 +276,7 @@ CONVERT_HELP = """\
 Write the records under LOGDIR (a .log segment, a partition directory <topic>-<partition>,
 or a log directory of partition directories) to OUT, streaming batch by batch.
 
-Formats (--format, else taken from OUT's suffix, else parquet):
+Formats (--format, else taken from OUT's suffix, else parquet; another suffix is an error):
   parquet  Apache Parquet (.parquet)
   arrow    Arrow IPC file format (.arrow, .feather)
   jsonl    one JSON object a line (.jsonl, .ndjson; "-" writes to stdout); binary values

@@ -136,7 +136,28 @@ decoders print them (JSON in Kafka's field names, <DELETE> for a tombstone).
 """
 
 
+#: The decoder classes kafka-dump-log's --key-decoder-class and --value-decoder-class name
+#: that kafkalog prints as it does: UTF-8 text (Kafka's default).
+STRING_DECODER = "kafka.serializer.StringDecoder"
+
+
+def _decoder_class(text: str) -> str:
+    if text not in (STRING_DECODER, "StringDecoder"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: kafkalog prints keys and values as {STRING_DECODER} does (UTF-8 "
+            "text), or as an internal topic's decoder option does; it loads no Java class"
+        )
+    return STRING_DECODER
+
+
 def _add_decoder_options(parser: argparse.ArgumentParser) -> None:
+    for flag in ("--key-decoder-class", "--value-decoder-class"):
+        parser.add_argument(
+            flag,
+            type=_decoder_class,
+            metavar="CLASS",
+            help=f"as in Kafka: {STRING_DECODER} (the default; implies --print-data-log)",
+        )
     for dest, flag, topic in _DECODERS:
         parser.add_argument(
             flag,

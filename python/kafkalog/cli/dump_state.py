@@ -118,7 +118,11 @@ class DumpState:
         # --offsets-decoder etc.: the internal topic whose records are decoded (implies
         # --print-data-log, as in Kafka).
         self.decoder = _internal_decoder(args)
-        self.print_data = args.print_data_log or self.decoder is not None
+        # As in Kafka, naming a key or value decoder class prints the data.
+        named_class = getattr(args, "key_decoder_class", None) or getattr(
+            args, "value_decoder_class", None
+        )
+        self.print_data = args.print_data_log or self.decoder is not None or bool(named_class)
         self.deep = args.deep_iteration or self.print_data
         self.skip_metadata = args.skip_record_metadata
         self.verify_only = args.verify_index_only

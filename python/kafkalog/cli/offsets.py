@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from typing import Any
 
 from kafkalog import internal
 from kafkalog.cli.arguments import add_storage_arguments, storage
-from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK, PROG
+from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, PROG
 from kafkalog.cli.text import _err
 
 OFFSETS_HELP = """\
@@ -39,14 +40,27 @@ def register(sub: Any) -> None:
 
 def cmd_offsets(args: argparse.Namespace) -> int:
     store = storage(args)
-    offsets = internal.consumer_offsets(args.logdir, group=args.group, **store).to_pylist()
-    groups = {g["group"]: g for g in internal.consumer_groups(args.logdir, **store).to_pylist()}
+    # Both read __consumer_offsets: what they warn about is shown once.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        offsets = internal.consumer_offsets(args.logdir, group=args.group, **store).to_pylist()
+        listed = internal.consumer_groups(args.logdir, **store).to_pylist()
+    seen: set[tuple[type[Warning], str]] = set()
+    for w in caught:
+        if (w.category, str(w.message)) not in seen:
+            seen.add((w.category, str(w.message)))
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    groups = {g["group"]: g for g in listed}
     names = sorted(
         {r["group"] for r in offsets} | ({args.group} & set(groups) if args.group else set(groups))
     )
     if args.group is not None and not names:
+        # Not corrupt data (exit code 1): a group that is not there, as a bad argument.
         _err(f"{PROG}: Error: The consumer group '{args.group}' does not exist.")
-        return EXIT_DATA
+        return EXIT_USAGE
+    if not names:
+        _err(f"{PROG}: {args.logdir}: no consumer group has committed offsets there")
+        return EXIT_OK
     for name in names:
         group = groups.get(name)
         # Which member holds each partition (classic groups' assignments).
@@ -56,26 +70,29 @@ def cmd_offsets(args: argparse.Namespace) -> int:
                 topic, _, partition = tp.rpartition("-")
                 owner[(topic, int(partition))] = member
         rows = {(r["topic"], r["partition"]): r for r in offsets if r["group"] == name}
-        cells = []
+        # Each row's values (None where there is none): JSON prints them as they are, the
+        # table as text with "-" for none.
+        typed: list[list[Any]] = []
         for topic, partition in sorted(set(rows) | set(owner)):
             r, m = rows.get((topic, partition)), owner.get((topic, partition))
-            cells.append(
+            typed.append(
                 [
                     name,
                     topic,
-                    str(partition),
-                    _or_dash(r and r["offset"]),
-                    _or_dash(r and r["logEndOffset"]),
-                    _or_dash(r and r["lag"]),
-                    _or_dash(m and m["memberId"]),
-                    _or_dash(m and m["clientHost"]),
-                    _or_dash(m and m["clientId"]),
+                    partition,
+                    r["offset"] if r else None,
+                    r["logEndOffset"] if r else None,
+                    r["lag"] if r else None,
+                    m["memberId"] if m else None,
+                    m["clientHost"] if m else None,
+                    m["clientId"] if m else None,
                 ]
             )
+        cells = [[_or_dash(v) for v in row] for row in typed]
         if args.json:
             keys = ["group", "topic", "partition", "currentOffset", "logEndOffset", "lag"]
             keys += ["consumerId", "host", "clientId"]
-            for row in cells:
+            for row in typed:
                 print(json.dumps(dict(zip(keys, row, strict=True))))
             continue
         state = group["state"] if group else "Empty"

@@ -8,8 +8,8 @@ from typing import Any
 
 from kafkalog import checking
 from kafkalog.cli.arguments import add_storage_arguments, storage
-from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK
-from kafkalog.cli.text import _finding_text, _Output, _plural
+from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK, PROG
+from kafkalog.cli.text import _err, _finding_text, _Output, _plural
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -34,8 +34,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
         )
         if notes and not args.notes:
             summary += " (--notes to list them)"
-        out.line(summary + (": OK" if result.get("ok") else ": FAILED"))
+        ok = result.get("ok") and segments
+        out.line(summary + (": OK" if ok else ": FAILED"))
     out.flush()
+    if not result.get("segments"):
+        # A check that checked nothing did not pass.
+        _err(f"{PROG}: {args.path}: no segments found: nothing was verified")
+        return EXIT_DATA
     return EXIT_OK if result.get("ok") else EXIT_DATA
 
 
@@ -49,7 +54,8 @@ decoded (CRC and records), offsets must increase, torn tails are reported, and e
 .timeindex and .txnindex entry is checked against the log.
 Prints one line "problem: <path>: <message> (batch at byte position N, offset O)" per problem
 (what Kafka would reject or repair), "note: ..." per note with --notes, then a summary line
-ending in OK or FAILED. Exit code 0 when there is no problem, 1 otherwise.
+ending in OK or FAILED. Exit code 0 when there is no problem, 1 otherwise (and when PATH
+holds no segment at all: nothing was verified).
 """
 
 

@@ -33,6 +33,7 @@ decoding), :mod:`~kafkalog.spark.source` (the data source), :mod:`~kafkalog.spar
 from __future__ import annotations
 
 from kafkalog import planning
+from kafkalog.spark import _requires  # noqa: F401  (first: says to install kafkalog[spark])
 from kafkalog.spark.decoding import WORK_ITEM_SCHEMA, decode, decoder, plan_df
 from kafkalog.spark.options import DEFAULT_TARGET_BYTES
 from kafkalog.spark.planning import DataLossError, plan

@@ -329,7 +329,8 @@ def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     object-store or pyarrow.fs URI), or ``content`` (the bytes of a ``.log`` file, as
     ``spark.read.format("binaryFile")`` gives; ``path`` then names it); optionally ``start``
     and ``end`` (a byte range of one file, at batch boundaries), ``topic`` and ``partition``
-    (instead of the directory's name), and :func:`plan_df`'s ``start_offset``, ``end_offset``,
-    ``aborted``. Yields record batches of exactly :data:`SPARK_ARROW_SCHEMA`.
+    (instead of the directory's name), and :func:`kafkalog.spark.plan_df`'s ``start_offset``,
+    ``end_offset``, ``aborted``. Yields record batches of the Arrow schema of
+    ``kafkalog.SPARK_SCHEMA`` (``kafkalog.spark.SPARK_ARROW_SCHEMA``).
     """
     return _default_decoder()(batches)

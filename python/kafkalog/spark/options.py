@@ -42,26 +42,28 @@ __all__ = [
 _log = logging.getLogger("kafkalog.spark")
 
 
-# Spark's Kafka source options (lower case), by what they mean here.
-_SPARK_READ = {
+# Spark's Kafka source options, spelled as Spark's documentation spells them (Spark matches
+# option names in any case: the sets below are lower case).
+_SPARK_READ_NAMES = (
     "assign",
     "subscribe",
-    "subscribepattern",
-    "startingoffsets",
-    "endingoffsets",
-    "startingtimestamp",
-    "endingtimestamp",
-    "startingoffsetsbytimestamp",
-    "endingoffsetsbytimestamp",
-    "startingoffsetsbytimestampstrategy",
-    "failondataloss",
-    "minpartitions",
-    "maxrecordsperpartition",
-    "maxoffsetspertrigger",
-    "minoffsetspertrigger",
-    "maxtriggerdelay",
-    "includeheaders",
-}
+    "subscribePattern",
+    "startingOffsets",
+    "endingOffsets",
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "failOnDataLoss",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "includeHeaders",
+)
+_SPARK_READ = {n.lower() for n in _SPARK_READ_NAMES}
 # Spark's, with nothing to do on files: accepted and ignored.
 _SPARK_IGNORED = {
     "kafkaconsumer.polltimeoutms",
@@ -70,22 +72,23 @@ _SPARK_IGNORED = {
     "groupidprefix",
 }
 # kafkalog's own.
-_KAFKALOG_READ = {
+_KAFKALOG_READ_NAMES = (
     "path",
     "paths",
     "topics",
     "partitions",
-    "isolationlevel",
-    "batchmetadata",
-    "includecontrol",
-    "checkcrc",
-    "oncorrupt",
-    "maxdecompressedsize",
-    "batchsize",
-    "targetbytes",
-    "encryptionkeys",
+    "isolationLevel",
+    "batchMetadata",
+    "includeControl",
+    "checkCrc",
+    "onCorrupt",
+    "maxDecompressedSize",
+    "batchSize",
+    "targetBytes",
+    "encryptionKeys",
     "visibility",
-}
+)
+_KAFKALOG_READ = {n.lower() for n in _KAFKALOG_READ_NAMES}
 _STORAGE_PREFIX = "storage."
 
 _ignored_logged: set[frozenset[str]] = set()
@@ -220,15 +223,17 @@ class SourceOptions:
             if k in _SPARK_IGNORED or (k.startswith("kafka.") and k != "kafka.isolation.level")
         )
         unknown = sorted(
-            k
-            for k in o
-            if k not in known and not k.startswith("kafka.") and not k.startswith(_STORAGE_PREFIX)
+            str(k)
+            for k in raw
+            if (low := str(k).lower()) not in known
+            and not low.startswith("kafka.")
+            and not low.startswith(_STORAGE_PREFIX)
         )
         if unknown:
             raise InvalidArgumentError(
                 f"unknown option(s) for the kafkalog data source: {', '.join(unknown)}; it "
-                f"takes Spark's Kafka source options ({', '.join(sorted(_SPARK_READ))}, "
-                f"kafka.*), and {', '.join(sorted(_KAFKALOG_READ))}, storage.<key>"
+                f"takes Spark's Kafka source options ({', '.join(_SPARK_READ_NAMES)}, "
+                f"kafka.*), and {', '.join(_KAFKALOG_READ_NAMES)}, storage.<key>"
             )
         if ignored and frozenset(ignored) not in _ignored_logged:
             _ignored_logged.add(frozenset(ignored))

@@ -269,7 +269,8 @@ def encode(
     ``out_dir``): a task with a bad one raises :class:`InvalidArgumentError` naming it before
     writing anything. A topic-partition must be in
     one task only (``df.repartition("topic", "partition")``): a second task writing it fails,
-    as the directory exists (unless ``overwrite=True``, when the last one wins). ``key`` and
+    as the directory exists (unless ``overwrite=True``, when the last one wins); the data
+    source (``df.write.format("kafkalog")``) joins such pieces instead. ``key`` and
     ``value`` may be strings (written as UTF-8). Records keep their timestamps: without the
     batch-metadata columns, batches are formed afresh as CreateTime (``timestamp_type`` asks
     for LogAppendTime). A task holds its rows in memory.
@@ -307,7 +308,12 @@ class Writer(DataSourceArrowWriter):
     there with its manifest); the driver then copies each one's files (server-side) to
     ``<path>/<topic>-<partition>`` and publishes it there with a conditional put of its
     manifest. Either way a reader sees no partition of a job before its commit, and none of a
-    job that failed or was aborted; the staging directory is removed by commit and abort."""
+    job that failed or was aborted; the staging directory is removed by commit and abort.
+
+    Without ``overwrite`` (``mode("append")``), a topic-partition already at the target is
+    appended to by the core (``_native.append``: the next offsets, magic 2 data batches only).
+    The rows of one topic-partition that several tasks wrote are made one log at commit, in
+    Spark's partition order, before it is published."""
 
     def __init__(
         self,
@@ -348,35 +354,27 @@ class Writer(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         try:
-            owners: dict[tuple[str, int], str] = {}
+            # Spark passes the messages in its partitions' order: a topic-partition whose
+            # rows several tasks wrote is made one log in that order.
+            pieces: dict[tuple[str, int], list[str]] = {}
             for m in _staged(messages):
                 for topic, partition, staged, _ in m.partitions if m else ():
-                    if (topic, partition) in owners:
-                        raise InvalidArgumentError(
-                            f"topic-partition {topic}-{partition} was written by two Spark "
-                            "tasks; a partition directory is written in one piece, so the rows "
-                            "of a topic-partition must be in one task: use "
-                            "kafkalog.spark.write(df, path), or "
-                            'df.repartition("topic", "partition")'
-                            '.sortWithinPartitions("offset") first'
-                        )
-                    owners[(topic, partition)] = staged
-            targets = {tp: _native.partition_dir(self.path, tp[0], tp[1]) for tp in owners}
-            if not self.overwrite and self.remote:
-                _native.check_targets_absent(list(targets.values()), self.storage_options)
-            elif not self.overwrite:
-                there = [t for t in targets.values() if os.path.exists(t)]
-                if there:
-                    raise InvalidArgumentError(
-                        f"{', '.join(sorted(there))} already exist: kafkalog cannot append to a "
-                        'partition directory; use mode("overwrite") to replace them'
-                    )
+                    pieces.setdefault((topic, partition), []).append(staged)
+            targets = {tp: _native.partition_dir(self.path, tp[0], tp[1]) for tp in pieces}
+            there = set() if self.overwrite else self._existing(list(targets.values()))
             fsync = bool(self.options.get("fsync", True))
-            for tp, staged in owners.items():
+            for tp, (first, *rest) in pieces.items():
+                if rest:
+                    # Continues the first task's log in staging (offsets continue from it).
+                    self._append(first, rest)
+                if targets[tp] in there:
+                    # mode("append") on a log that is there: continued, as a producer would.
+                    self._append(targets[tp], [first])
+                    continue
                 # Under the target's lock (a conditional put of its marker in an object
                 # store); an overwrite replaces the old partition in one step for readers.
                 _native.publish(
-                    staged,
+                    first,
                     targets[tp],
                     self.overwrite,
                     fsync,
@@ -384,6 +382,23 @@ class Writer(DataSourceArrowWriter):
                 )
         finally:
             self._remove_staging()
+
+    def _existing(self, targets: list[str]) -> set[str]:
+        if self.remote:
+            return set(_native.existing_targets(targets, self.storage_options))
+        return {t for t in targets if os.path.exists(t)}
+
+    def _append(self, target: str, staged: list[str]) -> None:
+        """The batches of ``staged`` appended to ``target`` by the core (new offsets from its
+        end; magic 2 data batches only, as a producer sends them)."""
+        extra: dict[str, Any] = {
+            k: self.options[k]
+            for k in ("segment_bytes", "index_interval_bytes", "fsync")
+            if k in self.options
+        }
+        if self.remote:
+            extra["storage_options"] = self.storage_options
+        _native.append(target, staged, **extra)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self._remove_staging()
@@ -516,10 +531,13 @@ def write(
 ) -> None:
     """Write a DataFrame of records as Kafka partition directories ``<path>/<topic>-<partition>``:
     groups the rows of each topic-partition into one task in offset order, then saves with the
-    ``kafkalog`` data source. ``mode``: ``"append"`` (a topic-partition already there is an
-    error) or ``"overwrite"`` (the topic-partitions written replace those there; others are
-    left alone). ``write_options`` as :func:`kafkalog.write` takes them (``magic``,
-    ``compression``, ``segment_bytes``, ...), and ``topic``/``partition`` for rows without
+    ``kafkalog`` data source. ``mode``: ``"append"`` (a missing topic-partition is created
+    with the rows' offsets; one already there is continued from its log end offset, as a
+    producer's records would be) or ``"overwrite"`` (the topic-partitions written replace
+    those there; others are left alone). Spark gives a Python data source no other mode:
+    ``errorifexists`` and ``ignore`` fail in Spark with ``UNSUPPORTED_DATA_SOURCE_SAVE_MODE``.
+    ``write_options`` as :func:`kafkalog.write` takes them (``magic``, ``compression``,
+    ``segment_bytes``, ...), and ``topic``/``partition`` for rows without
     those columns. Each task streams its rows into segments as they come, so a topic-partition
     larger than a task's memory is written all the same. ``path`` may be an object-store URI
     (``s3://bucket/logs``, with ``storage_options`` as :func:`kafkalog.write` takes them):
