@@ -10,6 +10,7 @@ Kafka's bytes itself.
 from __future__ import annotations
 
 import ast
+import datetime
 import inspect
 import subprocess
 import sys
@@ -65,6 +66,15 @@ def test_literal_types_match_what_the_core_accepts():
         assert kafkalog.read_bytes(data, on_corrupt=value).read_all().num_rows == 1
     with pytest.raises(InvalidArgumentError):
         kafkalog.read_bytes(data, on_corrupt="ignore").read_all()  # type: ignore[arg-type]
+
+
+def test_naive_datetimes_are_documented_as_utc_where_they_are_taken():
+    # _time.millis takes a datetime without a time zone as UTC: the public docs say so.
+    for fn in (kafkalog.read, kafkalog.consumer_offsets):
+        assert "taken as UTC" in " ".join((fn.__doc__ or "").split()), fn.__name__
+    logs = Path(__file__).resolve().parent.parent / "examples" / "logs"
+    naive = kafkalog.read(logs, start_timestamp=datetime.datetime(2000, 1, 1))
+    assert naive.read_all().num_rows > 0
 
 
 def test_finding_kinds_are_the_cores():

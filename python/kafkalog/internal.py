@@ -108,7 +108,8 @@ def consumer_offsets(
 
     Columns: ``group``, ``topic``, ``partition``, ``offset``, ``leaderEpoch`` (null when the
     commit has none), ``metadata``, ``commitTimestamp``, ``expireTimestamp`` (null when absent),
-    ``expired`` (by Kafka's rules at ``as_of``, default the latest record timestamp read, with
+    ``expired`` (by Kafka's rules at ``as_of``: int milliseconds or a datetime, one without a
+    time zone taken as UTC; default the latest record timestamp read, with
     ``retention_ms``, default Kafka's 7 days), ``logEndOffset`` and ``lag`` (against the log end
     of the same backup's partition, null when it is not there), ``sourcePartition`` and
     ``sourceOffset`` (where in ``__consumer_offsets`` the commit is).

@@ -250,10 +250,11 @@ def read(
     - ``start_offset``, ``end_offset``: read offsets from ``start_offset`` up to (not
       including) ``end_offset``, in every partition read. Segments are picked by their base
       offsets and the first is entered through its ``.index``, not scanned.
-    - ``start_timestamp``, ``end_timestamp`` (int milliseconds, or a datetime): start at the
-      earliest offset whose timestamp is at or after ``start_timestamp``; end before the
-      earliest offset whose timestamp is at or after ``end_timestamp`` (Spark's Kafka source's
-      meaning), found through the ``.timeindex``.
+    - ``start_timestamp``, ``end_timestamp`` (int milliseconds since the epoch, or a
+      datetime; a datetime without a time zone is taken as UTC): start at the earliest offset
+      whose timestamp is at or after ``start_timestamp``; end before the earliest offset whose
+      timestamp is at or after ``end_timestamp`` (Spark's Kafka source's meaning), found
+      through the ``.timeindex``.
     - ``isolation_level``: ``"read_committed"`` reads what a read_committed consumer sees:
       records of aborted transactions and control records left out, and nothing from the
       first offset of a transaction still open at the end of the log (the last stable
