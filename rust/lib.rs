@@ -13,6 +13,7 @@
 //! - [`arrow`]: conversion to and from Arrow only: the schema, the builders, the sans-I/O
 //!   decoder, the encoder, index files as tables.
 //! - [`internal`]: Kafka's internal topics folded into tables, and KRaft's cluster state.
+//! - [`values`]: typed keys and values (Schema Registry framing; Avro, Protobuf, JSON Schema).
 //! - [`read`]: the paths-to-files pipeline and the readers (one core or several).
 //! - [`mod@write`]: writing and appending partitions, locally and to object stores.
 //! - [`cleanup`]: compaction, retention, index rebuilds, verification.
@@ -62,6 +63,7 @@ pub mod internal;
 pub mod log;
 pub mod read;
 pub mod storage;
+pub mod values;
 pub mod write;
 
 #[cfg(feature = "python")]

@@ -22,6 +22,7 @@ LAYERS = {
     "log": 3,
     "arrow": 4,
     "internal": 5,
+    "values": 5,
     "read": 6,
     "write": 7,
     "cleanup": 8,

@@ -1,0 +1,13 @@
+//! Typed keys and values: the bytes of a record's key or value decoded with the schema its
+//! producer wrote it with (Confluent's Schema Registry framing; Avro, Protobuf, JSON Schema),
+//! a batch at a time, into one Arrow column per read.
+//!
+//! Layer 5, beside [`crate::internal`]: it takes the reader's Arrow batches (layer 4) and
+//! gives them back with `key` and `value` typed. Reading the registry's storage topic from
+//! paths is above it, in `read/`.
+//!
+//! | file | what |
+//! |---|---|
+//! | `decoder.rs` | the contract every format's decoder meets: payloads in, one Arrow array out, an error per bad payload |
+
+pub mod decoder;
