@@ -36,6 +36,9 @@ pub enum ErrorKind {
     /// An encryption key given for tiered storage cannot be used: missing for a segment that
     /// needs it, not an RSA private key, or not the key the segment's data key was wrapped with.
     EncryptionKey,
+    /// A record's key or value does not decode with its schema (Schema Registry framing, an
+    /// unknown schema id, bytes that are not valid for the schema, text that is not UTF-8).
+    Value,
 }
 
 impl ErrorKind {
@@ -53,6 +56,7 @@ impl ErrorKind {
             ErrorKind::TieredStorage => "tiered_storage",
             ErrorKind::Decryption => "decryption",
             ErrorKind::EncryptionKey => "encryption_key",
+            ErrorKind::Value => "value",
         }
     }
 }

@@ -61,6 +61,8 @@ from kafkalog.errors import (
     TieredStorageError,
     TruncatedSegmentWarning,
     UndecodedRecordWarning,
+    UndecodedValueWarning,
+    ValueDecodeError,
 )
 from kafkalog.internal import (
     cluster_metadata,
@@ -98,6 +100,7 @@ from kafkalog.types import (
 from kafkalog.types import (
     Visibility as Visibility,
 )
+from kafkalog.values import schemas
 from kafkalog.writing import write
 
 if TYPE_CHECKING:
@@ -162,6 +165,9 @@ __all__ = [
     "SkippedBatchWarning",
     "StoppedAtCorruptionWarning",
     "IndexNotUsedWarning",
+    "ValueDecodeError",
+    "UndecodedValueWarning",
+    "schemas",
 ]
 
 __all__ += [

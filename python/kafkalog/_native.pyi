@@ -80,6 +80,7 @@ class ReaderOptions(TypedDict, total=False):
     storage_options: dict[str, str] | None
     filesystem: Any | None
     binary_view: bool
+    values: dict[str, Any] | None
 
 @type_check_only
 class WriterOptions(TypedDict, total=False):
@@ -363,6 +364,24 @@ def cluster_state_tables(
     """The cluster's state from the KRaft metadata under ``path`` (the latest snapshot, then
     the log from its end offset on), read and replayed by the core: (name, table) pairs for
     topics, partitions, configs, brokers and features."""
+
+def schemas_table(
+    path: str,
+    topic: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    filesystem: Any | None = None,
+) -> tuple[ArrowArray, list[tuple[int, str]]]:
+    """Schema Registry's storage topic under ``path`` folded into its table, with the records
+    the fold passed over as (offset, why)."""
+
+def resolve_values(
+    values: Mapping[str, Any],
+    topic: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    filesystem: Any | None = None,
+) -> tuple[dict[str, Any], ArrowSchema]:
+    """A read's ``values`` option resolved once (registry read, reader schemas explicit),
+    and the Arrow schema of the decoded ``key`` and ``value`` columns (and error columns)."""
 
 def internal_table(
     kind: str,

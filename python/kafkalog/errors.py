@@ -40,6 +40,8 @@ __all__ = [
     "StoppedAtCorruptionWarning",
     "IndexNotUsedWarning",
     "UndecodedRecordWarning",
+    "ValueDecodeError",
+    "UndecodedValueWarning",
 ]
 
 
@@ -83,6 +85,13 @@ def _rebuild(
 class CorruptRecordError(KafkaLogError):
     """The bytes are not a valid Kafka batch or record: an impossible size, a bad varint,
     a record running past its batch, an unknown magic or codec."""
+
+
+class ValueDecodeError(CorruptRecordError):
+    """A record's key or value does not decode as its format says (``key_format``,
+    ``value_format``): no Schema Registry framing, a schema id the registry does not hold, bytes
+    that are not valid for the writer schema, text that is not UTF-8. ``path`` and ``offset``
+    name the record; the message names the schema id and why."""
 
 
 class CrcMismatchError(CorruptRecordError):
@@ -214,6 +223,16 @@ class UndecodedRecordWarning(KafkaLogWarning):
         self.key = key
         self.value = value
         self.corrupt = corrupt
+
+
+class UndecodedValueWarning(KafkaLogWarning):
+    """Keys or values did not decode and were left null (``on_value_error="null"``): the
+    message counts them; the ``key_error``/``value_error`` columns say why for each, and
+    ``key_raw``/``value_raw`` keep their bytes. ``count`` is the number."""
+
+    def __init__(self, message: str, *, count: int = 0, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.count = count
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep

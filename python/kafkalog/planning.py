@@ -34,6 +34,8 @@ from kafkalog.errors import IndexNotUsedWarning, InvalidArgumentError
 from kafkalog.errors import warn as _warn
 from kafkalog.reading import reader_options, to_reader
 from kafkalog.types import IsolationLevel, Issue, OnCorrupt, Visibility
+from kafkalog.values import Format, OnValueError
+from kafkalog.values import value_options as _value_options
 
 __all__ = ["plan", "read_items", "WorkItem", "DEFAULT_TARGET_BYTES"]
 
@@ -191,6 +193,11 @@ def read_items(
     filesystem: Any | None = None,
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
     binary_view: bool = False,
+    key_format: Format = "binary",
+    value_format: Format = "binary",
+    schemas: Any = None,
+    on_value_error: OnValueError = "error",
+    value_options: Mapping[str, Any] | None = None,
 ) -> pa.RecordBatchReader:
     """Decode work items made by :func:`plan` (in their order), without planning again.
     Options as :func:`read`; ``threads`` defaults to one (a task's share)."""
@@ -207,6 +214,13 @@ def read_items(
         filesystem=filesystem,
         encryption_keys=encryption_keys,
         binary_view=binary_view,
+        values=_value_options(
+            key_format=key_format,
+            value_format=value_format,
+            schemas=schemas,
+            on_value_error=on_value_error,
+            **dict(value_options or {}),
+        ),
     )
     rows = [tuple(i) for i in items]
     return to_reader(_Reader.open_items(rows, options))

@@ -29,6 +29,8 @@ from kafkalog._time import millis as _millis
 from kafkalog.cleanup import read_compacted as _read_compacted
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.types import IsolationLevel, Issue, OnCorrupt, Segment, Visibility
+from kafkalog.values import Format, OnValueError
+from kafkalog.values import value_options as _value_options
 
 if TYPE_CHECKING:
     from kafkalog._native import ReaderOptions as _ReaderOptions
@@ -113,6 +115,7 @@ def reader_options(
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
     visibility: Visibility = "consumer",
     binary_view: bool = False,
+    values: Mapping[str, Any] | None = None,
 ) -> _ReaderOptions:
     """The options the native reader takes, checked: the one check of every reading
     function's options."""
@@ -147,6 +150,7 @@ def reader_options(
         "visibility": visibility,
         "threads": threads,
         "binary_view": bool(binary_view),
+        "values": dict(values) if values is not None else None,
         **_storage_kwargs(storage_options, filesystem, encryption_keys),
     }
 
@@ -211,6 +215,11 @@ def read(
     compacted: bool | Mapping[str, Any] = False,
     visibility: Visibility = "consumer",
     binary_view: bool = False,
+    key_format: Format = "binary",
+    value_format: Format = "binary",
+    schemas: Any = None,
+    on_value_error: OnValueError = "error",
+    value_options: Mapping[str, Any] | None = None,
 ) -> pa.RecordBatchReader:
     """Stream the records of Kafka segment files as Arrow record batches.
 
@@ -288,6 +297,24 @@ def read(
       truncated part then read as zero bytes, or as the records the broker appended there
       since. Nothing crashes; cast to ``binary`` (or leave the option off) to keep a table of a
       live broker's newest segments for long.
+    - ``key_format``, ``value_format``: ``"binary"`` (the default: the bytes as stored),
+      ``"string"`` (UTF-8), ``"avro"``, ``"protobuf"``, ``"json"`` (Schema Registry framing),
+      or ``"auto"`` (by the type registered for the column's schema): the column becomes
+      that type, decoded in the core a batch at a time. See ``docs/values.md``.
+    - ``schemas``: where the schemas are: a path or URI of the registry's storage topic
+      (a log directory holding ``_schemas-0``, the partition, ``s3://...``), or a mapping of
+      schema id to schema (text, dict, or ``{"schema": ..., "schemaType": ...,
+      "references": {name: text}}``). The column's schema is the latest version of subject
+      ``<topic>-value`` (``<topic>-key``); every other version resolves to it.
+    - ``on_value_error``: ``"error"`` raises a :class:`ValueDecodeError` naming file, offset,
+      schema id and why; ``"null"`` leaves the key or value null, with ``value_error``
+      (``key_error``) saying why and ``value_raw`` (``key_raw``) keeping its bytes, and an
+      :class:`UndecodedValueWarning` counting them at the end. Tombstones stay null.
+    - ``value_options``: more of the same, by name: ``value_subject``, ``key_subject``,
+      ``value_version``, ``key_version`` (another subject or version as the column's schema),
+      ``value_schema``, ``key_schema`` (the column's schema given directly), ``framing``
+      (``"confluent"``, ``"apicurio"`` for 8-byte ids, ``"none"`` for values written with the
+      given schema and no framing), ``schemas_topic`` (the storage topic's name).
 
     A partial batch at the end of a segment is not an error: the complete batches are returned
     and a :class:`TruncatedSegmentWarning` says how many bytes were left. An index that cannot
@@ -326,6 +353,13 @@ def read(
         encryption_keys=encryption_keys,
         visibility=visibility,
         binary_view=binary_view,
+        values=_value_options(
+            key_format=key_format,
+            value_format=value_format,
+            schemas=schemas,
+            on_value_error=on_value_error,
+            **dict(value_options or {}),
+        ),
     )
     return to_reader(_Reader.open(_paths(path), options))
 
@@ -343,6 +377,11 @@ def read_bytes(
     topic: str | None = None,
     partition: int | None = None,
     binary_view: bool = False,
+    key_format: Format = "binary",
+    value_format: Format = "binary",
+    schemas: Any = None,
+    on_value_error: OnValueError = "error",
+    value_options: Mapping[str, Any] | None = None,
 ) -> pa.RecordBatchReader:
     """Decode log entries already in memory: a segment's bytes, or the ``records`` field of a
     Fetch response. Options as :func:`read`; positions in errors count from the buffer's start.
@@ -362,6 +401,13 @@ def read_bytes(
         topic=topic,
         partition=partition,
         binary_view=binary_view,
+        values=_value_options(
+            key_format=key_format,
+            value_format=value_format,
+            schemas=schemas,
+            on_value_error=on_value_error,
+            **dict(value_options or {}),
+        ),
     )
     return to_reader(_Reader.from_bytes(bytes(data), options))
 

@@ -4,6 +4,7 @@
 //! | file | what |
 //! |---|---|
 //! | `varint.rs` | zig-zag varints of v2 records |
+//! | `confluent.rs` | Schema Registry's framing of keys and values: magic byte, schema id or GUID (also in headers), Protobuf message indexes |
 //! | `crc.rs` | CRC-32C (v2) and CRC-32 (v0/v1) |
 //! | `compression/` | gzip, snappy (xerial and raw), lz4 (Kafka's frame), zstd |
 //! | `batch.rs` | the decoded model: batch info, record views, the sink, the decoder's buffers |
@@ -23,6 +24,7 @@
 pub mod batch;
 pub mod checkpoint;
 pub mod compression;
+pub mod confluent;
 pub mod control;
 pub mod crc;
 mod decoder;

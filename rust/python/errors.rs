@@ -37,6 +37,7 @@ fn error_class(err: &Error) -> Class {
         ErrorKind::TieredStorage => class!("TieredStorageError"),
         ErrorKind::Decryption => class!("DecryptionError"),
         ErrorKind::EncryptionKey => class!("EncryptionKeyError"),
+        ErrorKind::Value => class!("ValueDecodeError"),
     }
 }
 

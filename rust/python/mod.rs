@@ -8,6 +8,7 @@ mod internal;
 mod options;
 mod reader;
 mod storage;
+mod values;
 mod vocabulary;
 mod writer;
 
@@ -44,6 +45,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(internal::decode_internal_record, m)?)?;
     m.add_function(wrap_pyfunction!(internal::internal_table, m)?)?;
     m.add_function(wrap_pyfunction!(internal::cluster_state_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(values::schemas_table, m)?)?;
+    m.add_function(wrap_pyfunction!(values::resolve_values, m)?)?;
     m.add_function(wrap_pyfunction!(cli::base_offset_of, m)?)?;
     m.add_function(wrap_pyfunction!(cli::snapshot_id_of, m)?)?;
     m.add_function(wrap_pyfunction!(cli::index_sanity_check, m)?)?;

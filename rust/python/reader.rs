@@ -5,6 +5,7 @@
 use super::errors::{detach, issue_dict, to_py, warn, IntoPyResult};
 use super::options::options_from_dict;
 use super::storage::storage;
+use super::values::{needed_columns, warn_values, ValueArgs, ValueStep};
 use crate::arrow::decoder::DEFAULT_BATCH_SIZE;
 use crate::arrow::output::Output;
 use crate::arrow::schema::Projection;
@@ -64,6 +65,8 @@ pub struct Options {
     filesystem: Option<Py<PyAny>>,
     /// `key` and `value` as `binary_view` columns pointing into the bytes read.
     binary_view: bool,
+    /// Keys and values decoded (formats, schemas, `on_value_error`).
+    values: Option<ValueArgs>,
 }
 
 impl Default for Options {
@@ -91,6 +94,7 @@ impl Default for Options {
             storage_options: None,
             filesystem: None,
             binary_view: false,
+            values: None,
         }
     }
 }
@@ -118,6 +122,7 @@ options_from_dict!(Options {
     storage_options,
     filesystem,
     binary_view,
+    values,
 });
 
 impl Options {
@@ -136,6 +141,50 @@ impl Options {
             .as_ref()
             .map(|f| Python::attach(|py| f.clone_ref(py)));
         storage(self.storage_options.clone(), fs)
+    }
+
+    /// The decoding of keys and values the options ask for (None: none): the columns it
+    /// needs added to the projection, and dropped again after it.
+    fn value_columns(&mut self) -> Vec<String> {
+        let (Some(values), Some(columns)) = (&self.values, &mut self.columns) else {
+            return Vec::new();
+        };
+        if !values.any() || self.list_batches {
+            return Vec::new();
+        }
+        let mut added = Vec::new();
+        for name in needed_columns(values) {
+            if !columns.iter().any(|c| c == name) {
+                columns.push(name.to_string());
+                added.push(name.to_string());
+            }
+        }
+        added
+    }
+
+    /// The decoding step for a read of `files`.
+    fn value_step(
+        &self,
+        py: Python<'_>,
+        files: &[crate::log::discover::SegmentFile],
+        drop: Vec<String>,
+    ) -> PyResult<Option<ValueStep>> {
+        let Some(values) = &self.values else {
+            return Ok(None);
+        };
+        if self.list_batches {
+            return Ok(None);
+        }
+        let storage = self.storage();
+        let topic = self.topic.as_deref();
+        let made = detach(py, || ValueStep::new(values, &storage, files, topic, drop))?;
+        let Some((step, issues)) = made else {
+            return Ok(None);
+        };
+        for issue in &issues {
+            warn(py, issue)?;
+        }
+        Ok(Some(step))
     }
 
     fn builder(&self) -> crate::Result<ReaderBuilder> {
@@ -208,9 +257,24 @@ pub struct Reader {
     source: Source,
     schema: arrow_schema::SchemaRef,
     issues: Vec<Issue>,
+    /// Keys and values decoded, when asked for.
+    values: Option<ValueStep>,
 }
 
 impl Reader {
+    fn new(schema: arrow_schema::SchemaRef, source: Source, values: Option<ValueStep>) -> Self {
+        let schema = match &values {
+            Some(step) => step.schema(&schema),
+            None => schema,
+        };
+        Reader {
+            source,
+            schema,
+            issues: Vec::new(),
+            values,
+        }
+    }
+
     fn note(&mut self, py: Python<'_>, issues: Vec<Issue>) -> PyResult<()> {
         for issue in &issues {
             warn(py, issue)?;
@@ -230,11 +294,13 @@ impl Reader {
         paths: Vec<std::path::PathBuf>,
         options: Option<Options>,
     ) -> PyResult<Self> {
-        let options = options.unwrap_or_default();
+        let mut options = options.unwrap_or_default();
+        let drop = options.value_columns();
         let builder = options.builder().py_err()?;
         let storage = builder.storage().clone();
         let (mut files, notes) = detach(py, || crate::read::files::resolve(&storage, &paths))?;
         warn_all(py, &notes)?;
+        let values = options.value_step(py, &files, drop)?;
         if options.start_position.is_some() || options.end_position.is_some() {
             let single = paths.len() == 1
                 && matches!(detach(py, || storage.stat(&paths[0]))?, Stat::File { .. });
@@ -264,20 +330,19 @@ impl Reader {
             }
         };
         let source = Source::Files(source);
-        Ok(Reader {
-            schema,
-            source,
-            issues: Vec::new(),
-        })
+        Ok(Reader::new(schema, source, values))
     }
 
     /// Reads work items made by `plan` (in order), without planning again.
     #[staticmethod]
     #[pyo3(signature = (items, options=None))]
     fn open_items(py: Python<'_>, items: Vec<Item>, options: Option<Options>) -> PyResult<Self> {
-        let options = options.unwrap_or_default();
+        let mut options = options.unwrap_or_default();
+        let drop = options.value_columns();
         let builder = options.builder().py_err()?;
         let planned: Vec<_> = items.into_iter().map(|i| i.0.to_planned()).collect();
+        let files: Vec<_> = planned.iter().map(|p| p.file.clone()).collect();
+        let values = options.value_step(py, &files, drop)?;
         let threads = options.threads.unwrap_or(1);
         let storage = builder.storage().clone();
         let (schema, source): (_, Box<dyn FileStream>) = if threads > 1
@@ -289,19 +354,17 @@ impl Reader {
             let reader = builder.build_planned(planned, Vec::new());
             (reader.schema(), Box::new(reader))
         };
-        Ok(Reader {
-            schema,
-            source: Source::Files(source),
-            issues: Vec::new(),
-        })
+        Ok(Reader::new(schema, Source::Files(source), values))
     }
 
     /// Decodes log entries already in memory.
     #[staticmethod]
     #[pyo3(signature = (data, options=None))]
     fn from_bytes(py: Python<'_>, data: PyBackedBytes, options: Option<Options>) -> PyResult<Self> {
-        let options = options.unwrap_or_default();
+        let mut options = options.unwrap_or_default();
+        let drop = options.value_columns();
         let builder = options.builder().py_err()?;
+        let values = options.value_step(py, &[], drop)?;
         let origin = Origin {
             topic: options.topic.clone(),
             partition: options.partition,
@@ -320,11 +383,7 @@ impl Reader {
         } else {
             detach(py, || decode_bytes(&builder, &data, origin))?
         };
-        let mut reader = Reader {
-            source: Source::Decoded(batches.into()),
-            schema,
-            issues: Vec::new(),
-        };
+        let mut reader = Reader::new(schema, Source::Decoded(batches.into()), values);
         reader.note(py, issues)?;
         Ok(reader)
     }
@@ -355,7 +414,22 @@ impl Reader {
                 next
             }
         };
-        next.transpose().py_err().map(|b| b.map(PyRecordBatch::new))
+        let next = next.transpose().py_err()?;
+        let Some(step) = &mut self.values else {
+            return Ok(next.map(PyRecordBatch::new));
+        };
+        match next {
+            Some(batch) => {
+                let decoded = detach(py, || step.apply(&batch))?;
+                Ok(Some(PyRecordBatch::new(decoded)))
+            }
+            None => {
+                if step.bad > 0 {
+                    warn_values(py, std::mem::take(&mut step.bad))?;
+                }
+                Ok(None)
+            }
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 //! | `pieces.rs` | the pieces a parallel read is cut into, and their decoding |
 //! | `pool.rs` | the process's pool of decoding threads |
 //! | `parallel.rs` | the parallel reader: pieces decoded on the pool, batches handed out in order |
+//! | `schemas.rs` | Schema Registry's storage topic (`_schemas`) read from paths into a registry |
 //! | `internal_topics.rs` | internal topics read from paths into tables; KRaft's cluster state from snapshot and log |
 
 pub mod files;
@@ -17,4 +18,5 @@ pub mod parallel;
 pub mod pieces;
 mod pool;
 pub mod reader;
+pub mod schemas;
 pub mod topic_fold;

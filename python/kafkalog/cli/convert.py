@@ -25,6 +25,7 @@ from kafkalog.cli.arguments import (
     storage,
 )
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CliError
+from kafkalog.cli.schemas import add_value_arguments, value_kwargs
 from kafkalog.cli.text import _human_bytes, _ms_column
 
 
@@ -203,7 +204,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
         visibility=getattr(args, "visibility", "consumer"),
         **bounds,
         **store,
+        **value_kwargs(args),
     )
+    if value_kwargs(args):
+        # Typed keys and values: their types, and the error columns decoding adds.
+        out_names = out_names + [n for n in reader.schema.names if n not in read_names]
+        out_schema = pa.schema([reader.schema.field(n) for n in out_names])
     progress = _Progress(total, show_progress)
 
     def batches() -> Iterator[pa.RecordBatch]:
@@ -284,6 +290,8 @@ Formats (--format, else taken from OUT's suffix, else parquet; another suffix is
            timestamps are integers, milliseconds since the epoch (null for none)
 Columns are those of kafkalog.read (Spark's Kafka source): key, value, topic, partition,
 offset, timestamp, timestampType, headers; --batch-metadata adds Kafka's per-batch values.
+--key-format/--value-format (string, avro, ...) with --schemas write typed key and value
+columns (typed Parquet): see docs/values.md.
 OUT is written under a temporary name and renamed when complete.
 A progress line is shown on stderr when it is a terminal.
 """
@@ -373,5 +381,6 @@ def register(sub: Any) -> None:
         help="consumer: what a consumer could fetch, within the log directory's high "
         "watermark and log start offset checkpoints (default); all: every record on disk",
     )
+    add_value_arguments(c)
     add_storage_arguments(c)
     c.set_defaults(func=cmd_convert)

@@ -16,6 +16,7 @@ from kafkalog.cli.dump_indexes import IndexDump
 from kafkalog.cli.dump_log import JAVA_INT_MAX, LogDump
 from kafkalog.cli.dump_state import _DECODERS
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_USAGE, CliError
+from kafkalog.cli.schemas import add_value_arguments
 from kafkalog.cli.text import _err, _java_file, _Output
 
 
@@ -232,5 +233,6 @@ def register(sub: Any) -> None:
         "offset checkpoints",
     )
     _add_decoder_options(d)
+    add_value_arguments(d, decoders=True)
     add_storage_arguments(d)
     d.set_defaults(func=cmd_dump)

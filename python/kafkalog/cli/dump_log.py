@@ -105,6 +105,45 @@ class _Records:
         return rows
 
 
+class _Typed:
+    """Keys and values of one segment decoded by the core (``--key-decoder``,
+    ``--value-decoder``), looked up by offset as the record printer goes through the file in
+    order, as JSON text."""
+
+    def __init__(self, reader: pa.RecordBatchReader) -> None:
+        self._rows = (row for chunk in reader for row in chunk.to_pylist())
+        self._row: dict[str, Any] | None = None
+
+    def get(self, offset: int) -> tuple[str | None, str | None]:
+        while self._row is None or self._row["offset"] < offset:
+            self._row = next(self._rows, None)
+            if self._row is None:
+                return None, None
+        if self._row["offset"] != offset:
+            return None, None
+        return _json_text(self._row["key"]), _json_text(self._row["value"])
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return v.decode("utf-8", errors="backslashreplace")
+    if isinstance(v, list | tuple):
+        return list(v)
+    return str(v)
+
+
+def _json_text(v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bytes):
+        return _utf8(v)
+    if isinstance(v, list) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
+        v = dict(v)
+    return json.dumps(v, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
 def _decoded_record(topic: str, r: dict[str, Any]) -> dict[str, Any]:
     """``--format json`` with a decoder: the key and payload as decoded objects."""
     decoded = json.loads(_native.decode_internal_record(topic, r["key"], r["value"]))
@@ -116,6 +155,9 @@ def _decoded_record(topic: str, r: dict[str, Any]) -> dict[str, Any]:
 
 class LogDump(DumpState):
     """Dumping ``.log`` files."""
+
+    #: The current file's decoded keys and values (``--key-decoder``/``--value-decoder``).
+    typed: _Typed | None = None
 
     # ---- .log
 
@@ -155,6 +197,7 @@ class LogDump(DumpState):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             records = None
+            self.typed = None
             if self.deep:
                 byte_range = None
                 if limit < file_size:
@@ -172,6 +215,19 @@ class LogDump(DumpState):
                         **self.storage,
                     )
                     records = _Records(reader, self.print_data)
+                    if self.values:
+                        self.typed = _Typed(
+                            reading.read(
+                                path,
+                                columns=["offset", "key", "value"],
+                                check_crc=False,
+                                on_corrupt="stop",
+                                byte_range=byte_range,
+                                visibility=self.visibility,
+                                **self.storage,
+                                **self.values,
+                            )
+                        )
             batches = reading.read_batches(
                 path, on_corrupt="stop", visibility=self.visibility, **self.storage
             )
@@ -331,6 +387,9 @@ class LogDump(DumpState):
             if self.print_data and not control:
                 if self.decoder is not None:
                     obj.update(_decoded_record(self.decoder, r))
+                elif self.typed is not None:
+                    key, payload = self.typed.get(r["offset"])
+                    obj["key"], obj["payload"] = key, payload
                 else:
                     obj["key"] = None if r["key"] is None else _utf8(r["key"])
                     obj["payload"] = None if r["value"] is None else _utf8(r["value"])
@@ -363,6 +422,8 @@ class LogDump(DumpState):
                 key, payload = _native.dump_internal_record(
                     self.decoder, r["key"], r["value"], r["offset"]
                 )
+            elif self.typed is not None:
+                key, payload = self.typed.get(r["offset"])
             else:
                 key = None if r["key"] is None else _utf8(r["key"])
                 payload = None if r["value"] is None else _utf8(r["value"])

@@ -15,6 +15,7 @@ from kafkalog import _native, reading
 from kafkalog._storage import is_remote
 from kafkalog.cli.arguments import storage
 from kafkalog.cli.exits import EXIT_OK, CliError
+from kafkalog.cli.schemas import value_kwargs
 from kafkalog.cli.text import _Output
 from kafkalog.types import Visibility
 
@@ -122,7 +123,14 @@ class DumpState:
         named_class = getattr(args, "key_decoder_class", None) or getattr(
             args, "value_decoder_class", None
         )
-        self.print_data = args.print_data_log or self.decoder is not None or bool(named_class)
+        # --key-decoder/--value-decoder avro|string|...: keys and values decoded in the core.
+        self.values = value_kwargs(args) if hasattr(args, "value_format") else {}
+        self.print_data = (
+            args.print_data_log
+            or self.decoder is not None
+            or bool(named_class)
+            or bool(self.values)
+        )
         self.deep = args.deep_iteration or self.print_data
         self.skip_metadata = args.skip_record_metadata
         self.verify_only = args.verify_index_only

@@ -1,0 +1,158 @@
+"""Typed keys and values: records decoded with the schemas their producers registered, read
+from the Schema Registry's own storage topic in the same backup (``_schemas``) or given
+directly. See ``docs/values.md``.
+
+:func:`schemas` is the registry as a table. :func:`value_options` checks and packs the
+options :func:`kafkalog.read` and its siblings take (``key_format``, ``value_format``,
+``schemas``, ``on_value_error``, subjects, versions, explicit schemas, framing); the core
+does the rest (``rust/values/``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from kafkalog._native import schemas_table as _schemas_table
+from kafkalog._storage import storage_kwargs as _storage_kwargs
+from kafkalog.errors import InvalidArgumentError, UndecodedRecordWarning
+from kafkalog.errors import warn as _warn
+
+__all__ = ["schemas", "value_options", "FORMATS", "Format", "OnValueError"]
+
+#: How a key or value is read.
+Format = Literal["binary", "string", "avro", "protobuf", "json", "auto"]
+#: What a key or value that does not decode does.
+OnValueError = Literal["error", "null"]
+#: The formats, as :data:`Format` lists them.
+FORMATS: tuple[str, ...] = ("binary", "string", "avro", "protobuf", "json", "auto")
+
+#: File name endings of a schema given as a file, and the language each holds.
+_SCHEMA_FILES = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
+
+
+def schemas(
+    path: str | os.PathLike[str],
+    *,
+    topic: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> pa.Table:
+    """The Schema Registry whose storage topic is under ``path``, as a table, folded as the
+    registry rebuilds itself at startup.
+
+    ``path`` is anything :func:`kafkalog.read` reads: a log directory holding the
+    ``_schemas-0`` partition (``topic`` names another ``kafkastore.topic``), the partition
+    directory, a segment, an object-store or tiered-storage URI.
+
+    Columns: ``subject`` (qualified ``:.ctx:name`` outside the default context), ``version``,
+    ``id``, ``type`` (``AVRO``, ``PROTOBUF``, ``JSON``), ``schema``, ``references`` (list of
+    ``name``, ``subject``, ``version``), ``deleted`` (soft-deleted), ``offset`` (of the
+    record that registered it), ``context``. Hard-deleted versions are not in it. Records the
+    fold cannot use are passed over with an :class:`UndecodedRecordWarning`.
+    """
+    batch, issues = _schemas_table(
+        os.fspath(path),
+        topic=topic,
+        storage_options=_storage_kwargs(storage_options, None)["storage_options"],
+    )
+    for offset, why in issues:
+        _warn(UndecodedRecordWarning(f"_schemas record at offset {offset}: {why}", offset=offset))
+    return pa.Table.from_batches([pa.record_batch(batch)])
+
+
+def _schema_arg(schema: Any, what: str) -> tuple[str, str, list[tuple[str, str]]]:
+    """A schema as the core takes it: (type, text, references)."""
+    if isinstance(schema, Mapping) and "schema" in schema:
+        text = schema["schema"]
+        if not isinstance(text, str):
+            text = json.dumps(text)
+        refs = [(str(k), str(v)) for k, v in dict(schema.get("references") or {}).items()]
+        return (str(schema.get("schemaType") or "AVRO").upper(), text, refs)
+    if isinstance(schema, Mapping | list):
+        return ("AVRO", json.dumps(schema), [])
+    if isinstance(schema, os.PathLike) or (
+        isinstance(schema, str) and os.path.splitext(schema)[1] in _SCHEMA_FILES
+    ):
+        path = os.fspath(schema)
+        kind = _SCHEMA_FILES.get(os.path.splitext(path)[1], "AVRO")
+        with open(path, encoding="utf-8") as f:
+            return (kind, f.read(), [])
+    if isinstance(schema, str):
+        return ("AVRO", schema, [])
+    raise InvalidArgumentError(f"{what}: a schema is a text, a dict or a file, not {schema!r}")
+
+
+def _schemas_arg(schemas: Any) -> dict[str, Any]:
+    """``schemas=`` as the core takes it: a path of the registry's storage topic, or schemas
+    by id."""
+    if schemas is None:
+        return {}
+    if isinstance(schemas, str | os.PathLike):
+        return {"schemas_path": os.fspath(schemas)}
+    if isinstance(schemas, Mapping):
+        rows = []
+        for i, (schema_id, schema) in enumerate(sorted(schemas.items())):
+            kind, text, refs = _schema_arg(schema, f"schemas[{schema_id!r}]")
+            subject = ""
+            if isinstance(schema, Mapping) and schema.get("subject"):
+                subject = str(schema["subject"])
+            version = i + 1
+            if isinstance(schema, Mapping) and schema.get("version"):
+                version = int(schema["version"])
+            # References given as texts become subjects named by the reference.
+            ref_rows = [(name, name, 1) for name, _ in refs]
+            rows.append((int(schema_id), subject, version, kind, text, ref_rows, False, None))
+            rows.extend((-1, name, 1, kind, ref_text, [], False, None) for name, ref_text in refs)
+        return {"schemas": rows}
+    raise InvalidArgumentError(
+        "schemas must be a path (the registry's storage topic) or a mapping of schema id to "
+        f"schema, not {type(schemas).__name__}"
+    )
+
+
+def value_options(
+    *,
+    key_format: Format = "binary",
+    value_format: Format = "binary",
+    schemas: Any = None,
+    on_value_error: OnValueError = "error",
+    key_subject: str | None = None,
+    value_subject: str | None = None,
+    key_version: int | None = None,
+    value_version: int | None = None,
+    key_schema: Any = None,
+    value_schema: Any = None,
+    framing: Literal["confluent", "apicurio", "none"] = "confluent",
+    schemas_topic: str | None = None,
+) -> dict[str, Any] | None:
+    """The ``values`` option of the native reader, checked (None when nothing is decoded)."""
+    for name, fmt in (("key_format", key_format), ("value_format", value_format)):
+        if fmt not in FORMATS:
+            raise InvalidArgumentError(f"{name} must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if on_value_error not in ("error", "null"):
+        raise InvalidArgumentError(
+            f'on_value_error must be "error" or "null", not {on_value_error!r}'
+        )
+    if key_format == "binary" and value_format == "binary":
+        return None
+    out: dict[str, Any] = {
+        "key_format": key_format,
+        "value_format": value_format,
+        "on_value_error": on_value_error,
+        "key_subject": key_subject,
+        "value_subject": value_subject,
+        "key_version": key_version,
+        "value_version": value_version,
+        "framing": framing,
+        "schemas_topic": schemas_topic,
+        **_schemas_arg(schemas),
+    }
+    if key_schema is not None:
+        out["key_schema"] = _schema_arg(key_schema, "key_schema")
+    if value_schema is not None:
+        out["value_schema"] = _schema_arg(value_schema, "value_schema")
+    return out

@@ -1,0 +1,645 @@
+//! Avro payloads into one Arrow column, through `arrow-avro` (Apache Arrow's Avro crate):
+//! every writer schema resolved to the one reader schema by Avro's rules (defaults, aliases,
+//! promotions), a batch at a time.
+//!
+//! `arrow-avro` decodes records only: each schema is wrapped in a one-field record
+//! (`kafkalog_payload`), whose binary encoding is the field's own, so a key or value of any
+//! Avro type decodes, and the field is the column. Schemas with references have the referenced
+//! named types written in where first used, as one self-contained schema.
+//!
+//! A payload is framed again with its id (`0` and 8 bytes) into one buffer, and the decoder is
+//! fed one payload at a time, so each must decode to exactly one record using exactly its own
+//! bytes. A payload that does not (truncated, trailing bytes, bad union branch, ...) is null
+//! with its reason; the decoder, whose builders it may have left half-filled, is built again
+//! and the good payloads since the last flush are decoded again.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{Array, ArrayRef, UInt32Array};
+use arrow_avro::reader::{Decoder, ReaderBuilder};
+use arrow_avro::schema::{AvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore};
+use arrow_schema::DataType;
+use serde_json::Value as Json;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::values::decoder::{
+    Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, WriterSchemas,
+};
+
+/// The fingerprint of the reader schema used as a writer: payloads with no schema id (an
+/// explicitly given schema, no framing).
+const READER_ID: u64 = u64::MAX;
+
+/// The name of the record each schema is wrapped in.
+const WRAPPER: &str = "kafkalog_payload";
+
+/// Rows the `arrow-avro` decoder holds before kafkalog flushes it.
+const DECODER_ROWS: usize = 1 << 20;
+
+/// An Avro decoder for one reader schema.
+pub struct AvroDecoder {
+    reader: String,
+    data_type: DataType,
+    writers: Arc<dyn WriterSchemas>,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// The wrapped writer schemas known so far, by fingerprint.
+    store: SchemaStore,
+    /// Ids whose writer schema cannot be used, and why.
+    bad: HashMap<u64, String>,
+    decoder: Decoder,
+    /// The framed payloads of a batch (reused).
+    buf: Vec<u8>,
+}
+
+/// An Avro decoder whose column is `reader` (its references resolved); writer schemas by id
+/// come from `writers`. Payloads without a schema id are taken as written with `reader`.
+pub fn decoder(
+    reader: &SchemaText,
+    writers: Arc<dyn WriterSchemas>,
+) -> Result<Arc<dyn PayloadDecoder>> {
+    Ok(Arc::new(AvroDecoder::new(reader, writers)?))
+}
+
+fn avro_error(what: impl std::fmt::Display) -> Error {
+    Error::invalid_argument(format!("Avro schema: {what}"))
+}
+
+impl AvroDecoder {
+    /// See [`decoder`].
+    pub fn new(reader: &SchemaText, writers: Arc<dyn WriterSchemas>) -> Result<AvroDecoder> {
+        if reader.schema_type != SchemaType::Avro {
+            return Err(Error::invalid_argument(format!(
+                "the reader schema is {}, not Avro",
+                reader.schema_type.name()
+            )));
+        }
+        let reader = wrapped(reader)?;
+        let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id64);
+        store
+            .set(
+                Fingerprint::Id64(READER_ID),
+                AvroSchema::new(reader.clone()),
+            )
+            .map_err(avro_error)?;
+        let decoder = build(&reader, &store)?;
+        let schema = decoder.schema();
+        let data_type = plain(schema.field(0).data_type());
+        Ok(AvroDecoder {
+            reader,
+            data_type,
+            writers,
+            state: Mutex::new(State {
+                store,
+                bad: HashMap::new(),
+                decoder,
+                buf: Vec::new(),
+            }),
+        })
+    }
+
+    /// Adds the writer schemas of `ids` not known yet; those that cannot be used go to `bad`.
+    fn learn(&self, state: &mut State, ids: &HashSet<u64>) -> Result<()> {
+        let mut changed = false;
+        for &id in ids {
+            let fp = Fingerprint::Id64(id);
+            if state.store.lookup(&fp).is_some() || state.bad.contains_key(&id) {
+                continue;
+            }
+            let why = match self.writers.writer(id as i64) {
+                None => Err(format!("schema id {id} is not in the registry")),
+                Some(w) if w.schema_type != SchemaType::Avro => Err(format!(
+                    "schema id {id} is {}, not Avro",
+                    w.schema_type.name()
+                )),
+                Some(w) => self
+                    .check_writer(&w)
+                    .map_err(|e| format!("schema id {id}: {e}")),
+            };
+            match why {
+                Ok(text) => {
+                    state
+                        .store
+                        .set(fp, AvroSchema::new(text))
+                        .map_err(avro_error)?;
+                    changed = true;
+                }
+                Err(why) => {
+                    state.bad.insert(id, why);
+                }
+            }
+        }
+        if changed {
+            state.decoder = build(&self.reader, &state.store)?;
+        }
+        Ok(())
+    }
+
+    /// The wrapped writer schema, if it resolves to the reader schema.
+    fn check_writer(&self, writer: &SchemaText) -> std::result::Result<String, String> {
+        let text = wrapped(writer).map_err(|e| e.message)?;
+        let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id64);
+        store
+            .set(Fingerprint::Id64(0), AvroSchema::new(text.clone()))
+            .map_err(|e| e.to_string())?;
+        build(&self.reader, &store)
+            .map_err(|e| format!("does not resolve to the reader schema: {}", e.message))?;
+        Ok(text)
+    }
+}
+
+fn build(reader: &str, store: &SchemaStore) -> Result<Decoder> {
+    ReaderBuilder::new()
+        .with_batch_size(DECODER_ROWS)
+        .with_reader_schema(AvroSchema::new(reader.to_string()))
+        .with_writer_schema_store(store.clone())
+        .build_decoder()
+        .map_err(avro_error)
+}
+
+impl PayloadDecoder for AvroDecoder {
+    fn data_type(&self) -> &DataType {
+        &self.data_type
+    }
+
+    fn decode(&self, payloads: &[Option<Payload<'_>>]) -> Result<Decoded> {
+        let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *guard;
+        let id_of = |p: &Payload<'_>| p.schema_id.map_or(READER_ID, |id| id as u64);
+        let ids: HashSet<u64> = payloads.iter().flatten().map(id_of).collect();
+        self.learn(state, &ids)?;
+
+        let mut errors: Vec<Option<String>> = vec![None; payloads.len()];
+        // Each payload framed again: (payload index, start, end) in `buf`.
+        state.buf.clear();
+        let mut spans = Vec::with_capacity(payloads.len());
+        for (i, p) in payloads.iter().enumerate() {
+            let Some(p) = p else { continue };
+            let id = id_of(p);
+            if let Some(why) = state.bad.get(&id) {
+                errors[i] = Some(why.clone());
+                continue;
+            }
+            let start = state.buf.len();
+            state.buf.push(0);
+            state.buf.extend_from_slice(&id.to_be_bytes());
+            state.buf.extend_from_slice(p.bytes);
+            spans.push((i, id, start, state.buf.len()));
+        }
+
+        let mut pieces: Vec<ArrayRef> = Vec::new();
+        let mut rows: Vec<Option<u32>> = vec![None; payloads.len()];
+        let mut decoded = 0u32;
+        // The spans decoded since the last flush.
+        let mut pending: Vec<usize> = Vec::new();
+        let mut current: Option<u64> = None;
+        let buf = std::mem::take(&mut state.buf);
+        for (k, &(i, id, start, end)) in spans.iter().enumerate() {
+            if current != Some(id) || state.decoder.capacity() < 2 {
+                flush(&mut state.decoder, &mut pieces)?;
+                pending.clear();
+                current = Some(id);
+            }
+            match decode_one(&mut state.decoder, &buf[start..end]) {
+                Ok(()) => pending.push(k),
+                Err(why) => {
+                    errors[i] = Some(why);
+                    // The decoder may hold half a record: build it again, and decode again
+                    // what it held.
+                    state.decoder = build(&self.reader, &state.store)?;
+                    for &j in &pending {
+                        let (_, _, s, e) = spans[j];
+                        decode_one(&mut state.decoder, &buf[s..e]).map_err(|why| {
+                            Error::new(
+                                ErrorKind::Internal,
+                                format!("an Avro payload decoded once and not again: {why}"),
+                            )
+                        })?;
+                    }
+                    flush(&mut state.decoder, &mut pieces)?;
+                    pending.clear();
+                    current = None;
+                    continue;
+                }
+            }
+        }
+        flush(&mut state.decoder, &mut pieces)?;
+        state.buf = buf;
+        // Payloads that decoded, in order, are the rows of the pieces concatenated.
+        for (i, e) in errors.iter().enumerate() {
+            if payloads[i].is_some() && e.is_none() {
+                rows[i] = Some(decoded);
+                decoded += 1;
+            }
+        }
+        let array = assemble(&self.data_type, pieces, rows)?;
+        Ok(Decoded { array, errors })
+    }
+}
+
+/// Feeds one framed payload; it must be exactly one record.
+fn decode_one(decoder: &mut Decoder, framed: &[u8]) -> std::result::Result<(), String> {
+    let before = decoder.capacity();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decoder.decode(framed)));
+    match outcome {
+        Err(_) => Err("the Avro decoder failed on these bytes".to_string()),
+        Ok(Err(e)) => Err(format!("not valid Avro for its schema: {e}")),
+        Ok(Ok(n)) if n < framed.len() && before == decoder.capacity() + 1 => Err(format!(
+            "{} bytes left after the Avro value",
+            framed.len() - n
+        )),
+        Ok(Ok(n)) if n < framed.len() || before != decoder.capacity() + 1 => {
+            Err("the Avro value ends before its bytes do (truncated?)".to_string())
+        }
+        Ok(Ok(_)) => Ok(()),
+    }
+}
+
+fn flush(decoder: &mut Decoder, pieces: &mut Vec<ArrayRef>) -> Result<()> {
+    if decoder.batch_is_empty() {
+        return Ok(());
+    }
+    let batch = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decoder.flush()))
+        .map_err(|_| Error::new(ErrorKind::Internal, "the Avro decoder failed to flush"))?
+        .map_err(|e| Error::new(ErrorKind::Internal, format!("Avro flush: {e}")))?;
+    if let Some(batch) = batch {
+        pieces.push(batch.column(0).clone());
+    }
+    Ok(())
+}
+
+/// `data_type` without field metadata (the Avro defaults and properties `arrow-avro` notes
+/// there differ between writer versions; the column has one type), every field nullable: a
+/// null key or value (a tombstone, a bad value) is null in its fields too, which Parquet
+/// writers and Spark require of fields declared non-null.
+fn plain(data_type: &DataType) -> DataType {
+    let field = |f: &arrow_schema::FieldRef| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(plain(f.data_type()))
+                .with_nullable(true)
+                .with_metadata(Default::default()),
+        )
+    };
+    match data_type {
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(field).collect()),
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::ListView(f) => DataType::ListView(field(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
+        // A map's entries and keys are never null (Arrow's rule); its values may be.
+        DataType::Map(f, sorted) => {
+            let DataType::Struct(kv) = f.data_type() else {
+                return data_type.clone();
+            };
+            let kv: Vec<arrow_schema::FieldRef> = kv
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let x = field(x);
+                    if i == 0 {
+                        Arc::new(x.as_ref().clone().with_nullable(false))
+                    } else {
+                        x
+                    }
+                })
+                .collect();
+            let entries = f
+                .as_ref()
+                .clone()
+                .with_data_type(DataType::Struct(kv.into()))
+                .with_nullable(false)
+                .with_metadata(Default::default());
+            DataType::Map(Arc::new(entries), *sorted)
+        }
+        DataType::Union(fields, mode) => DataType::Union(
+            arrow_schema::UnionFields::try_new(
+                fields.iter().map(|(id, _)| id),
+                fields.iter().map(|(_, f)| field(f)),
+            )
+            .unwrap_or_else(|_| fields.clone()),
+            *mode,
+        ),
+        DataType::Dictionary(k, v) => DataType::Dictionary(k.clone(), Box::new(plain(v))),
+        other => other.clone(),
+    }
+}
+
+/// `array` typed `target`: the same layout, field names and metadata of `target`.
+fn retype(array: ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    if array.data_type() == target {
+        return Ok(array);
+    }
+    if plain(array.data_type()) != *target {
+        return Err(Error::new(
+            ErrorKind::Internal,
+            format!(
+                "Avro decoded {} where the column is {target}",
+                array.data_type()
+            ),
+        ));
+    }
+    Ok(arrow_array::make_array(retype_data(
+        array.to_data(),
+        target,
+    )))
+}
+
+fn retype_data(data: arrow_data::ArrayData, target: &DataType) -> arrow_data::ArrayData {
+    let children: Vec<&DataType> = match target {
+        DataType::Struct(fields) => fields.iter().map(|f| f.data_type()).collect(),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::FixedSizeList(f, _)
+        | DataType::Map(f, _) => vec![f.data_type()],
+        DataType::Union(fields, _) => fields.iter().map(|(_, f)| f.data_type()).collect(),
+        _ => Vec::new(),
+    };
+    let child_data: Vec<arrow_data::ArrayData> = if children.len() == data.child_data().len() {
+        data.child_data()
+            .iter()
+            .zip(children)
+            .map(|(c, t)| retype_data(c.clone(), t))
+            .collect()
+    } else {
+        data.child_data().to_vec()
+    };
+    let builder = data
+        .into_builder()
+        .data_type(target.clone())
+        .child_data(child_data);
+    // SAFETY: the types differ only in field metadata and nullability (`plain` of one is the
+    // other): never a layout, so the buffers stay valid for the new type, and a field made
+    // nullable accepts any validity.
+    unsafe { builder.build_unchecked() }
+}
+
+/// The decoded rows put where their payloads were, null elsewhere.
+fn assemble(
+    data_type: &DataType,
+    pieces: Vec<ArrayRef>,
+    rows: Vec<Option<u32>>,
+) -> Result<ArrayRef> {
+    let internal = |e: arrow_schema::ArrowError| Error::new(ErrorKind::Internal, e.to_string());
+    let pieces = pieces
+        .into_iter()
+        .map(|p| retype(p, data_type))
+        .collect::<Result<Vec<_>>>()?;
+    let all_rows = rows.iter().all(Option::is_some);
+    let values: ArrayRef = match pieces.len() {
+        0 => arrow_array::new_empty_array(data_type),
+        1 => pieces.into_iter().next().expect("one"),
+        _ => {
+            let refs: Vec<&dyn Array> = pieces.iter().map(|a| a.as_ref()).collect();
+            arrow_select::concat::concat(&refs).map_err(internal)?
+        }
+    };
+    if all_rows && values.len() == rows.len() {
+        return Ok(values);
+    }
+    if values.is_empty() {
+        return Ok(arrow_array::new_null_array(data_type, rows.len()));
+    }
+    let indices = UInt32Array::from(rows);
+    arrow_select::take::take(values.as_ref(), &indices, None).map_err(internal)
+}
+
+/// `schema` with its references written in and wrapped in the one-field record.
+fn wrapped(schema: &SchemaText) -> Result<String> {
+    let mut root: Json =
+        serde_json::from_str(&schema.schema).map_err(|e| avro_error(format!("not JSON: {e}")))?;
+    if !schema.references.is_empty() {
+        let mut refs: Vec<(String, Json)> = Vec::new();
+        for (name, text) in &schema.references {
+            let json: Json = serde_json::from_str(text)
+                .map_err(|e| avro_error(format!("reference {name:?} is not JSON: {e}")))?;
+            refs.push((name.clone(), json));
+        }
+        let mut defined = HashSet::new();
+        inline(&mut root, "", &mut refs, &mut defined, 0)?;
+    }
+    let wrapper = serde_json::json!({
+        "type": "record",
+        "name": WRAPPER,
+        "fields": [{"name": "value", "type": root}],
+    });
+    Ok(wrapper.to_string())
+}
+
+/// The full name of a named type's `name` in namespace `ns`.
+fn full_name(name: &str, ns: &str) -> String {
+    if name.contains('.') || ns.is_empty() {
+        name.to_string()
+    } else {
+        format!("{ns}.{name}")
+    }
+}
+
+/// Writes each referenced schema in where its name is first used in `node` (a schema in
+/// namespace `ns`), and records the names defined.
+fn inline(
+    node: &mut Json,
+    ns: &str,
+    refs: &mut Vec<(String, Json)>,
+    defined: &mut HashSet<String>,
+    depth: usize,
+) -> Result<()> {
+    if depth > 256 {
+        return Err(avro_error("nests deeper than 256"));
+    }
+    match node {
+        Json::String(name) => {
+            let candidates = [full_name(name, ns), name.clone()];
+            if candidates.iter().any(|c| defined.contains(c)) {
+                return Ok(());
+            }
+            if let Some(pos) = refs
+                .iter()
+                .position(|(r, _)| candidates.iter().any(|c| c == r))
+            {
+                let (_, mut schema) = refs.remove(pos);
+                inline(&mut schema, "", refs, defined, depth + 1)?;
+                *node = schema;
+            }
+        }
+        Json::Array(items) => {
+            for item in items {
+                inline(item, ns, refs, defined, depth + 1)?;
+            }
+        }
+        Json::Object(obj) => {
+            let mut inner_ns = ns.to_string();
+            if let Some(Json::String(name)) = obj.get("name") {
+                if matches!(
+                    obj.get("type").and_then(Json::as_str),
+                    Some("record" | "enum" | "fixed" | "error")
+                ) {
+                    if let Some(Json::String(n)) = obj.get("namespace") {
+                        inner_ns = n.clone();
+                    }
+                    let full = full_name(name, &inner_ns);
+                    if let Some((space, _)) = full.rsplit_once('.') {
+                        inner_ns = space.to_string();
+                    }
+                    defined.insert(full);
+                }
+            }
+            for key in ["type", "items", "values"] {
+                if let Some(child) = obj.get_mut(key) {
+                    inline(child, &inner_ns, refs, defined, depth + 1)?;
+                }
+            }
+            if let Some(Json::Array(fields)) = obj.get_mut("fields") {
+                for field in fields {
+                    if let Some(t) = field.get_mut("type") {
+                        inline(t, &inner_ns, refs, defined, depth + 1)?;
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+
+    struct Map(HashMap<i64, Arc<SchemaText>>);
+    impl WriterSchemas for Map {
+        fn writer(&self, id: i64) -> Option<Arc<SchemaText>> {
+            self.0.get(&id).cloned()
+        }
+    }
+
+    fn avro(s: &str) -> SchemaText {
+        SchemaText {
+            schema_type: SchemaType::Avro,
+            schema: s.to_string(),
+            references: Vec::new(),
+        }
+    }
+
+    fn zigzag(v: i64) -> Vec<u8> {
+        let mut out = Vec::new();
+        crate::format::varint::write_varlong(&mut out, v);
+        out
+    }
+
+    #[test]
+    fn resolves_versions_and_isolates_bad_payloads() {
+        let v1 = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"long"}]}"#;
+        let v2 = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"long"},
+            {"name":"b","type":"string","default":"x"}]}"#;
+        let writers = Map(HashMap::from([
+            (1, Arc::new(avro(v1))),
+            (2, Arc::new(avro(v2))),
+            (
+                3,
+                Arc::new(SchemaText {
+                    schema_type: SchemaType::Json,
+                    schema: "{}".into(),
+                    references: vec![],
+                }),
+            ),
+        ]));
+        let d = AvroDecoder::new(&avro(v2), Arc::new(writers)).unwrap();
+        let one = zigzag(5);
+        let mut two = zigzag(6);
+        two.extend(zigzag(2));
+        two.extend(b"yz");
+        let truncated = {
+            let mut t = zigzag(7);
+            t.extend(zigzag(10));
+            t.extend(b"ab");
+            t
+        };
+        let mut trailing = zigzag(8);
+        trailing.push(0);
+        let p = |bytes: &'static [u8], id: i64| {
+            Some(Payload {
+                bytes,
+                schema_id: Some(id),
+                message_indexes: &[],
+            })
+        };
+        let one: &'static [u8] = one.leak();
+        let two: &'static [u8] = two.leak();
+        let truncated: &'static [u8] = truncated.leak();
+        let trailing: &'static [u8] = trailing.leak();
+        let payloads = vec![
+            p(one, 1),
+            p(two, 2),
+            None,
+            p(truncated, 2),
+            p(one, 1),
+            p(one, 9),
+            p(trailing, 1),
+            p(one, 3),
+            p(two, 2),
+        ];
+        let out = d.decode(&payloads).unwrap();
+        let s = out.array.as_struct();
+        assert_eq!(s.len(), 9);
+        let a = s.column(0).as_primitive::<Int64Type>();
+        let b = s.column(1).as_string::<i32>();
+        let ok: Vec<usize> = (0..9).filter(|&i| s.is_valid(i)).collect();
+        assert_eq!(ok, vec![0, 1, 4, 8]);
+        assert_eq!((a.value(0), b.value(0)), (5, "x"));
+        assert_eq!((a.value(1), b.value(1)), (6, "yz"));
+        assert_eq!(a.value(4), 5);
+        assert_eq!(a.value(8), 6);
+        let errors: Vec<bool> = out.errors.iter().map(Option::is_some).collect();
+        assert_eq!(
+            errors,
+            vec![false, false, false, true, false, true, true, true, false]
+        );
+        assert!(out.errors[5]
+            .as_ref()
+            .unwrap()
+            .contains("not in the registry"));
+        assert!(out.errors[7].as_ref().unwrap().contains("not Avro"));
+        assert!(out.errors[6].as_ref().unwrap().contains("left after"));
+    }
+
+    #[test]
+    fn primitive_schemas_and_references() {
+        let d = AvroDecoder::new(&avro(r#""string""#), Arc::new(Map(HashMap::new()))).unwrap();
+        assert_eq!(d.data_type(), &DataType::Utf8);
+        let bytes = [4u8, b'h', b'i'];
+        let out = d
+            .decode(&[Some(Payload {
+                bytes: &bytes,
+                schema_id: None,
+                message_indexes: &[],
+            })])
+            .unwrap();
+        assert_eq!(out.array.as_string::<i32>().value(0), "hi");
+
+        let text = SchemaText {
+            schema_type: SchemaType::Avro,
+            schema: r#"{"type":"record","name":"P","namespace":"a","fields":[
+                {"name":"home","type":"Address"},{"name":"work","type":"a.Address"}]}"#
+                .into(),
+            references: vec![(
+                "a.Address".into(),
+                r#"{"type":"record","name":"Address","namespace":"a","fields":[
+                    {"name":"city","type":"string"}]}"#
+                    .into(),
+            )],
+        };
+        let d = AvroDecoder::new(&text, Arc::new(Map(HashMap::new()))).unwrap();
+        let DataType::Struct(fields) = d.data_type() else {
+            panic!("a struct")
+        };
+        assert_eq!(fields.len(), 2);
+    }
+}

@@ -1,0 +1,518 @@
+//! A reader's batches with `key` and `value` decoded: the framing taken off each (prefix or
+//! header), the payloads handed to the format's decoder a batch at a time, and what did not
+//! decode either failing the read or left null with its reason (`on_value_error`).
+//!
+//! The reader schema, one per side and read, is chosen here from the options: an explicit
+//! schema, a subject (and version) of the registry, or the subject named by the topic
+//! (`<topic>-key`, `<topic>-value`, Confluent's default `TopicNameStrategy`), latest version.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_array::builder::{BinaryBuilder, StringBuilder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::confluent::{
+    header_schema, message_indexes, unframe, IdWidth, SchemaRef as WireSchema,
+    KEY_SCHEMA_ID_HEADER, VALUE_SCHEMA_ID_HEADER,
+};
+use crate::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType};
+use crate::values::formats::{decoder, Format};
+use crate::values::registry::{Registry, RegistrySchemas};
+
+/// A key or value with its framing off: the writer schema's id (None: no framing), the
+/// Protobuf message indexes, and the payload.
+type Unframed<'a> = (Option<i64>, Vec<i64>, &'a [u8]);
+
+/// What a bad key or value does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OnValueError {
+    /// Fail the read, naming file, offset, schema id and why.
+    #[default]
+    Error,
+    /// Leave it null; `<side>_error` says why and `<side>_raw` keeps its bytes.
+    Null,
+}
+
+impl OnValueError {
+    /// `"error"` or `"null"`.
+    pub fn from_name(name: &str) -> Result<OnValueError> {
+        match name {
+            "error" => Ok(OnValueError::Error),
+            "null" => Ok(OnValueError::Null),
+            _ => Err(Error::invalid_argument(format!(
+                "on_value_error must be \"error\" or \"null\", not {name:?}"
+            ))),
+        }
+    }
+}
+
+/// How one side (key or value) is to be read.
+#[derive(Clone, Debug, Default)]
+pub struct SideOptions {
+    /// The format.
+    pub format: Format,
+    /// The subject whose schema is the column's (default `<topic>-key`/`<topic>-value`).
+    pub subject: Option<String>,
+    /// Its version (default the latest not deleted).
+    pub version: Option<i32>,
+    /// A schema given explicitly: the column's type, and the writer schema of payloads that
+    /// carry no framing.
+    pub schema: Option<SchemaText>,
+    /// The payloads carry no framing (only with an explicit schema).
+    pub unframed: bool,
+    /// Apicurio's 8-byte ids instead of Confluent's 4.
+    pub id_width: IdWidth,
+    /// The Protobuf message (full name) of the column.
+    pub message: Option<String>,
+}
+
+/// Options of decoding keys and values.
+#[derive(Clone, Debug, Default)]
+pub struct ValueOptions {
+    /// The key.
+    pub key: SideOptions,
+    /// The value.
+    pub value: SideOptions,
+    /// What a bad key or value does.
+    pub on_error: OnValueError,
+}
+
+impl ValueOptions {
+    /// Whether anything is decoded.
+    pub fn any(&self) -> bool {
+        self.key.format != Format::Binary || self.value.format != Format::Binary
+    }
+}
+
+/// One side being decoded.
+struct Side {
+    name: &'static str,
+    header: &'static str,
+    decoder: Arc<dyn PayloadDecoder>,
+    /// The schema language read (None: string).
+    schema_type: Option<SchemaType>,
+    unframed: bool,
+    id_width: IdWidth,
+}
+
+/// Decodes keys and values of a reader's batches.
+pub struct ValueDecoding {
+    sides: Vec<Side>,
+    registry: Option<Arc<Registry>>,
+    on_error: OnValueError,
+}
+
+/// Where a record is, for an error: (topic, partition, offset) to the file holding it.
+pub type Locate<'a> = &'a dyn Fn(Option<&str>, Option<i32>, i64) -> Option<PathBuf>;
+
+impl ValueDecoding {
+    /// Decoding as `options` say, schemas from `registry`, for records of `topic` (which names
+    /// the default subjects). `None` when nothing is to be decoded.
+    pub fn new(
+        options: &ValueOptions,
+        registry: Option<Arc<Registry>>,
+        topic: Option<&str>,
+    ) -> Result<Option<ValueDecoding>> {
+        if !options.any() {
+            return Ok(None);
+        }
+        let mut sides = Vec::new();
+        for (name, header, side) in [
+            ("key", KEY_SCHEMA_ID_HEADER, &options.key),
+            ("value", VALUE_SCHEMA_ID_HEADER, &options.value),
+        ] {
+            if side.format == Format::Binary {
+                continue;
+            }
+            let (decoder, schema_type) = if side.format == Format::String {
+                (decoder(Format::String, &empty(), None, no_writers())?, None)
+            } else {
+                let reader = reader_schema(name, side, registry.as_deref(), topic)?;
+                let writers: Arc<dyn crate::values::decoder::WriterSchemas> = match &registry {
+                    Some(r) => Arc::new(RegistrySchemas::new(r.clone())),
+                    None => no_writers(),
+                };
+                let d = decoder(side.format, &reader, side.message.as_deref(), writers)?;
+                (d, side.format.schema_type(&reader))
+            };
+            if side.unframed && side.schema.is_none() && side.format != Format::String {
+                return Err(Error::invalid_argument(format!(
+                    "{name}s without framing need their schema given explicitly"
+                )));
+            }
+            sides.push(Side {
+                name,
+                header,
+                decoder,
+                schema_type,
+                unframed: side.unframed,
+                id_width: side.id_width,
+            });
+        }
+        Ok(Some(ValueDecoding {
+            sides,
+            registry,
+            on_error: options.on_error,
+        }))
+    }
+
+    /// The columns a batch must have for decoding (added to a read's projection if missing,
+    /// and dropped again after).
+    pub fn needed_columns(&self) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = self.sides.iter().map(|s| s.name).collect();
+        out.extend(["topic", "partition", "offset"]);
+        if self
+            .sides
+            .iter()
+            .any(|s| s.schema_type.is_some() && !s.unframed)
+        {
+            out.push("headers");
+        }
+        out
+    }
+
+    /// The schema of decoded batches, from the schema of the batches read.
+    pub fn schema(&self, input: &Schema) -> SchemaRef {
+        let mut fields: Vec<Field> = input
+            .fields()
+            .iter()
+            .map(|f| match self.sides.iter().find(|s| s.name == f.name()) {
+                Some(side) => Field::new(f.name(), side.decoder.data_type().clone(), true),
+                None => f.as_ref().clone(),
+            })
+            .collect();
+        if self.on_error == OnValueError::Null {
+            for side in &self.sides {
+                fields.push(Field::new(
+                    format!("{}_error", side.name),
+                    DataType::Utf8,
+                    true,
+                ));
+                fields.push(Field::new(
+                    format!("{}_raw", side.name),
+                    DataType::Binary,
+                    true,
+                ));
+            }
+        }
+        Arc::new(Schema::new(fields))
+    }
+
+    /// `batch` with its key and value decoded; the number of bad keys and values left null.
+    /// With `OnValueError::Error` the first bad one fails, located by `locate`.
+    pub fn apply(&self, batch: &RecordBatch, locate: Locate<'_>) -> Result<(RecordBatch, usize)> {
+        let schema = self.schema(batch.schema_ref());
+        let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+        let mut extra: Vec<ArrayRef> = Vec::new();
+        let mut bad = 0;
+        for side in &self.sides {
+            let Some(index) = batch.schema_ref().index_of(side.name).ok() else {
+                continue;
+            };
+            let raw = batch.column(index);
+            let (array, errors) = self.decode_side(side, raw, batch)?;
+            let failed = errors.iter().position(Option::is_some);
+            if let (Some(row), OnValueError::Error) = (failed, self.on_error) {
+                return Err(self.located(side, batch, row, errors[row].as_deref(), locate));
+            }
+            bad += errors.iter().filter(|e| e.is_some()).count();
+            columns[index] = array;
+            if self.on_error == OnValueError::Null {
+                let mut why = StringBuilder::new();
+                let mut kept = BinaryBuilder::new();
+                for (row, e) in errors.iter().enumerate() {
+                    why.append_option(e.as_deref());
+                    match e {
+                        Some(_) => kept.append_option(binary_at(raw, row)),
+                        None => kept.append_null(),
+                    }
+                }
+                extra.push(Arc::new(why.finish()));
+                extra.push(Arc::new(kept.finish()));
+            }
+        }
+        columns.extend(extra);
+        let out = RecordBatch::try_new(schema, columns)
+            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+        Ok((out, bad))
+    }
+
+    fn located(
+        &self,
+        side: &Side,
+        batch: &RecordBatch,
+        row: usize,
+        why: Option<&str>,
+        locate: Locate<'_>,
+    ) -> Error {
+        let topic = batch.column_by_name("topic").and_then(|c| {
+            c.as_string_opt::<i32>()
+                .filter(|a| a.is_valid(row))
+                .map(|a| a.value(row))
+        });
+        let partition = batch.column_by_name("partition").and_then(|c| {
+            c.as_primitive_opt::<Int32Type>()
+                .filter(|a| a.is_valid(row))
+                .map(|a| a.value(row))
+        });
+        let offset = batch
+            .column_by_name("offset")
+            .and_then(|c| c.as_primitive_opt::<Int64Type>().map(|a| a.value(row)));
+        let mut where_ = String::new();
+        if let (Some(t), Some(p)) = (topic, partition) {
+            where_ = format!(" of {t}-{p}");
+        }
+        let mut err = Error::new(
+            ErrorKind::Value,
+            format!(
+                "{}{where_} at offset {} does not decode: {}",
+                side.name,
+                offset.map_or("?".into(), |o| o.to_string()),
+                why.unwrap_or("?")
+            ),
+        );
+        if let Some(o) = offset {
+            err = err.with_offset(o);
+            if let Some(path) = locate(topic, partition, o) {
+                err = err.with_path(&path);
+            }
+        }
+        err
+    }
+
+    fn decode_side(
+        &self,
+        side: &Side,
+        raw: &ArrayRef,
+        batch: &RecordBatch,
+    ) -> Result<(ArrayRef, Vec<Option<String>>)> {
+        let n = raw.len();
+        let headers = batch
+            .column_by_name("headers")
+            .and_then(|h| h.as_list_opt::<i32>());
+        let mut errors: Vec<Option<String>> = vec![None; n];
+        // Per row: the schema id, the message indexes and the payload (None: null or bad).
+        let mut framed: Vec<Option<Unframed<'_>>> = Vec::with_capacity(n);
+        for (row, error) in errors.iter_mut().enumerate() {
+            let Some(bytes) = binary_at(raw, row) else {
+                framed.push(None);
+                continue;
+            };
+            match self.unframe(side, bytes, headers, row) {
+                Ok(f) => framed.push(Some(f)),
+                Err(why) => {
+                    *error = Some(why);
+                    framed.push(None);
+                }
+            }
+        }
+        let payloads: Vec<Option<Payload<'_>>> = framed
+            .iter()
+            .map(|f| {
+                f.as_ref().map(|(id, indexes, bytes)| Payload {
+                    bytes,
+                    schema_id: *id,
+                    message_indexes: indexes,
+                })
+            })
+            .collect();
+        let decoded = side.decoder.decode(&payloads)?;
+        for (row, e) in decoded.errors.into_iter().enumerate() {
+            if errors[row].is_none() {
+                errors[row] = e.map(|why| match payloads[row].and_then(|p| p.schema_id) {
+                    Some(id) if !why.contains("schema id") => format!("schema id {id}: {why}"),
+                    _ => why,
+                });
+            }
+        }
+        Ok((decoded.array, errors))
+    }
+
+    fn unframe<'a>(
+        &self,
+        side: &Side,
+        bytes: &'a [u8],
+        headers: Option<&arrow_array::ListArray>,
+        row: usize,
+    ) -> std::result::Result<Unframed<'a>, String> {
+        if side.schema_type.is_none() || side.unframed {
+            return Ok((None, Vec::new(), bytes));
+        }
+        let (schema, indexes, payload) = match header_value(headers, row, side.header) {
+            Some(h) => {
+                let (schema, indexes) =
+                    header_schema(h, side.schema_type == Some(SchemaType::Protobuf))?;
+                (schema, Some(indexes), bytes)
+            }
+            None => {
+                let f = unframe(bytes, side.id_width, false)?;
+                (f.schema, None, f.payload)
+            }
+        };
+        let id = match schema {
+            WireSchema::Id(id) => id,
+            WireSchema::Guid(guid) => self
+                .registry
+                .as_ref()
+                .and_then(|r| r.by_guid(&guid))
+                .map(|r| r.id)
+                .ok_or_else(|| {
+                    format!("schema GUID {} is not in the registry", guid_string(&guid))
+                })?,
+        };
+        // Message indexes follow the id for Protobuf writer schemas.
+        let is_protobuf = match side.schema_type {
+            Some(SchemaType::Protobuf) => true,
+            _ => self
+                .registry
+                .as_ref()
+                .and_then(|r| r.by_id(id))
+                .is_some_and(|r| r.schema_type == SchemaType::Protobuf),
+        };
+        match indexes {
+            Some(indexes) => Ok((Some(id), indexes, payload)),
+            None if is_protobuf => {
+                let mut pos = 0;
+                let indexes = message_indexes(payload, &mut pos)?;
+                Ok((Some(id), indexes, &payload[pos..]))
+            }
+            None => Ok((Some(id), Vec::new(), payload)),
+        }
+    }
+}
+
+/// The bytes of row `row` of a `binary` or `binary_view` column (None: null).
+fn binary_at(array: &ArrayRef, row: usize) -> Option<&[u8]> {
+    if array.is_null(row) {
+        return None;
+    }
+    match array.data_type() {
+        DataType::Binary => Some(array.as_binary::<i32>().value(row)),
+        DataType::LargeBinary => Some(array.as_binary::<i64>().value(row)),
+        DataType::BinaryView => Some(array.as_binary_view().value(row)),
+        DataType::Utf8 => Some(array.as_string::<i32>().value(row).as_bytes()),
+        _ => None,
+    }
+}
+
+/// The value of the first header named `name` of row `row` (as Confluent's deserializers
+/// take it).
+fn header_value<'a>(
+    headers: Option<&'a arrow_array::ListArray>,
+    row: usize,
+    name: &str,
+) -> Option<&'a [u8]> {
+    let headers = headers?;
+    if headers.is_null(row) {
+        return None;
+    }
+    let entries = headers.values().as_struct();
+    let keys = entries.column(0).as_string::<i32>();
+    let values = entries.column(1).as_binary::<i32>();
+    let offsets = headers.value_offsets();
+    let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+    (start..end)
+        .find(|&i| keys.is_valid(i) && keys.value(i) == name)
+        .and_then(|i| values.is_valid(i).then(|| values.value(i)))
+}
+
+fn guid_string(g: &[u8; 16]) -> String {
+    let hex: String = g.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+fn empty() -> SchemaText {
+    SchemaText {
+        schema_type: SchemaType::Avro,
+        schema: String::new(),
+        references: Vec::new(),
+    }
+}
+
+struct NoWriters;
+impl crate::values::decoder::WriterSchemas for NoWriters {
+    fn writer(&self, _id: i64) -> Option<Arc<SchemaText>> {
+        None
+    }
+}
+
+fn no_writers() -> Arc<dyn crate::values::decoder::WriterSchemas> {
+    Arc::new(NoWriters)
+}
+
+/// The reader schema of one side: given explicitly, or a subject version of the registry.
+pub fn reader_schema(
+    side_name: &str,
+    side: &SideOptions,
+    registry: Option<&Registry>,
+    topic: Option<&str>,
+) -> Result<SchemaText> {
+    if let Some(schema) = &side.schema {
+        return Ok(schema.clone());
+    }
+    let Some(registry) = registry else {
+        return Err(Error::invalid_argument(format!(
+            "{side_name}s as {:?} need schemas: the registry's storage topic (schemas=<path>), \
+             schemas by id, or a schema",
+            side.format
+        )));
+    };
+    let subject = match (&side.subject, topic) {
+        (Some(s), _) => s.clone(),
+        (None, Some(t)) => format!("{t}-{side_name}"),
+        (None, None) => {
+            return Err(Error::invalid_argument(format!(
+                "the {side_name} column's schema is that of subject <topic>-{side_name}, but \
+                 the read has no single topic: name the subject"
+            )))
+        }
+    };
+    let found = match side.version {
+        Some(v) => registry.version(&subject, v),
+        None => registry.latest(&subject),
+    };
+    let Some(found) = found.or_else(|| fallback(registry, side.subject.is_none())) else {
+        let subjects = registry.subjects();
+        return Err(Error::invalid_argument(format!(
+            "subject {subject:?}{} is not in the registry (subjects: {})",
+            side.version
+                .map_or(String::new(), |v| format!(" version {v}")),
+            if subjects.is_empty() {
+                "none".to_string()
+            } else {
+                subjects.join(", ")
+            }
+        )));
+    };
+    registry.text(found)
+}
+
+/// Schemas given by id only (no subjects): the one with the highest id is the column's.
+fn fallback(
+    registry: &Registry,
+    default_subject: bool,
+) -> Option<&crate::values::registry::Registered> {
+    if !default_subject {
+        return None;
+    }
+    let subjects = registry.subjects();
+    if subjects != [""] {
+        return None;
+    }
+    registry
+        .versions()
+        .filter(|r| r.id >= 0)
+        .max_by_key(|r| r.id)
+}
