@@ -128,8 +128,11 @@ def value_options(
     value_schema: Any = None,
     framing: Literal["confluent", "apicurio", "none"] = "confluent",
     schemas_topic: str | None = None,
+    resolved: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """The ``values`` option of the native reader, checked (None when nothing is decoded)."""
+    """The ``values`` option of the native reader, checked (None when nothing is decoded).
+    ``resolved``: the option as a driver resolved it (``kafkalog._native.resolve_values``),
+    taken as it is."""
     for name, fmt in (("key_format", key_format), ("value_format", value_format)):
         if fmt not in FORMATS:
             raise InvalidArgumentError(f"{name} must be one of {', '.join(FORMATS)}, not {fmt!r}")
@@ -139,6 +142,8 @@ def value_options(
         )
     if key_format == "binary" and value_format == "binary":
         return None
+    if resolved is not None:
+        return dict(resolved)
     out: dict[str, Any] = {
         "key_format": key_format,
         "value_format": value_format,

@@ -34,6 +34,9 @@ from kafkalog.errors import IndexNotUsedWarning, InvalidArgumentError, KafkaLogE
 from kafkalog.spark.planning import discover, items, offset_ranges, plan
 from kafkalog.spark.schema import arrow_schema, conform, spark_columns, spark_schema
 from kafkalog.spark.selection import BoundSpec
+from kafkalog.spark.values import resolve
+from kafkalog.values import Format, OnValueError
+from kafkalog.values import value_options as _value_options
 
 __all__ = ["WORK_ITEM_SCHEMA", "decode", "decoder", "plan_df", "read_work_items"]
 
@@ -167,10 +170,12 @@ class _Decoder:
         isolation_level: str,
         storage_options: Mapping[str, str] | None,
         filesystem: Any | None,
+        decoded: pa.Schema | None = None,
     ) -> None:
         self.columns = columns
-        self.target = arrow_schema(columns)
-        self.schema = spark_schema(columns)
+        self.target = arrow_schema(columns, decoded=decoded)
+        #: The Spark schema of the batches it yields: ``mapInArrow``'s second argument.
+        self.schema = spark_schema(columns, decoded=decoded)
         self.read_options = read
         self.bounds = bounds
         self.isolation_level = isolation_level
@@ -289,8 +294,19 @@ def decoder(
     storage_options: Mapping[str, str] | None = None,
     filesystem: Any | None = None,
     encryption_keys: Mapping[str, Any] | None = None,
+    key_format: Format = "binary",
+    value_format: Format = "binary",
+    schemas: Any = None,
+    on_value_error: OnValueError = "error",
+    topic: str | None = None,
+    value_options: Mapping[str, Any] | None = None,
 ) -> _Decoder:
     """A :func:`decode` with options, for ``df.mapInArrow(d, d.schema)``.
+
+    Typed keys and values as :func:`kafkalog.read` (``key_format``, ``value_format``,
+    ``schemas``, ``on_value_error``, ``value_options``): the registry is read here, on the
+    driver, and ``d.schema`` has the typed columns. ``topic`` names the default subjects
+    (``<topic>-value``) when ``value_options`` names none.
 
     Columns: Spark's Kafka source columns (``headers`` with ``include_headers``, kafkalog's
     batch metadata with ``batch_metadata``), or any of kafkalog's ``columns``. Read options
@@ -302,7 +318,7 @@ def decoder(
     if columns is None:
         columns = spark_columns(include_headers=include_headers, batch_metadata=batch_metadata)
     reading.schema(columns)  # check the columns early
-    read = {
+    read: dict[str, Any] = {
         "include_control": bool(include_control),
         "check_crc": bool(check_crc),
         "on_corrupt": on_corrupt,
@@ -313,7 +329,25 @@ def decoder(
     if encryption_keys:
         keys = storage_kwargs(None, None, encryption_keys)["storage_options"]
         storage_options = {**(storage_options or {}), **(keys or {})}
-    return _Decoder(list(columns), read, bounds, isolation_level, storage_options, filesystem)
+    decoded = None
+    values = _value_options(
+        key_format=key_format,
+        value_format=value_format,
+        schemas=schemas,
+        on_value_error=on_value_error,
+        **dict(value_options or {}),
+    )
+    if values is not None:
+        resolved, decoded = resolve(values, topic, storage_options)
+        read.update(
+            key_format=key_format,
+            value_format=value_format,
+            on_value_error=on_value_error,
+            value_options={"resolved": resolved},
+        )
+    return _Decoder(
+        list(columns), read, bounds, isolation_level, storage_options, filesystem, decoded
+    )
 
 
 @functools.cache

@@ -14,7 +14,9 @@ import dataclasses
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
+
+import pyarrow as pa
 
 from kafkalog._isolation import isolation_level, read_committed
 from kafkalog._native import (
@@ -87,6 +89,13 @@ _KAFKALOG_READ_NAMES = (
     "targetBytes",
     "encryptionKeys",
     "visibility",
+    # Typed keys and values (kafkalog.spark.values).
+    "keyFormat",
+    "valueFormat",
+    "schemaRegistry",
+    "onValueError",
+    "keySubject",
+    "valueSubject",
 )
 _KAFKALOG_READ = {n.lower() for n in _KAFKALOG_READ_NAMES}
 _STORAGE_PREFIX = "storage."
@@ -169,13 +178,18 @@ def columns_of(raw: Mapping[str, str]) -> list[str]:
 
 
 class ReadOptions(TypedDict):
-    """How work items are decoded: :func:`kafkalog.read`'s options of those names."""
+    """How work items are decoded: :func:`kafkalog.read`'s options of those names (typed
+    keys and values with the registry resolved on the driver, when asked)."""
 
     include_control: bool
     check_crc: bool
     on_corrupt: OnCorrupt
     max_decompressed_size: int
     batch_size: int
+    key_format: NotRequired[str]
+    value_format: NotRequired[str]
+    on_value_error: NotRequired[str]
+    value_options: NotRequired[dict[str, Any]]
 
 
 def _on_corrupt(value: str) -> OnCorrupt:
@@ -207,6 +221,8 @@ class SourceOptions:
     read: ReadOptions
     storage_options: dict[str, str] | None
     visibility: Visibility = "consumer"
+    #: The Arrow types of the typed ``key``/``value`` and their error columns (None: bytes).
+    decoded: pa.Schema | None = None
 
     @property
     def read_committed(self) -> bool:

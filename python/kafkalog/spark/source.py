@@ -33,6 +33,7 @@ from kafkalog.spark.planning import (
     offset_ranges,
 )
 from kafkalog.spark.schema import SPARK_SCHEMA, arrow_schema, spark_schema
+from kafkalog.spark.values import decoded_of, with_values
 from kafkalog.spark.writing import WRITE_OPTIONS, StreamWriter, Writer, write_target
 
 __all__ = [
@@ -48,6 +49,7 @@ class _BatchReader(DataSourceReader):
     def __init__(self, options: SourceOptions, schema: StructType) -> None:
         self.options = options
         self.columns = _columns(options, schema)
+        self.target = arrow_schema(self.columns, decoded=options.decoded)
 
     def partitions(self) -> Sequence[InputPartition]:
         o = self.options
@@ -70,7 +72,7 @@ class _BatchReader(DataSourceReader):
             work,
             self.columns,
             self.options.read,
-            target=arrow_schema(self.columns),
+            target=self.target,
             storage_options=self.options.storage_options,
         )
 
@@ -79,8 +81,13 @@ def _columns(options: SourceOptions, schema: StructType) -> list[str]:
     """The columns to decode: the options' (Spark's schema), or those of a schema given with
     ``.schema(...)``, checked against what kafkalog reads."""
     names = list(schema.fieldNames())
+    typed = spark_schema(options.columns, decoded=options.decoded)
+    if names == typed.fieldNames():
+        return list(options.columns)
     if names != options.columns:
-        full = spark_schema(list(reading.COLUMNS + reading.METADATA_COLUMNS))
+        full = spark_schema(
+            list(reading.COLUMNS + reading.METADATA_COLUMNS), decoded=options.decoded
+        )
         known = {f.name: f.dataType for f in full}
         for f in schema:
             if f.name not in known or known[f.name] != f.dataType:
@@ -119,6 +126,12 @@ class KafkaLogDataSource(DataSource):
     - ``kafka.*`` consumer settings, ``groupIdPrefix``, ``kafkaConsumer.pollTimeoutMs``,
       ``fetchOffset.*``: accepted and ignored (one log line says so).
 
+    Typed keys and values (``docs/values.md``): ``keyFormat``, ``valueFormat`` (``binary``,
+    ``string``, ``avro``, ``protobuf``, ``json``, ``auto``), ``schemaRegistry`` (the
+    registry's storage topic: a log directory holding ``_schemas-0``, or its URI; read once,
+    on the driver), ``onValueError`` (``error`` or ``null``, which adds ``value_error`` and
+    ``value_raw``), ``keySubject``, ``valueSubject`` (default ``<topic>-key``/``-value``).
+
     kafkalog's own: ``batchMetadata`` (add :data:`kafkalog.METADATA_COLUMNS`),
     ``includeControl``, ``checkCrc``, ``onCorrupt`` (error, skip, stop),
     ``maxDecompressedSize``, ``batchSize``, ``targetBytes`` (bytes of log per Spark
@@ -139,15 +152,16 @@ class KafkaLogDataSource(DataSource):
         keys = {k.lower() for k in self.options}
         if "path" not in keys and "paths" not in keys:
             return SPARK_SCHEMA  # a write: the schema is the DataFrame's
-        return spark_schema(columns_of(self.options))
+        return spark_schema(columns_of(self.options), decoded=decoded_of(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return _BatchReader(SourceOptions.parse(self.options), schema)
+        options = with_values(SourceOptions.parse(self.options), self.options)
+        return _BatchReader(options, schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         from kafkalog.spark.streaming import StreamReader
 
-        options = SourceOptions.parse(self.options, streaming=True)
+        options = with_values(SourceOptions.parse(self.options, streaming=True), self.options)
         return StreamReader(options, _columns(options, schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:

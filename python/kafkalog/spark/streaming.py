@@ -261,7 +261,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             getattr(partition, "items", []),
             self.columns,
             self.options.read,
-            target=arrow_schema(self.columns),
+            target=arrow_schema(self.columns, decoded=self.options.decoded),
             storage_options=self.options.storage_options,
         )
 
