@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 src=../tests/corpus
-for target in segment v2_batch legacy_message decompression index_files control_record; do
+for target in segment v2_batch legacy_message decompression index_files control_record values; do
   mkdir -p "corpus/$target"
 done
 i=0

@@ -123,12 +123,130 @@ pub fn control_record(data: &[u8]) {
     let _ = control::parse_end_txn_marker(Some(value));
 }
 
+/// Keys and values through the values layer: Schema Registry framing (prefix and header),
+/// Avro payloads of two writer versions of a nested record resolved to the latest, strings;
+/// and the registry's log fold over arbitrary JSON. The first byte picks a split of the rest
+/// into records (each a length byte and that many bytes).
+pub fn values(data: &[u8]) {
+    use crate::values::columns::{OnValueError, SideOptions, ValueDecoding, ValueOptions};
+    use crate::values::decoder::{SchemaText, SchemaType};
+    use crate::values::formats::Format;
+    use crate::values::registry::Registry;
+    use arrow_array::{BinaryArray, RecordBatch};
+    use std::sync::Arc;
+
+    let mut records: Vec<&[u8]> = Vec::new();
+    let mut rest = data;
+    while let Some((&len, tail)) = rest.split_first() {
+        let (one, tail) = tail.split_at((len as usize).min(tail.len()));
+        records.push(one);
+        rest = tail;
+    }
+    // The registry's log: records in pairs (key, value).
+    let mut fold = Registry::new();
+    for (i, pair) in records.chunks(2).enumerate() {
+        fold.feed_record(pair.first().copied(), pair.get(1).copied(), i as i64);
+    }
+    let _ = fold.table();
+
+    let v1 = r#"{"type":"record","name":"R","namespace":"n","fields":[
+        {"name":"a","type":"long"},{"name":"s","type":"string"},
+        {"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}}]}"#;
+    let v2 = r#"{"type":"record","name":"R","namespace":"n","fields":[
+        {"name":"a","type":"long"},{"name":"s","type":"string"},
+        {"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}},
+        {"name":"l","type":{"type":"array","items":{"type":"map","values":["null","double"]}},
+         "default":[]},
+        {"name":"e","type":{"type":"enum","name":"E","symbols":["X","Y"]},"default":"X"},
+        {"name":"f","type":{"type":"fixed","name":"F","size":3},"default":"abc"},
+        {"name":"u","type":["null","int","string"],"default":null},
+        {"name":"t","type":{"type":"long","logicalType":"timestamp-micros"},"default":0},
+        {"name":"r","type":["null",{"type":"record","name":"In","fields":[
+            {"name":"x","type":{"type":"array","items":"n.E"}}]}],"default":null}]}"#;
+    let mut registry = Registry::new();
+    for (id, text) in [(1, v1), (2, v2)] {
+        let text = SchemaText {
+            schema_type: SchemaType::Avro,
+            schema: text.to_string(),
+            references: Vec::new(),
+        };
+        registry.add(id, "t-value", text);
+    }
+    let registry = Arc::new(registry);
+    let column = Arc::new(BinaryArray::from_iter(
+        records.iter().map(|r| (!r.is_empty()).then_some(*r)),
+    ));
+    let batch = RecordBatch::try_from_iter([("value", column.clone() as _), ("key", column as _)])
+        .expect("a batch");
+    let options = ValueOptions {
+        key: SideOptions {
+            format: Format::String,
+            ..SideOptions::default()
+        },
+        value: SideOptions {
+            format: Format::Avro,
+            ..SideOptions::default()
+        },
+        on_error: OnValueError::Null,
+    };
+    let decoding = ValueDecoding::new(&options, Some(registry), Some("t"))
+        .expect("the schemas compile")
+        .expect("decoding");
+    let none = |_: Option<&str>, _: Option<i32>, _: i64| None;
+    let (out, _) = decoding.apply(&batch, &none).expect("bad values are nulls");
+    for column in out.columns() {
+        column.to_data().validate_full().expect("valid Arrow");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// Replays every file under `fuzz/artifacts` and `fuzz/regressions` (crashes once found)
     /// and the real corpus through every entry point.
+    /// Hostile values: huge declared lengths and counts, truncations, every prefix of a good
+    /// value; each must come back as a null with its reason, at once.
+    #[test]
+    fn hostile_values() {
+        let framed = |id: u8, body: &[u8]| {
+            let mut v = vec![0, 0, 0, 0, id];
+            v.extend_from_slice(body);
+            v
+        };
+        let mut good = vec![4, 8, b'h', b'i', 2, 0x30];
+        // l: one block of one map with one entry "k" -> double, then the end of both.
+        good.extend([2, 2, 2, b'k', 2]);
+        good.extend(1.5f64.to_le_bytes());
+        good.extend([0, 0, 2, b'a', b'b', b'c', 0, 0, 0]);
+        let mut inputs: Vec<Vec<u8>> = vec![framed(2, &good)];
+        for cut in 0..good.len() {
+            inputs.push(framed(2, &good[..cut]));
+        }
+        // A string of i64::MAX bytes, an array of 2^62 items, a negative length.
+        inputs.push(framed(
+            1,
+            &[
+                2, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+            ],
+        ));
+        inputs.push(framed(
+            2,
+            &[
+                2, 0, 0, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+            ],
+        ));
+        inputs.push(framed(1, &[2, 3]));
+        let mut data = Vec::new();
+        for i in &inputs {
+            data.push(i.len() as u8);
+            data.extend_from_slice(i);
+        }
+        let start = std::time::Instant::now();
+        values(&data);
+        assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    }
+
     #[test]
     fn replays_saved_inputs() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -159,6 +277,7 @@ mod tests {
                 decompression(&data);
                 index_files(&data);
                 control_record(&data);
+                values(&data);
                 inputs += 1;
             }
         }

@@ -160,6 +160,45 @@ fn build(reader: &str, store: &SchemaStore) -> Result<Decoder> {
         .map_err(avro_error)
 }
 
+/// A payload framed again in the batch's buffer: (payload index, schema id, start, end).
+type Span = (usize, u64, usize, usize);
+
+impl AvroDecoder {
+    /// Flushes what the decoder holds (the `pending` spans) into `pieces`. If the column does
+    /// not build, the spans are decoded and flushed one at a time to find the bad ones, whose
+    /// errors are noted.
+    fn settle(
+        &self,
+        state: &mut State,
+        buf: &[u8],
+        spans: &[Span],
+        pending: &mut Vec<usize>,
+        pieces: &mut Vec<ArrayRef>,
+        errors: &mut [Option<String>],
+    ) -> Result<()> {
+        match try_flush(&mut state.decoder) {
+            Ok(piece) => pieces.extend(piece),
+            Err(_) => {
+                state.decoder = build(&self.reader, &state.store)?;
+                for &j in pending.iter() {
+                    let (i, _, s, e) = spans[j];
+                    let one = decode_one(&mut state.decoder, &buf[s..e])
+                        .and_then(|()| try_flush(&mut state.decoder));
+                    match one {
+                        Ok(piece) => pieces.extend(piece),
+                        Err(why) => {
+                            errors[i] = Some(why);
+                            state.decoder = build(&self.reader, &state.store)?;
+                        }
+                    }
+                }
+            }
+        }
+        pending.clear();
+        Ok(())
+    }
+}
+
 impl PayloadDecoder for AvroDecoder {
     fn data_type(&self) -> &DataType {
         &self.data_type
@@ -199,8 +238,7 @@ impl PayloadDecoder for AvroDecoder {
         let buf = std::mem::take(&mut state.buf);
         for (k, &(i, id, start, end)) in spans.iter().enumerate() {
             if current != Some(id) || state.decoder.capacity() < 2 {
-                flush(&mut state.decoder, &mut pieces)?;
-                pending.clear();
+                self.settle(state, &buf, &spans, &mut pending, &mut pieces, &mut errors)?;
                 current = Some(id);
             }
             match decode_one(&mut state.decoder, &buf[start..end]) {
@@ -219,14 +257,12 @@ impl PayloadDecoder for AvroDecoder {
                             )
                         })?;
                     }
-                    flush(&mut state.decoder, &mut pieces)?;
-                    pending.clear();
+                    self.settle(state, &buf, &spans, &mut pending, &mut pieces, &mut errors)?;
                     current = None;
-                    continue;
                 }
             }
         }
-        flush(&mut state.decoder, &mut pieces)?;
+        self.settle(state, &buf, &spans, &mut pending, &mut pieces, &mut errors)?;
         state.buf = buf;
         // Payloads that decoded, in order, are the rows of the pieces concatenated.
         for (i, e) in errors.iter().enumerate() {
@@ -258,17 +294,16 @@ fn decode_one(decoder: &mut Decoder, framed: &[u8]) -> std::result::Result<(), S
     }
 }
 
-fn flush(decoder: &mut Decoder, pieces: &mut Vec<ArrayRef>) -> Result<()> {
+/// The decoded rows of `decoder` as an array (None: it holds none). A row can decode and its
+/// column still not build (a string that is not UTF-8 is found only here): the error.
+fn try_flush(decoder: &mut Decoder) -> std::result::Result<Option<ArrayRef>, String> {
     if decoder.batch_is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let batch = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decoder.flush()))
-        .map_err(|_| Error::new(ErrorKind::Internal, "the Avro decoder failed to flush"))?
-        .map_err(|e| Error::new(ErrorKind::Internal, format!("Avro flush: {e}")))?;
-    if let Some(batch) = batch {
-        pieces.push(batch.column(0).clone());
-    }
-    Ok(())
+        .map_err(|_| "the Avro decoder failed on these bytes".to_string())?
+        .map_err(|e| format!("not valid Avro for its schema: {e}"))?;
+    Ok(batch.map(|b| b.column(0).clone()))
 }
 
 /// `data_type` without field metadata (the Avro defaults and properties `arrow-avro` notes
@@ -608,6 +643,26 @@ mod tests {
             .contains("not in the registry"));
         assert!(out.errors[7].as_ref().unwrap().contains("not Avro"));
         assert!(out.errors[6].as_ref().unwrap().contains("left after"));
+    }
+
+    #[test]
+    fn strings_that_are_not_utf8_are_bad_values_alone() {
+        let d = AvroDecoder::new(&avro(r#""string""#), Arc::new(Map(HashMap::new()))).unwrap();
+        let good = [4u8, b'o', b'k'];
+        let bad = [4u8, 0xff, 0xfe];
+        let p = |bytes: &'static [u8]| {
+            Some(Payload {
+                bytes,
+                schema_id: None,
+                message_indexes: &[],
+            })
+        };
+        let good: &'static [u8] = good.to_vec().leak();
+        let bad: &'static [u8] = bad.to_vec().leak();
+        let out = d.decode(&[p(good), p(bad), p(good)]).unwrap();
+        let s = out.array.as_string::<i32>();
+        assert_eq!((s.value(0), s.is_null(1), s.value(2)), ("ok", true, "ok"));
+        assert!(out.errors[1].as_ref().unwrap().contains("UTF-8"));
     }
 
     #[test]
