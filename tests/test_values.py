@@ -213,6 +213,9 @@ def test_avro_values_resolve_to_latest_version(backup):
     value_type = table.schema.field("value").type
     assert pa.types.is_struct(value_type)
     assert value_type.field("status").type == pa.dictionary(pa.int32(), pa.string())
+    # Values of both versions in one batch: the enum's symbols once, in their order.
+    for chunk in table.column("value").chunks:
+        assert chunk.field("status").dictionary.to_pylist() == ["NEW", "PAID", "SHIPPED"]
 
 
 def test_reader_schema_of_an_older_version(backup):

@@ -383,6 +383,16 @@ def resolve_values(
     """A read's ``values`` option resolved once (registry read, reader schemas explicit),
     and the Arrow schema of the decoded ``key`` and ``value`` columns (and error columns)."""
 
+def encode_values(
+    array: Any,
+    values: Mapping[str, Any],
+    side: str,
+    topic: str | None = None,
+    path: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+) -> ArrowArray:
+    """A typed key or value column encoded (Avro with Confluent's framing, or UTF-8)."""
+
 def internal_table(
     kind: str,
     topic: str,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
@@ -16,11 +16,13 @@ from kafkalog._native import (
     DEFAULT_SEGMENT_BYTES,
 )
 from kafkalog._native import Writer as _Writer
+from kafkalog._native import encode_values as _encode_values
 from kafkalog._native import partition_dir as _partition_dir
 from kafkalog._storage import PathLike as _PathLike
 from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.types import Compression, TimestampTypeName, WrittenSegment
+from kafkalog.values import value_options as _value_options
 
 if TYPE_CHECKING:
     from kafkalog._native import WriterOptions as _WriterOptions
@@ -52,6 +54,33 @@ def _batches(data: Any) -> Iterator[pa.RecordBatch]:
     )
 
 
+def _encoded(
+    batches: Iterator[pa.RecordBatch],
+    values: dict[str, Any],
+    topic: str | None,
+    path: str,
+    storage_options: Mapping[str, str] | None,
+) -> Iterator[pa.RecordBatch]:
+    """``batches`` with typed ``key``/``value`` columns encoded by the core."""
+    for batch in batches:
+        columns = list(batch.columns)
+        for side in ("key", "value"):
+            if values[f"{side}_format"] != "binary" and side in batch.schema.names:
+                i = batch.schema.get_field_index(side)
+                columns[i] = pa.array(
+                    _encode_values(
+                        columns[i],
+                        values,
+                        side,
+                        topic=topic,
+                        path=path,
+                        storage_options=storage_options,
+                    )
+                )
+        names = batch.schema.names
+        yield pa.RecordBatch.from_arrays(columns, names=names)
+
+
 def write(
     path: _PathLike,
     data: Any,
@@ -77,6 +106,10 @@ def write(
     partition: int | None = None,
     fsync: bool = True,
     storage_options: Mapping[str, Any] | None = None,
+    key_format: Literal["binary", "string", "avro"] = "binary",
+    value_format: Literal["binary", "string", "avro"] = "binary",
+    schemas: Any = None,
+    value_options: Mapping[str, Any] | None = None,
 ) -> list[WrittenSegment]:
     """Write records as a Kafka partition directory that a broker and any Kafka client read.
 
@@ -131,6 +164,13 @@ def write(
     offsets, a null header key, a non-binary key) raises before anything is written.
     Returns one dict per segment written (path, base_offset, last_offset, batches, records,
     bytes).
+
+    Typed keys and values are encoded as Kafka clients wrote them: ``key_format``/
+    ``value_format`` ``"string"`` (UTF-8) or ``"avro"``: a column of the type
+    :func:`kafkalog.read` gives for the subject's schema, encoded with the registered schema
+    (``schemas``: the registry's storage topic or schemas by id; subject ``<topic>-value``'s
+    latest version, or ``value_options`` ``value_subject``/``value_version``) and framed as
+    Confluent's serializers frame it, which Confluent's deserializers read back.
     """
     options: _WriterOptions = {
         "magic": magic,
@@ -158,6 +198,14 @@ def write(
     elif partition is not None:
         raise InvalidArgumentError("partition is given without topic")
     batches = _batches(data)
+    values = _value_options(
+        key_format=key_format,
+        value_format=value_format,
+        schemas=schemas,
+        **dict(value_options or {}),
+    )
+    if values is not None:
+        batches = _encoded(batches, values, topic, os.fspath(path), options["storage_options"])
     writer = _Writer(os.fspath(path), options)
     try:
         for batch in batches:

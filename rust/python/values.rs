@@ -441,3 +441,70 @@ pub fn warn_values(py: Python<'_>, count: usize) -> PyResult<()> {
     errors.getattr("warn")?.call1((warning,))?;
     Ok(())
 }
+
+/// The `side` (`"key"` or `"value"`) column `array` encoded as the `values` option says
+/// (`avro`: with the subject's registered schema and Confluent's framing; `string`: UTF-8),
+/// for a write of topic `topic` (default: the topic of the partition directory `path`).
+#[pyfunction]
+#[pyo3(signature = (array, values, side, topic=None, path=None, storage_options=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn encode_values(
+    py: Python<'_>,
+    array: pyo3_arrow::PyArray,
+    values: ValueArgs,
+    side: &str,
+    topic: Option<String>,
+    path: Option<PathBuf>,
+    storage_options: Option<BTreeMap<String, String>>,
+) -> PyResult<pyo3_arrow::PyArray> {
+    let storage = storage(storage_options, None);
+    let topic = topic.or_else(|| {
+        path.as_deref()
+            .and_then(crate::format::segment::topic_partition_from_dir)
+            .map(|(t, _)| t)
+    });
+    let (array, _field) = array.into_inner();
+    let out = detach(py, || {
+        let options = values.options()?;
+        let (name, side_options) = match side {
+            "key" => ("key", &options.key),
+            "value" => ("value", &options.value),
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "side must be key or value, not {other:?}"
+                )))
+            }
+        };
+        match side_options.format {
+            Format::Binary => Ok(array),
+            Format::String => arrow_cast::cast(&array, &arrow_schema::DataType::Binary)
+                .map_err(|e| Error::invalid_argument(format!("{name}: {e}"))),
+            Format::Avro => {
+                let (registry, _) = values.registry(&storage)?;
+                let registry = registry.ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "writing {name}s as Avro needs the registry (schemas=<path>): their \
+                         schema's id goes into the framing"
+                    ))
+                })?;
+                let registered = crate::values::columns::registered(
+                    name,
+                    side_options,
+                    &registry,
+                    topic.as_deref(),
+                )?;
+                let id = u32::try_from(registered.id).map_err(|_| {
+                    Error::invalid_argument(format!(
+                        "schema id {} does not fit 4 bytes",
+                        registered.id
+                    ))
+                })?;
+                crate::values::avro_encode::encode(&array, &registry.text(registered)?, id)
+            }
+            other => Err(Error::invalid_argument(format!(
+                "kafkalog writes keys and values as binary, string or avro, not {other:?}"
+            ))),
+        }
+    })?;
+    Ok(pyo3_arrow::PyArray::from_array_ref(out))
+}

@@ -228,6 +228,9 @@ impl PayloadDecoder for AvroDecoder {
             state.buf.extend_from_slice(p.bytes);
             spans.push((i, id, start, state.buf.len()));
         }
+        // One run per writer schema (the decoder switches schema only between flushes):
+        // values of interleaved versions are decoded by version, and put back in order below.
+        spans.sort_by_key(|&(i, id, _, _)| (id, i));
 
         let mut pieces: Vec<ArrayRef> = Vec::new();
         let mut rows: Vec<Option<u32>> = vec![None; payloads.len()];
@@ -264,9 +267,10 @@ impl PayloadDecoder for AvroDecoder {
         }
         self.settle(state, &buf, &spans, &mut pending, &mut pieces, &mut errors)?;
         state.buf = buf;
-        // Payloads that decoded, in order, are the rows of the pieces concatenated.
-        for (i, e) in errors.iter().enumerate() {
-            if payloads[i].is_some() && e.is_none() {
+        // The payloads that decoded, in the order decoded, are the rows of the pieces
+        // concatenated.
+        for &(i, _, _, _) in &spans {
+            if errors[i].is_none() {
                 rows[i] = Some(decoded);
                 decoded += 1;
             }
@@ -364,12 +368,23 @@ fn plain(data_type: &DataType) -> DataType {
     }
 }
 
+/// The Arrow type `arrow-avro` itself gives `schema`, with its field metadata (which its
+/// encoder reads: a `uuid` is known by it) and nullability.
+pub(crate) fn native_type(schema: &SchemaText) -> Result<DataType> {
+    let text = wrapped(schema)?;
+    let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id64);
+    store
+        .set(Fingerprint::Id64(READER_ID), AvroSchema::new(text.clone()))
+        .map_err(avro_error)?;
+    Ok(build(&text, &store)?.schema().field(0).data_type().clone())
+}
+
 /// `array` typed `target`: the same layout, field names and metadata of `target`.
-fn retype(array: ArrayRef, target: &DataType) -> Result<ArrayRef> {
+pub(crate) fn retype(array: ArrayRef, target: &DataType) -> Result<ArrayRef> {
     if array.data_type() == target {
         return Ok(array);
     }
-    if plain(array.data_type()) != *target {
+    if plain(array.data_type()) != plain(target) {
         return Err(Error::new(
             ErrorKind::Internal,
             format!(
@@ -414,6 +429,57 @@ fn retype_data(data: arrow_data::ArrayData, target: &DataType) -> arrow_data::Ar
     unsafe { builder.build_unchecked() }
 }
 
+/// `data` with every enum's dictionary (each piece decoded brings its own copy of the
+/// symbols, and concatenating them repeats them) reduced to the symbols once, in their order,
+/// as one decode gives it: what Parquet, Spark and the Avro encoder expect.
+fn one_dictionary(data: arrow_data::ArrayData) -> arrow_data::ArrayData {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int32Type;
+    let children: Vec<arrow_data::ArrayData> = data
+        .child_data()
+        .iter()
+        .map(|c| one_dictionary(c.clone()))
+        .collect();
+    let is_enum = matches!(data.data_type(), DataType::Dictionary(k, v)
+        if **k == DataType::Int32 && **v == DataType::Utf8);
+    if !is_enum {
+        if children.is_empty() {
+            return data;
+        }
+        let builder = data.into_builder().child_data(children);
+        // SAFETY: each child keeps its type and length; only its dictionary values shrink,
+        // with its keys remapped to them.
+        return unsafe { builder.build_unchecked() };
+    }
+    let array = arrow_array::make_array(data.clone());
+    let dict = array.as_dictionary::<Int32Type>();
+    let values = dict.values().as_string::<i32>();
+    let mut index: HashMap<&str, i32> = HashMap::new();
+    let mut remap = Vec::with_capacity(values.len());
+    let mut symbols = arrow_array::builder::StringBuilder::new();
+    for v in values.iter() {
+        let v = v.unwrap_or_default();
+        let next = index.len() as i32;
+        let i = *index.entry(v).or_insert_with(|| {
+            symbols.append_value(v);
+            next
+        });
+        remap.push(i);
+    }
+    if index.len() == values.len() {
+        return data;
+    }
+    let keys: arrow_array::Int32Array = dict
+        .keys()
+        .iter()
+        .map(|k| k.and_then(|k| remap.get(k as usize).copied()))
+        .collect();
+    match arrow_array::DictionaryArray::<Int32Type>::try_new(keys, Arc::new(symbols.finish())) {
+        Ok(one) => one.to_data(),
+        Err(_) => data,
+    }
+}
+
 /// The decoded rows put where their payloads were, null elsewhere.
 fn assemble(
     data_type: &DataType,
@@ -425,16 +491,17 @@ fn assemble(
         .into_iter()
         .map(|p| retype(p, data_type))
         .collect::<Result<Vec<_>>>()?;
-    let all_rows = rows.iter().all(Option::is_some);
+    let in_order = rows.iter().enumerate().all(|(i, r)| *r == Some(i as u32));
     let values: ArrayRef = match pieces.len() {
         0 => arrow_array::new_empty_array(data_type),
         1 => pieces.into_iter().next().expect("one"),
         _ => {
             let refs: Vec<&dyn Array> = pieces.iter().map(|a| a.as_ref()).collect();
-            arrow_select::concat::concat(&refs).map_err(internal)?
+            let joined = arrow_select::concat::concat(&refs).map_err(internal)?;
+            arrow_array::make_array(one_dictionary(joined.to_data()))
         }
     };
-    if all_rows && values.len() == rows.len() {
+    if in_order && values.len() == rows.len() {
         return Ok(values);
     }
     if values.is_empty() {
@@ -445,7 +512,7 @@ fn assemble(
 }
 
 /// `schema` with its references written in and wrapped in the one-field record.
-fn wrapped(schema: &SchemaText) -> Result<String> {
+pub(crate) fn wrapped(schema: &SchemaText) -> Result<String> {
     let mut root: Json =
         serde_json::from_str(&schema.schema).map_err(|e| avro_error(format!("not JSON: {e}")))?;
     if !schema.references.is_empty() {

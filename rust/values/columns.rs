@@ -469,6 +469,17 @@ pub fn reader_schema(
             side.format
         )));
     };
+    registry.text(registered(side_name, side, registry, topic)?)
+}
+
+/// The registered schema of one side's subject: the one named (at the version named), or
+/// `<topic>-key`/`<topic>-value`'s latest version that is not deleted.
+pub fn registered<'r>(
+    side_name: &str,
+    side: &SideOptions,
+    registry: &'r Registry,
+    topic: Option<&str>,
+) -> Result<&'r crate::values::registry::Registered> {
     let subject = match (&side.subject, topic) {
         (Some(s), _) => s.clone(),
         (None, Some(t)) => format!("{t}-{side_name}"),
@@ -483,20 +494,21 @@ pub fn reader_schema(
         Some(v) => registry.version(&subject, v),
         None => registry.latest(&subject),
     };
-    let Some(found) = found.or_else(|| fallback(registry, side.subject.is_none())) else {
-        let subjects = registry.subjects();
-        return Err(Error::invalid_argument(format!(
-            "subject {subject:?}{} is not in the registry (subjects: {})",
-            side.version
-                .map_or(String::new(), |v| format!(" version {v}")),
-            if subjects.is_empty() {
-                "none".to_string()
-            } else {
-                subjects.join(", ")
-            }
-        )));
-    };
-    registry.text(found)
+    found
+        .or_else(|| fallback(registry, side.subject.is_none()))
+        .ok_or_else(|| {
+            let subjects = registry.subjects();
+            Error::invalid_argument(format!(
+                "subject {subject:?}{} is not in the registry (subjects: {})",
+                side.version
+                    .map_or(String::new(), |v| format!(" version {v}")),
+                if subjects.is_empty() {
+                    "none".to_string()
+                } else {
+                    subjects.join(", ")
+                }
+            ))
+        })
 }
 
 /// Schemas given by id only (no subjects): the one with the highest id is the column's.

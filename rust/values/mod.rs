@@ -12,9 +12,11 @@
 //! | `registry.rs` | Schema Registry's schemas folded from its storage topic (`_schemas`), or given directly; lookups by id, GUID, subject and version; the registry as a table |
 //! | `formats.rs` | the formats a key or value is read as, and the one dispatch to a format's decoder; UTF-8 strings |
 //! | `avro.rs` | Avro payloads into one Arrow column through `arrow-avro`, every writer version resolved to the reader schema |
+//! | `avro_encode.rs` | typed keys and values written back: Avro with Confluent's framing |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
 
 pub mod avro;
+pub mod avro_encode;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
