@@ -410,3 +410,73 @@ def test_registry_log_with_deletes_and_contexts(tmp_path):
             value_options={"value_version": 2},
         ).read_all()
     assert got.column("value").to_pylist() == [2]
+
+
+def test_schema_ids_in_headers_and_other_framings(tmp_path, backup):
+    """Newer Confluent serializers put the schema's GUID in a ``__value_schema_id`` header (the
+    registry stores it as the schema's md5); Apicurio's 8-byte ids; unframed values with the
+    schema given."""
+    good = backup.records[1][1]
+    assert good is not None
+    latest = backup.client.get_latest_version(f"{TOPIC}-value")
+    guid = uuid.UUID(str(latest.guid))
+    schemas = [
+        (schema_key(f"{TOPIC}-value", 2), json.dumps({
+            "subject": f"{TOPIC}-value", "version": 2, "id": latest.schema_id,
+            "md5": __import__("base64").b64encode(guid.bytes).decode(),
+            "schema": latest.schema.schema_str, "deleted": False,
+        }).encode()),
+    ]  # fmt: skip
+    write_partition(tmp_path / "_schemas-0", schemas)
+    ser = avro_serde.AvroSerializer(
+        backup.client,
+        json.dumps(ORDER_V2),
+        conf={"schema.id.serializer": ck.header_schema_id_serializer},
+    )
+    ctx = SerializationContext(TOPIC, MessageField.VALUE, headers=[])
+    obj = order_v2(random.Random(5), 7)
+    payload = ser(obj, ctx)
+    assert payload[:1] != b"\x00" and ctx.headers[0][0] == "__value_schema_id"
+    write_partition(tmp_path / f"{TOPIC}-0", [(None, payload)], headers=[ctx.headers])
+    got = kafkalog.read(tmp_path / f"{TOPIC}-0", value_format="avro", schemas=tmp_path)
+    value = got.read_all().column("value").to_pylist()[0]
+    want = fastavro.schemaless_reader(io.BytesIO(payload), fastavro.parse_schema(ORDER_V2))
+    assert normalize(value) == normalize(want)
+
+    # Apicurio: magic 0 and an 8-byte id.
+    apicurio = b"\x00" + latest.schema_id.to_bytes(8, "big") + good[5:]
+    write_partition(tmp_path / "a-0", [(None, apicurio)])
+    got = kafkalog.read(
+        tmp_path / "a-0",
+        value_format="avro",
+        schemas=tmp_path,
+        value_options={"framing": "apicurio", "value_subject": f"{TOPIC}-value"},
+    )
+    assert got.read_all().column("value").to_pylist()[0]["id"] == 1
+
+    # No framing, the schema given (as a dict, and as a .avsc file).
+    (tmp_path / "order.avsc").write_text(json.dumps(ORDER_V2))
+    write_partition(tmp_path / "b-0", [(None, good[5:])])
+    for schema in (ORDER_V2, str(tmp_path / "order.avsc")):
+        got = kafkalog.read(
+            tmp_path / "b-0",
+            value_format="avro",
+            value_options={"framing": "none", "value_schema": schema},
+        )
+        assert got.read_all().column("value").to_pylist()[0]["id"] == 1
+
+
+def test_object_store_backup(s3, backup):
+    """The registry and the values read from a bucket (moto's S3 server) as from disk."""
+    uri = s3.upload(backup.root, "values-backup")
+    local = kafkalog.read(
+        backup.root / f"{TOPIC}-0", value_format="avro", schemas=backup.root
+    ).read_all()
+    remote = kafkalog.read(
+        f"{uri}/{TOPIC}-0", value_format="avro", schemas=uri, storage_options=s3.options
+    ).read_all()
+    assert remote.column("value").to_pylist() == local.column("value").to_pylist()
+    assert (
+        kafkalog.schemas(uri, storage_options=s3.options).to_pylist()
+        == kafkalog.schemas(backup.root).to_pylist()
+    )
