@@ -480,3 +480,17 @@ def test_object_store_backup(s3, backup):
         kafkalog.schemas(uri, storage_options=s3.options).to_pylist()
         == kafkalog.schemas(backup.root).to_pylist()
     )
+
+
+def test_columns_without_the_key(backup):
+    """A key format with the key column not read, errors as nulls: only the value's columns."""
+    table = kafkalog.read(
+        backup.root / f"{TOPIC}-0",
+        columns=["value", "offset"],
+        key_format="string",
+        value_format="avro",
+        schemas=backup.root,
+        on_value_error="null",
+    ).read_all()
+    assert table.column_names == ["value", "offset", "value_error", "value_raw"]
+    assert table.column("value_error").null_count == table.num_rows

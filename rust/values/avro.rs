@@ -491,24 +491,42 @@ fn assemble(
         .into_iter()
         .map(|p| retype(p, data_type))
         .collect::<Result<Vec<_>>>()?;
+    let pieces: Vec<ArrayRef> = pieces.into_iter().filter(|p| !p.is_empty()).collect();
     let in_order = rows.iter().enumerate().all(|(i, r)| *r == Some(i as u32));
-    let values: ArrayRef = match pieces.len() {
-        0 => arrow_array::new_empty_array(data_type),
-        1 => pieces.into_iter().next().expect("one"),
-        _ => {
-            let refs: Vec<&dyn Array> = pieces.iter().map(|a| a.as_ref()).collect();
-            let joined = arrow_select::concat::concat(&refs).map_err(internal)?;
-            arrow_array::make_array(one_dictionary(joined.to_data()))
+    match pieces.len() {
+        0 => Ok(arrow_array::new_null_array(data_type, rows.len())),
+        1 if in_order && pieces[0].len() == rows.len() => Ok(pieces[0].clone()),
+        1 => {
+            let indices = UInt32Array::from(rows);
+            arrow_select::take::take(pieces[0].as_ref(), &indices, None).map_err(internal)
         }
-    };
-    if in_order && values.len() == rows.len() {
-        return Ok(values);
+        _ => {
+            // Several runs (writer versions, or a bad value between good ones): each row
+            // taken from its run in one pass, nulls from a one-row null array.
+            let mut starts = Vec::with_capacity(pieces.len());
+            let mut total = 0usize;
+            for p in &pieces {
+                starts.push(total);
+                total += p.len();
+            }
+            let null = arrow_array::new_null_array(data_type, 1);
+            let indices: Vec<(usize, usize)> = rows
+                .iter()
+                .map(|r| match r {
+                    Some(ordinal) => {
+                        let ordinal = *ordinal as usize;
+                        let piece = starts.partition_point(|&s| s <= ordinal) - 1;
+                        (piece, ordinal - starts[piece])
+                    }
+                    None => (pieces.len(), 0),
+                })
+                .collect();
+            let mut refs: Vec<&dyn Array> = pieces.iter().map(|a| a.as_ref()).collect();
+            refs.push(null.as_ref());
+            let joined = arrow_select::interleave::interleave(&refs, &indices).map_err(internal)?;
+            Ok(arrow_array::make_array(one_dictionary(joined.to_data())))
+        }
     }
-    if values.is_empty() {
-        return Ok(arrow_array::new_null_array(data_type, rows.len()));
-    }
-    let indices = UInt32Array::from(rows);
-    arrow_select::take::take(values.as_ref(), &indices, None).map_err(internal)
 }
 
 /// `schema` with its references written in and wrapped in the one-field record.

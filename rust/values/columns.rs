@@ -96,8 +96,17 @@ struct Side {
     decoder: Arc<dyn PayloadDecoder>,
     /// The schema language read (None: string).
     schema_type: Option<SchemaType>,
+    /// `auto`: each id's registered type says whether message indexes follow it.
+    auto: bool,
     unframed: bool,
     id_width: IdWidth,
+}
+
+/// Registry lookups of one batch, made once per id or GUID.
+#[derive(Default)]
+struct Lookups {
+    protobuf: std::collections::HashMap<i64, bool>,
+    guids: std::collections::HashMap<[u8; 16], Option<i64>>,
 }
 
 /// Decodes keys and values of a reader's batches.
@@ -150,6 +159,7 @@ impl ValueDecoding {
                 header,
                 decoder,
                 schema_type,
+                auto: side.format == Format::Auto,
                 unframed: side.unframed,
                 id_width: side.id_width,
             });
@@ -187,7 +197,7 @@ impl ValueDecoding {
             })
             .collect();
         if self.on_error == OnValueError::Null {
-            for side in &self.sides {
+            for side in self.sides.iter().filter(|s| input.index_of(s.name).is_ok()) {
                 fields.push(Field::new(
                     format!("{}_error", side.name),
                     DataType::Utf8,
@@ -298,12 +308,13 @@ impl ValueDecoding {
         let mut errors: Vec<Option<String>> = vec![None; n];
         // Per row: the schema id, the message indexes and the payload (None: null or bad).
         let mut framed: Vec<Option<Unframed<'_>>> = Vec::with_capacity(n);
+        let mut lookups = Lookups::default();
         for (row, error) in errors.iter_mut().enumerate() {
             let Some(bytes) = binary_at(raw, row) else {
                 framed.push(None);
                 continue;
             };
-            match self.unframe(side, bytes, headers, row) {
+            match self.unframe(side, bytes, headers, row, &mut lookups) {
                 Ok(f) => framed.push(Some(f)),
                 Err(why) => {
                     *error = Some(why);
@@ -339,6 +350,7 @@ impl ValueDecoding {
         bytes: &'a [u8],
         headers: Option<&arrow_array::ListArray>,
         row: usize,
+        lookups: &mut Lookups,
     ) -> std::result::Result<Unframed<'a>, String> {
         if side.schema_type.is_none() || side.unframed {
             return Ok((None, Vec::new(), bytes));
@@ -356,23 +368,29 @@ impl ValueDecoding {
         };
         let id = match schema {
             WireSchema::Id(id) => id,
-            WireSchema::Guid(guid) => self
-                .registry
-                .as_ref()
-                .and_then(|r| r.by_guid(&guid))
-                .map(|r| r.id)
-                .ok_or_else(|| {
+            WireSchema::Guid(guid) => {
+                let registry = self.registry.as_ref();
+                let id = *lookups
+                    .guids
+                    .entry(guid)
+                    .or_insert_with(|| registry.and_then(|r| r.by_guid(&guid)).map(|r| r.id));
+                id.ok_or_else(|| {
                     format!("schema GUID {} is not in the registry", guid_string(&guid))
-                })?,
+                })?
+            }
         };
         // Message indexes follow the id for Protobuf writer schemas.
         let is_protobuf = match side.schema_type {
+            _ if side.auto => {
+                let registry = self.registry.as_ref();
+                *lookups.protobuf.entry(id).or_insert_with(|| {
+                    registry
+                        .and_then(|r| r.by_id(id))
+                        .is_some_and(|r| r.schema_type == SchemaType::Protobuf)
+                })
+            }
             Some(SchemaType::Protobuf) => true,
-            _ => self
-                .registry
-                .as_ref()
-                .and_then(|r| r.by_id(id))
-                .is_some_and(|r| r.schema_type == SchemaType::Protobuf),
+            _ => false,
         };
         match indexes {
             Some(indexes) => Ok((Some(id), indexes, payload)),
