@@ -6,9 +6,12 @@ fastavro, on the same Confluent-framed bytes.
 Data, generated here deterministically with fastavro: a 20-field record with nested records,
 an array, a map, an enum, a nullable union, fixed bytes and logical types (decimal, uuid,
 date, time, timestamps in ms and µs, a local timestamp), each value framed as Confluent's
-serializers frame it (magic 0, 4-byte schema id). Two writer versions: half the values are
-written with version 1 (18 fields) and resolve to version 2 (the reader, 20 fields, two with
-defaults), half with version 2.
+serializers frame it (magic 0, 4-byte schema id). Two writer versions, as a producer upgraded
+halfway through the topic: the first half of the values are written with version 1 (18
+fields) and resolve to version 2 (the reader, 20 fields, two with defaults), the second half
+with version 2. (``--interleaved`` alternates the versions value by value instead: the worst
+case for kafkalog, which decodes a batch's values version by version and puts them back in
+order.)
 
 - kafkalog: the values in a partition written by kafkalog.write, read by
   ``kafkalog.read(value_format="avro", schemas=..., threads=1, columns=["value"])`` into Arrow
@@ -139,12 +142,16 @@ def record(rng: random.Random, i: int, v2: bool) -> dict:
     return r
 
 
-def values(n: int) -> list[bytes]:
+def is_v2(i: int, n: int, interleaved: bool) -> bool:
+    return i % 2 == 1 if interleaved else i >= n // 2
+
+
+def values(n: int, interleaved: bool = False) -> list[bytes]:
     rng = random.Random(26)
     p1, p2 = fastavro.parse_schema(V1), fastavro.parse_schema(V2)
     out = []
     for i in range(n):
-        v2 = i % 2 == 1
+        v2 = is_v2(i, n, interleaved)
         buf = io.BytesIO()
         buf.write(b"\x00" + (2 if v2 else 1).to_bytes(4, "big"))
         fastavro.schemaless_writer(buf, p2 if v2 else p1, record(rng, i, v2))
@@ -193,11 +200,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=200_000)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--interleaved", action="store_true")
     args = ap.parse_args()
     n = args.records
     tmp = Path(tempfile.mkdtemp(prefix="kafkalog-values-bench-"))
     try:
-        vals = values(n)
+        vals = values(n, args.interleaved)
         size = sum(len(v) for v in vals)
         print(f"{n} values, {size / n:.0f} bytes each on average (framing included)")
         schemas_partition(tmp)
@@ -243,7 +251,7 @@ def main() -> None:
             sub = tmp / f"values-{writer}.bin"
             with open(sub, "wb") as f:
                 for i, v in enumerate(vals):
-                    if (i % 2 == 1) == (writer == "v2"):
+                    if is_v2(i, n, args.interleaved) == (writer == "v2"):
                         f.write(len(v).to_bytes(4, "big") + v)
             out = subprocess.run(
                 [
@@ -273,7 +281,8 @@ def main() -> None:
 
         def fast() -> None:
             for i, v in enumerate(vals):
-                fastavro.schemaless_reader(io.BytesIO(v[5:]), p2 if i % 2 else p1, p2)
+                writer = p2 if is_v2(i, n, args.interleaved) else p1
+                fastavro.schemaless_reader(io.BytesIO(v[5:]), writer, p2)
 
         fa = best(fast, max(1, args.rounds // 3))
         print(f"fastavro schemaless_reader:     {n / fa / 1e6:6.2f} M rec/s")
