@@ -9,5 +9,9 @@
 //! | file | what |
 //! |---|---|
 //! | `decoder.rs` | the contract every format's decoder meets: payloads in, one Arrow array out, an error per bad payload |
+//! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema), `.proto` text or descriptors compiled, messages as Arrow |
 
 pub mod decoder;
+pub mod protobuf;
+mod protobuf_arrow;
+mod protobuf_schema;
