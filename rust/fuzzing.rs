@@ -128,6 +128,11 @@ pub fn protobuf_value(data: &[u8]) {
     crate::values::protobuf::fuzz_payloads(data);
 }
 
+/// JSON Schema values (`values/json_schema.rs`): arbitrary payloads of a schema with every type.
+pub fn json_value(data: &[u8]) {
+    crate::values::json_schema::fuzz_payloads(data);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +170,7 @@ mod tests {
                 index_files(&data);
                 control_record(&data);
                 protobuf_value(&data);
+                json_value(&data);
                 inputs += 1;
             }
         }

@@ -143,10 +143,6 @@ impl PayloadDecoder for ProtobufDecoder {
     }
 }
 
-#[cfg(test)]
-#[path = "protobuf_tests.rs"]
-mod tests;
-
 /// A schema with every kind of field the mapping knows, for the fuzz target.
 const FUZZ_SCHEMA: &str = r#"
 syntax = "proto3";
@@ -227,3 +223,7 @@ pub fn fuzz_payloads(data: &[u8]) {
         .validate_full()
         .expect("a valid array");
 }
+
+#[cfg(test)]
+#[path = "protobuf_tests.rs"]
+pub(crate) mod tests;

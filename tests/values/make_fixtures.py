@@ -8,7 +8,7 @@ class of the reader schema, walked into plain JSON below, and the json module.
 Run from the repository root (needs `grpcio-tools` for protoc, besides the test extra):
 
     .venv/bin/pip install grpcio-tools
-    .venv/bin/python tests/values/make_fixtures.py
+    PYTHONHASHSEED=0 .venv/bin/python tests/values/make_fixtures.py
 
 The expected values follow the Arrow mapping of docs/values-protobuf-json.md, as plain JSON:
 a message is an object of every reader field, a map a list of [key, value] pairs sorted by
@@ -23,10 +23,11 @@ import json
 import subprocess
 import sys
 import tempfile
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -38,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 PROTO = HERE / "protobuf"
 JSON_DIR = HERE / "json"
 TOPIC = "orders"
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 WELL_KNOWN_WRAPPERS = {
     "google.protobuf.DoubleValue",
@@ -216,14 +218,129 @@ def protobuf_fixtures() -> None:
     (PROTO / "fixtures.json").write_text(json.dumps(fixture, indent=1, sort_keys=True) + "\n")
 
 
-def main() -> None:
-    protobuf_fixtures()
-    json_fixtures()
+def json_text(value: Any) -> str:
+    """A value given as JSON text, as kafkalog writes it (compact, keys sorted)."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def project(schema: dict[str, Any], value: Any, defs: dict[str, Any]) -> Any:
+    """A decoded JSON value as the reader schema's Arrow type holds it (see the docs)."""
+    if value is None:
+        return None
+    if "$ref" in schema:
+        ref = schema["$ref"]
+        target = defs[ref]
+        return project(target, value, defs)
+    if "oneOf" in schema:
+        (branch,) = [b for b in schema["oneOf"] if b.get("type") != "null"]
+        return project(branch, value, defs)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        (kind,) = [k for k in kind if k != "null"]
+    if kind == "object" and schema.get("properties"):
+        properties = schema["properties"].items()
+        return {name: project(sub, value.get(name), defs) for name, sub in properties}
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        return [project(schema["items"], v, defs) for v in value]
+    if kind == "string" and schema.get("format") == "date-time":
+        moment = datetime.fromisoformat(value)
+        return (moment - EPOCH) // timedelta(microseconds=1)
+    if kind == "string" and schema.get("format") == "date":
+        return (date.fromisoformat(value) - date(1970, 1, 1)).days
+    if kind in ("string", "integer", "number", "boolean"):
+        return value
+    return json_text(value)
 
 
 def json_fixtures() -> None:
-    JSON_DIR.mkdir(exist_ok=True)
-    _ = (JSONDeserializer, JSONSerializer)
+    registry = SchemaRegistryClient.new_client({"url": "mock://json-fixtures"})
+    value = SerializationContext(TOPIC, MessageField.VALUE)
+    src = JSON_DIR / "src"
+    address = (src / "address.json").read_text()
+    address_url = "https://example.com/schemas/address.json"
+    registry.register_schema("address", Schema(address, "JSON"))
+    versions = {
+        "v1": Schema((src / "v1.json").read_text(), "JSON"),
+        "v2": Schema(
+            (src / "v2.json").read_text(),
+            "JSON",
+            [SchemaReference(address_url, "address", 1)],
+        ),
+    }
+    conf = {"auto.register.schemas": True, "use.latest.version": False}
+    payloads = []
+
+    def serialize(version: str, record: dict[str, Any]) -> None:
+        serializer = JSONSerializer(versions[version], registry, conf=conf)
+        framed = serializer(record, value)
+        assert framed is not None
+        payloads.append(framed)
+
+    serialize(
+        "v1",
+        {
+            "id": 1,
+            "customer": "ada",
+            "amount": 12.5,
+            "paid": True,
+            "created": "2024-03-01T12:30:00.123456+02:00",
+            "lines": [{"sku": "a", "qty": 2}, {"sku": "b"}],
+            "old_field": "dropped by the reader",
+        },
+    )
+    serialize("v1", {"id": 2})
+    serialize(
+        "v2",
+        {
+            "id": 3,
+            "amount": 7,
+            "created": "1969-12-31T23:59:59Z",
+            "lines": [{"sku": "c", "qty": 1, "price": 0.1}],
+            "ship_to": {"street": "1 Main St", "city": "Zürich", "zip": None},
+            "day": "2024-02-29",
+            "note": None,
+            "tags": ["x", "y"],
+            "attrs": {"b": "2", "a": "1"},
+            "coupon": "SAVE",
+            "extra": {"any": [1, "two", None, {"k": True}]},
+        },
+    )
+    serialize("v2", {"id": 4, "customer": "émile ☃", "extra": "just a string", "tags": []})
+
+    deserializer = JSONDeserializer(None, schema_registry_client=registry)
+    reader = json.loads((src / "v2.json").read_text())
+    defs = {
+        "#/definitions/Line": reader["definitions"]["Line"],
+        address_url: json.loads(address),
+    }
+    cases = []
+    for framed in payloads:
+        decoded = deserializer(framed, value)
+        # The json module's own reading of the bytes after the framing, as the oracle.
+        assert decoded == json.loads(framed[5:])
+        cases.append({"framed": framed.hex(), "expected": project(reader, decoded, defs)})
+    schemas = {}
+    for framed in payloads:
+        schema_id = int.from_bytes(framed[1:5], "big")
+        schema = registry.get_schema(schema_id)
+        references = []
+        for ref in schema.references or []:
+            ref_schema = registry.get_version(ref.subject, ref.version).schema
+            references.append([ref.name, ref_schema.schema_str])
+        schemas[str(schema_id)] = {"schema": schema.schema_str, "references": references}
+    fixture = {
+        "note": "written by tests/values/make_fixtures.py; do not edit",
+        "reader": (src / "v2.json").read_text(),
+        "reader_references": [[address_url, address]],
+        "schemas": schemas,
+        "cases": cases,
+    }
+    (JSON_DIR / "fixtures.json").write_text(json.dumps(fixture, indent=1, sort_keys=True) + "\n")
+
+
+def main() -> None:
+    protobuf_fixtures()
+    json_fixtures()
 
 
 if __name__ == "__main__":
