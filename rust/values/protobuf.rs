@@ -15,8 +15,10 @@ use std::sync::{Arc, Mutex};
 use arrow_schema::DataType;
 use prost_reflect::{DynamicMessage, FileDescriptor, MessageDescriptor, Value};
 
-use crate::error::{Error, Result};
-use crate::values::decoder::{Decoded, Payload, PayloadDecoder, SchemaText, WriterSchemas};
+use crate::error::{Error, ErrorKind, Result};
+use crate::values::decoder::{
+    Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, WriterSchemas,
+};
 use crate::values::protobuf_arrow::{self, MessagePlan};
 use crate::values::protobuf_schema::{self, message_at};
 
@@ -47,22 +49,29 @@ struct ProtobufDecoder {
     file: FileDescriptor,
     message: MessageDescriptor,
     writers: Arc<dyn WriterSchemas>,
-    /// Writer schemas compiled so far, by id (`None`: the registry does not have the id).
-    compiled: Mutex<HashMap<i64, Option<FileDescriptor>>>,
+    /// Writer schemas compiled so far, by id, or why an id has none.
+    compiled: Mutex<HashMap<i64, std::result::Result<FileDescriptor, String>>>,
 }
 
 impl ProtobufDecoder {
-    /// The writer's file for `id`, compiled once.
-    fn writer(&self, id: i64) -> Result<Option<FileDescriptor>> {
+    /// The writer's file for `id`, compiled once; `Err(why)` inside when the id is not a
+    /// Protobuf schema the registry has (that payload's fault, not the batch's).
+    fn writer(&self, id: i64) -> Result<std::result::Result<FileDescriptor, String>> {
         let mut compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(file) = compiled.get(&id) {
             return Ok(file.clone());
         }
         let file = match self.writers.writer(id) {
-            Some(text) => Some(protobuf_schema::compile(&text).map_err(|e| {
-                Error::invalid_argument(format!("writer schema id {id}: {}", e.message))
-            })?),
-            None => None,
+            Some(text) if text.schema_type == SchemaType::Protobuf => {
+                Ok(protobuf_schema::compile(&text).map_err(|e| {
+                    Error::invalid_argument(format!("writer schema id {id}: {}", e.message))
+                })?)
+            }
+            Some(text) => Err(format!(
+                "schema id {id} is a {:?} schema, not Protobuf",
+                text.schema_type
+            )),
+            None => Err(format!("schema id {id} is not in the registry")),
         };
         compiled.insert(id, file.clone());
         Ok(file)
@@ -72,8 +81,8 @@ impl ProtobufDecoder {
     fn check_message(&self, payload: &Payload<'_>) -> Result<std::result::Result<(), String>> {
         let (file, whose) = match payload.schema_id {
             Some(id) => match self.writer(id)? {
-                Some(file) => (file, format!("writer schema id {id}")),
-                None => return Ok(Err(format!("schema id {id} is not in the registry"))),
+                Ok(file) => (file, format!("writer schema id {id}")),
+                Err(why) => return Ok(Err(why)),
             },
             None if payload.message_indexes.is_empty() => return Ok(Ok(())),
             None => (self.file.clone(), "the reader schema".to_owned()),
@@ -136,10 +145,13 @@ impl PayloadDecoder for ProtobufDecoder {
             }
         }
         let refs: Vec<Option<&Value>> = values.iter().map(Option::as_ref).collect();
-        Ok(Decoded {
-            array: protobuf_arrow::build_struct(&self.plan, &refs),
-            errors,
-        })
+        let array = protobuf_arrow::build_struct(&self.plan, &refs).map_err(|why| {
+            Error::new(
+                ErrorKind::LimitExceeded,
+                format!("{why}: decode fewer Protobuf payloads at a time"),
+            )
+        })?;
+        Ok(Decoded { array, errors })
     }
 }
 
@@ -182,7 +194,7 @@ pub fn fuzz_payloads(data: &[u8]) {
     }
     let decoder = DECODER.get_or_init(|| {
         let schema = SchemaText {
-            schema_type: crate::values::decoder::SchemaType::Protobuf,
+            schema_type: SchemaType::Protobuf,
             schema: FUZZ_SCHEMA.to_owned(),
             references: Vec::new(),
         };

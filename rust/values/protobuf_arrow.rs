@@ -306,14 +306,17 @@ fn check_value(kind: &Kind, value: &Value, field: &FieldDescriptor) -> Result<()
     }
 }
 
+/// What building a column gives: the array, or why it cannot be one (its offsets overflow).
+pub type Built = Result<ArrayRef, String>;
+
 /// The column for `values` of `plan`'s message type (`None`: a null row).
-pub fn build_struct(plan: &MessagePlan, values: &[Option<&Value>]) -> ArrayRef {
+pub fn build_struct(plan: &MessagePlan, values: &[Option<&Value>]) -> Built {
     let nulls = NullBuffer::from_iter(
         values
             .iter()
             .map(|v| v.and_then(Value::as_message).is_some()),
     );
-    let columns: Vec<ArrayRef> = plan
+    let columns = plan
         .fields
         .iter()
         .map(|field| {
@@ -327,15 +330,19 @@ pub fn build_struct(plan: &MessagePlan, values: &[Option<&Value>]) -> ArrayRef {
             let children: Vec<Option<&Value>> = children.iter().map(|c| c.as_deref()).collect();
             build_shape(&field.shape, &children)
         })
-        .collect();
+        .collect::<Result<Vec<ArrayRef>, String>>()?;
     let nulls = (nulls.null_count() > 0).then_some(nulls);
     if plan.arrow.is_empty() {
-        return Arc::new(StructArray::new_empty_fields(values.len(), nulls));
+        return Ok(Arc::new(StructArray::new_empty_fields(values.len(), nulls)));
     }
-    Arc::new(StructArray::new(plan.arrow.clone(), columns, nulls))
+    Ok(Arc::new(StructArray::new(
+        plan.arrow.clone(),
+        columns,
+        nulls,
+    )))
 }
 
-fn build_shape(shape: &Shape, values: &[Option<&Value>]) -> ArrayRef {
+fn build_shape(shape: &Shape, values: &[Option<&Value>]) -> Built {
     match shape {
         Shape::Single(kind @ Kind::Enum(_)) => {
             let known: Vec<Option<&Value>> = values
@@ -361,13 +368,18 @@ fn build_shape(shape: &Shape, values: &[Option<&Value>]) -> ArrayRef {
                 } else {
                     valid.append(false);
                 }
-                offsets.append(offsets_i32(items.len()));
+                offsets.append(offset(items.len())?);
             }
-            let child = build_kind(kind, &items);
+            let child = build_kind(kind, &items)?;
             let offsets = OffsetBuffer::new(offsets.finish().into());
             let nulls = NullBuffer::new(valid.finish());
             let nulls = (nulls.null_count() > 0).then_some(nulls);
-            Arc::new(ListArray::new(list_field(kind), offsets, child, nulls))
+            Ok(Arc::new(ListArray::new(
+                list_field(kind),
+                offsets,
+                child,
+                nulls,
+            )))
         }
         Shape::Map(key, value) => {
             let mut offsets = BufferBuilder::<i32>::new(values.len() + 1);
@@ -391,7 +403,7 @@ fn build_shape(shape: &Shape, values: &[Option<&Value>]) -> ArrayRef {
                 } else {
                     valid.append(false);
                 }
-                offsets.append(offsets_i32(keys.len()));
+                offsets.append(offset(keys.len())?);
             }
             let key_values: Vec<Value> = keys.iter().map(|k| Value::from((*k).clone())).collect();
             let key_refs: Vec<Option<&Value>> = key_values.iter().map(Some).collect();
@@ -401,20 +413,34 @@ fn build_shape(shape: &Shape, values: &[Option<&Value>]) -> ArrayRef {
             };
             let entries = StructArray::new(
                 entry_fields,
-                vec![build_kind(key, &key_refs), build_kind(value, &items)],
+                vec![build_kind(key, &key_refs)?, build_kind(value, &items)?],
                 None,
             );
             let offsets = OffsetBuffer::new(offsets.finish().into());
             let nulls = NullBuffer::new(valid.finish());
             let nulls = (nulls.null_count() > 0).then_some(nulls);
-            Arc::new(MapArray::new(field, offsets, entries, nulls, false))
+            Ok(Arc::new(MapArray::new(
+                field, offsets, entries, nulls, false,
+            )))
         }
     }
 }
 
-/// Offsets in a column: payloads are bounded by Kafka's record size, so a batch's items fit.
-fn offsets_i32(n: usize) -> i32 {
-    i32::try_from(n).expect("a batch's list items fit i32 offsets")
+const OVERFLOW: &str = "the batch's values overflow an Arrow column's 32-bit offsets";
+
+fn offset(n: usize) -> Result<i32, String> {
+    i32::try_from(n).map_err(|_| OVERFLOW.to_owned())
+}
+
+/// A string or binary column, its total length checked against 32-bit offsets first.
+fn variable<T, A>(values: Vec<Option<T>>) -> Built
+where
+    T: AsRef<[u8]>,
+    A: FromIterator<Option<T>> + arrow_array::Array + 'static,
+{
+    let total: usize = values.iter().flatten().map(|v| v.as_ref().len()).sum();
+    offset(total)?;
+    Ok(Arc::new(values.into_iter().collect::<A>()))
 }
 
 fn primitive<T: arrow_array::ArrowPrimitiveType>(
@@ -424,8 +450,8 @@ fn primitive<T: arrow_array::ArrowPrimitiveType>(
     values.iter().map(|v| v.and_then(&get)).collect()
 }
 
-fn build_kind(kind: &Kind, values: &[Option<&Value>]) -> ArrayRef {
-    match kind {
+fn build_kind(kind: &Kind, values: &[Option<&Value>]) -> Built {
+    Ok(match kind {
         Kind::Bool => Arc::new(
             values
                 .iter()
@@ -438,19 +464,16 @@ fn build_kind(kind: &Kind, values: &[Option<&Value>]) -> ArrayRef {
         Kind::U64 => Arc::new(primitive::<UInt64Type>(values, Value::as_u64)),
         Kind::F32 => Arc::new(primitive::<Float32Type>(values, Value::as_f32)),
         Kind::F64 => Arc::new(primitive::<Float64Type>(values, Value::as_f64)),
-        Kind::Str => Arc::new(
-            values
-                .iter()
-                .map(|v| v.and_then(Value::as_str))
-                .collect::<StringArray>(),
-        ),
-        Kind::Bytes => Arc::new(
+        Kind::Str => variable::<&str, StringArray>(
+            values.iter().map(|v| v.and_then(Value::as_str)).collect(),
+        )?,
+        Kind::Bytes => variable::<&[u8], BinaryArray>(
             values
                 .iter()
                 .map(|v| v.and_then(Value::as_bytes).map(|b| b.as_ref()))
-                .collect::<BinaryArray>(),
-        ),
-        Kind::Enum(desc) => Arc::new(
+                .collect(),
+        )?,
+        Kind::Enum(desc) => variable::<String, StringArray>(
             values
                 .iter()
                 .map(|v| {
@@ -460,8 +483,8 @@ fn build_kind(kind: &Kind, values: &[Option<&Value>]) -> ArrayRef {
                             None => n.to_string(),
                         })
                 })
-                .collect::<StringArray>(),
-        ),
+                .collect(),
+        )?,
         Kind::Timestamp => {
             Arc::new(primitive::<TimestampMicrosecondType>(values, micros).with_timezone("UTC"))
         }
@@ -472,14 +495,14 @@ fn build_kind(kind: &Kind, values: &[Option<&Value>]) -> ArrayRef {
                 .map(|v| v.and_then(Value::as_message).and_then(|m| sub_field(m, 1)))
                 .collect();
             let wrapped: Vec<Option<&Value>> = wrapped.iter().map(|c| c.as_deref()).collect();
-            build_kind(inner, &wrapped)
+            build_kind(inner, &wrapped)?
         }
-        Kind::Json => Arc::new(
+        Kind::Json => variable::<String, StringArray>(
             values
                 .iter()
                 .map(|v| v.and_then(|v| json(v).ok()))
-                .collect::<StringArray>(),
-        ),
-        Kind::Message(plan) => build_struct(plan, values),
-    }
+                .collect(),
+        )?,
+        Kind::Message(plan) => build_struct(plan, values)?,
+    })
 }

@@ -312,7 +312,21 @@ fn bad_payloads_are_row_errors() {
 
 #[test]
 fn unknown_ids_and_indexes_are_row_errors() {
-    let d = simple("syntax = \"proto3\"; message M { string s = 1; }");
+    let mut writers = HashMap::new();
+    let avro = SchemaText {
+        schema_type: SchemaType::Avro,
+        schema: "\"string\"".into(),
+        references: vec![],
+    };
+    writers.insert(4, Arc::new(avro));
+    let broken = protobuf("syntax = \"proto3\"; message M { Missing m = 1; }", vec![]);
+    writers.insert(5, Arc::new(broken));
+    let d = decoder(
+        &protobuf("syntax = \"proto3\"; message M { string s = 1; }", vec![]),
+        None,
+        Arc::new(Registry(writers)),
+    )
+    .unwrap();
     let payload = |id, indexes: &'static [i64]| {
         Some(Payload {
             bytes: &[],
