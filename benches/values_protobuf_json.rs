@@ -4,7 +4,9 @@
 //! Data (generated here, deterministic): 20,000 payloads of an order with 20 fields: scalars
 //! of every width, a string enum, a Timestamp, a nested message, a repeated nested message
 //! (3 lines), a map (2 entries), a wrapper, a repeated scalar. The JSON payloads hold the
-//! same values under a JSON Schema of the same shape.
+//! same values under a JSON Schema of the same shape (the map as an object of
+//! `additionalProperties`, so JSON text), and under the same schema without the map (so the
+//! payloads go to arrow-json without being parsed into values first).
 //!
 //! `cargo bench --bench values_protobuf_json`; criterion prints payloads/s (elements).
 
@@ -227,6 +229,15 @@ fn benches(c: &mut Criterion) {
     let decoder =
         json_schema::decoder(&schema(SchemaType::Json, JSON_SCHEMA), Arc::new(NoWriters)).unwrap();
     run(c, "json/20 fields", decoder.as_ref(), &payloads);
+    // The same without the map (JSON text): payloads go to arrow-json unparsed.
+    let direct = JSON_SCHEMA.replace(
+        r#""attrs": {"type": "object", "additionalProperties": {"type": "string"}},"#,
+        "",
+    );
+    assert_ne!(direct, JSON_SCHEMA);
+    let decoder =
+        json_schema::decoder(&schema(SchemaType::Json, &direct), Arc::new(NoWriters)).unwrap();
+    run(c, "json/19 fields, direct", decoder.as_ref(), &payloads);
 }
 
 criterion_group!(values, benches);
