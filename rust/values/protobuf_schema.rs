@@ -2,8 +2,9 @@
 //! (compiled in Rust by `protox`, no `protoc`) or a serialized `FileDescriptorProto` in base64
 //! (what Confluent's serializers send for a schema built from a descriptor), with the files it
 //! imports given as the schema's references (import name -> text, resolved transitively by the
-//! caller). Google's well-known types (`google/protobuf/*.proto`) are built in, as the registry
-//! has them built in.
+//! caller). Google's well-known types (`google/protobuf/*.proto`) and Confluent's own
+//! `confluent/meta.proto` and `confluent/type/decimal.proto` are built in, as the registry has
+//! them built in (Confluent's serializers do not register them as references).
 
 use std::collections::HashMap;
 
@@ -18,6 +19,52 @@ use crate::values::decoder::{SchemaText, SchemaType};
 /// The name the registered schema itself is compiled under when it is `.proto` text (the
 /// registry stores it without a file name; its references have theirs).
 const MAIN_FILE: &str = "kafkalog_registered_schema.proto";
+
+/// Confluent's `confluent/meta.proto` (written here from its published definition): the
+/// `Meta` options data contracts put on files, messages, fields, enums and enum values.
+const CONFLUENT_META: &str = r#"
+syntax = "proto3";
+package confluent;
+import "google/protobuf/descriptor.proto";
+
+message Meta {
+  string doc = 1;
+  map<string, string> params = 2;
+  repeated string tags = 3;
+}
+
+extend google.protobuf.FileOptions { Meta file_meta = 1088; }
+extend google.protobuf.MessageOptions { Meta message_meta = 1088; }
+extend google.protobuf.FieldOptions { Meta field_meta = 1088; }
+extend google.protobuf.EnumOptions { Meta enum_meta = 1088; }
+extend google.protobuf.EnumValueOptions { Meta enum_value_meta = 1088; }
+"#;
+
+/// Confluent's `confluent/type/decimal.proto`: a decimal as its unscaled two's-complement
+/// bytes with precision and scale.
+const CONFLUENT_DECIMAL: &str = r#"
+syntax = "proto3";
+package confluent.type;
+
+message Decimal {
+  bytes value = 1;
+  uint32 precision = 2;
+  int32 scale = 3;
+}
+"#;
+
+/// Confluent's files the registry has built in, for schemas that import them.
+struct ConfluentFiles;
+
+impl FileResolver for ConfluentFiles {
+    fn open_file(&self, name: &str) -> std::result::Result<File, protox::Error> {
+        match name {
+            "confluent/meta.proto" => File::from_source(name, CONFLUENT_META),
+            "confluent/type/decimal.proto" => File::from_source(name, CONFLUENT_DECIMAL),
+            _ => Err(protox::Error::file_not_found(name)),
+        }
+    }
+}
 
 /// A schema file: `.proto` text, or a decoded `FileDescriptorProto`.
 enum Source {
@@ -98,6 +145,7 @@ pub fn compile(schema: &SchemaText) -> Result<FileDescriptor> {
     let mut resolver = ChainFileResolver::new();
     resolver.add(References(files));
     resolver.add(GoogleFileResolver::new());
+    resolver.add(ConfluentFiles);
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.open_file(&main).map_err(|e| {
         Error::invalid_argument(format!("the Protobuf schema does not compile: {e}"))
@@ -204,6 +252,27 @@ mod tests {
         let again = compile(&text(&encoded, &[])).unwrap();
         assert_eq!(again.name(), "m.proto");
         assert_eq!(reader_message(&again, None).unwrap().full_name(), "p.M");
+    }
+
+    #[test]
+    fn confluents_own_imports_are_built_in() {
+        let main = "syntax = \"proto3\"; package p;\n\
+            import \"confluent/meta.proto\"; import \"confluent/type/decimal.proto\";\n\
+            message M {\n\
+              option (confluent.message_meta).doc = \"an M\";\n\
+              confluent.type.Decimal amount = 1 [(confluent.field_meta) = { tags: \"PII\", params: [{key: \"precision\", value: \"9\"}] }];\n\
+            }";
+        let file = compile(&text(main, &[])).unwrap();
+        let m = reader_message(&file, None).unwrap();
+        assert_eq!(
+            m.get_field(1)
+                .unwrap()
+                .kind()
+                .as_message()
+                .unwrap()
+                .full_name(),
+            "confluent.type.Decimal"
+        );
     }
 
     #[test]
