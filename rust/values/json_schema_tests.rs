@@ -240,3 +240,22 @@ fn the_fuzz_entry_takes_every_type_and_garbage() {
     }
     fuzz_payloads(&[]);
 }
+
+#[test]
+fn integers_past_int64_are_row_errors_and_fractions_truncated() {
+    let (values, errors) = decode_all(
+        r#"{"type": "object", "properties": {"n": {"type": "integer"}}}"#,
+        &[
+            br#"{"n": 9223372036854775807}"#,
+            br#"{"n": 9223372036854775808}"#,
+            br#"{"n": 1.5}"#,
+            br#"{"n": 2.0}"#,
+        ],
+    );
+    assert_eq!(values[0], json!({"n": i64::MAX}));
+    assert!(errors[1].is_some(), "{:?}", values[1]);
+    // arrow-json's reading of a number with a fraction as an integer (documented).
+    assert_eq!(values[2], json!({"n": 1}));
+    assert_eq!(values[3], json!({"n": 2}));
+    assert_eq!(&errors[2..], &[None, None]);
+}
