@@ -117,7 +117,8 @@ fmt:
 bench:
 	cargo bench
 
-FUZZ_TARGETS := segment v2_batch legacy_message decompression index_files control_record
+FUZZ_TARGETS := segment v2_batch legacy_message decompression index_files control_record \
+  protobuf_value json_value
 FUZZ_SECONDS ?= 600
 
 # libFuzzer over every target, seeded from tests/corpus (FUZZ_SECONDS each; crashes land in

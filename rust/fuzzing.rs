@@ -123,6 +123,16 @@ pub fn control_record(data: &[u8]) {
     let _ = control::parse_end_txn_marker(Some(value));
 }
 
+/// Protobuf values (`values/protobuf.rs`): arbitrary payloads of a schema with every field kind.
+pub fn protobuf_value(data: &[u8]) {
+    crate::values::protobuf::fuzz_payloads(data);
+}
+
+/// JSON Schema values (`values/json_schema.rs`): arbitrary payloads of a schema with every type.
+pub fn json_value(data: &[u8]) {
+    crate::values::json_schema::fuzz_payloads(data);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +169,8 @@ mod tests {
                 decompression(&data);
                 index_files(&data);
                 control_record(&data);
+                protobuf_value(&data);
+                json_value(&data);
                 inputs += 1;
             }
         }

@@ -9,5 +9,12 @@
 //! | file | what |
 //! |---|---|
 //! | `decoder.rs` | the contract every format's decoder meets: payloads in, one Arrow array out, an error per bad payload |
+//! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema), `.proto` text or descriptors compiled, messages as Arrow |
+//! | `json_schema.rs`, `json_schema_arrow.rs` | JSON Schema payloads: the Arrow type a JSON Schema describes; values decoded by arrow-json, a bad row isolated |
 
 pub mod decoder;
+pub mod json_schema;
+mod json_schema_arrow;
+pub mod protobuf;
+mod protobuf_arrow;
+mod protobuf_schema;
