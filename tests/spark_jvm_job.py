@@ -117,6 +117,29 @@ def main() -> None:
                 .executedPlan()
                 .toString(),
             }
+    elif mode == "delegate":
+        # Writes and streaming reads through the name: the Python source's, handed on.
+        df = spark.read.format("kafkalog").option("subscribe", "orders").load(args["src"])
+        df.write.format("kafkalog").mode("append").save(args["out"])
+        back = spark.read.format("kafkalog").load(args["out"])
+        kv = ["topic", "partition", "key", "value", "timestamp"]
+        out["written_equal"] = rows(df.select(*kv)) == rows(back.select(*kv))
+        out["written"] = back.count()
+        query = (
+            spark.readStream.format("kafkalog")
+            .option("startingOffsets", "earliest")
+            .load(args["src"])
+            .selectExpr("topic", "partition", "offset")
+            .writeStream.format("parquet")
+            .option("path", args["sink"])
+            .option("checkpointLocation", args["checkpoint"])
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(300)
+        out["stream_error"] = None if query.exception() is None else str(query.exception())
+        out["streamed"] = spark.read.parquet(args["sink"]).count()
+        out["all"] = spark.read.format("kafkalog").load(args["src"]).count()
     print(json.dumps(out))
     spark.stop()
 

@@ -144,6 +144,21 @@ def test_local_cluster_reads_the_same_rows(jar):
         assert result[c["name"]].get("equal"), result[c["name"]]
 
 
+def test_writes_and_streams_go_on_through_the_python_source(jar, tmp_path):
+    """With the jar, format("kafkalog") is the JVM source for every use: what it does not do
+    itself (writes, Structured Streaming) it hands to the Python source of the same name."""
+    args = {
+        "src": str(LOGS),
+        "out": str(tmp_path / "out"),
+        "sink": str(tmp_path / "sink"),
+        "checkpoint": str(tmp_path / "checkpoint"),
+    }
+    got = _job("local[2]", "delegate", args)
+    assert got["written_equal"] and got["written"] > 0, got
+    assert got["stream_error"] is None, got["stream_error"]
+    assert got["streamed"] == got["all"] > 0, got
+
+
 def test_jar_path_and_session_helper(jar):
     assert jar.endswith("kafkalog-spark.jar") and Path(jar).is_file()
     import zipfile

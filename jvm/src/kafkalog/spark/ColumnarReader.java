@@ -17,8 +17,11 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
   private long handle;
   private final DataType[] types;
   private ColumnarBatch current;
+  private final long bytes;
+  private boolean done;
 
-  ColumnarReader(String request, int columns) {
+  ColumnarReader(String request, int columns, long bytes) {
+    this.bytes = bytes;
     this.handle = Native.open(request);
     List<String> names;
     try {
@@ -41,6 +44,7 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
     long[] d = Native.next(handle);
     if (d == null) {
       current = null;
+      done = true;
       return false;
     }
     int rows = (int) d[0];
@@ -60,7 +64,8 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
 
   @Override
   public CustomTaskMetric[] currentMetricsValues() {
-    return new CustomTaskMetric[0];
+    // The items' bytes once they are read through.
+    return new CustomTaskMetric[] {LogBytesMetric.of(done ? bytes : 0)};
   }
 
   @Override

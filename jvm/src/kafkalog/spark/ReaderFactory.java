@@ -31,6 +31,6 @@ final class ReaderFactory implements PartitionReaderFactory {
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
     ItemsPartition p = (ItemsPartition) partition;
     String full = request.substring(0, request.length() - 1) + ",\"items\":" + p.items + "}";
-    return new ColumnarReader(full, columns);
+    return new ColumnarReader(full, columns, p.bytes);
   }
 }
