@@ -159,6 +159,21 @@ def test_writes_and_streams_go_on_through_the_python_source(jar, tmp_path):
     assert got["streamed"] == got["all"] > 0, got
 
 
+def test_the_spark_suites_pass_with_the_jvm_source(jar):
+    """tests/test_spark.py and tests/test_spark_kafka_source.py in a session with the jar
+    (conftest's KAFKALOG_SPARK_JVM): every format("kafkalog") there is the JVM source."""
+    env = {**os.environ, "KAFKALOG_SPARK_JVM": "1"}
+    suites = [str(HERE / "test_spark.py"), str(HERE / "test_spark_kafka_source.py")]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *suites],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
+    assert done.returncode == 0, done.stdout[-6000:]
+
+
 def test_jar_path_and_session_helper(jar):
     assert jar.endswith("kafkalog-spark.jar") and Path(jar).is_file()
     import zipfile

@@ -31,8 +31,45 @@ public final class KafkaLogException extends RuntimeException {
     return kind;
   }
 
+  /**
+   * The class of {@code kafkalog.errors} the Python API raises for this kind (the same table as
+   * {@code rust/python/errors.rs}), so that both sources' errors name the same type.
+   */
+  public String pythonClass() {
+    switch (kind) {
+      case "corrupt":
+        return "CorruptRecordError";
+      case "crc_mismatch":
+        return "CrcMismatchError";
+      case "decompression":
+        return "DecompressionError";
+      case "limit_exceeded":
+        return "LimitExceededError";
+      case "invalid_argument":
+        return "InvalidArgumentError";
+      case "io":
+        return "KafkaLogIOError";
+      case "conflict":
+        return "ConcurrentWriteError";
+      case "tiered_storage":
+        return "TieredStorageError";
+      case "decryption":
+        return "DecryptionError";
+      case "encryption_key":
+        return "EncryptionKeyError";
+      case "file_not_found":
+        return "KafkaLogFileNotFoundError";
+      case "permission":
+        return "KafkaLogPermissionError";
+      case "data_loss":
+        return "DataLossError";
+      default:
+        return "KafkaLogError";
+    }
+  }
+
   @Override
   public String toString() {
-    return getClass().getName() + " [" + kind + "]: " + getMessage();
+    return getClass().getName() + ": " + pythonClass() + ": " + getMessage();
   }
 }

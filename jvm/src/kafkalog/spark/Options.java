@@ -276,6 +276,7 @@ final class Options implements Serializable {
     out.readCommitted = level.equals("read_committed");
     subscription(out, o.get("subscribe") != null ? o.get("subscribe") : o.get("topics"),
         o.get("subscribepattern"), o.get("assign"), o.get("partitions"));
+    out.failOnDataLoss = flag(o, "failondataloss", true, "failOnDataLoss");
     out.includeControl = flag(o, "includecontrol", false, "includeControl");
     out.checkCrc = flag(o, "checkcrc", true, "checkCrc");
     String onCorrupt = o.getOrDefault("oncorrupt", "error");
