@@ -16,6 +16,7 @@ import traceback
 from pyspark.sql import SparkSession
 
 from kafkalog.spark import jar
+from kafkalog.spark import jvm as jvm_source
 from kafkalog.spark.source import KafkaLogDataSource
 
 
@@ -70,19 +71,20 @@ def error_of(f) -> str | None:
 
 def main() -> None:
     master, mode, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    spark = (
-        SparkSession.builder.master(master)
-        .appName("kafkalog-jvm-tests")
-        .config("spark.jars", jar())
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "America/New_York")
-        .config("spark.executor.memory", "512m")
-        .config("spark.task.maxFailures", "1")
-        .config("spark.python.authenticate.socketTimeout", "120s")
-        .getOrCreate()
+    # The one-line helper (it sets spark.jars to kafkalog.spark.jar()).
+    spark = jvm_source.session(
+        SparkSession.builder.master(master).appName("kafkalog-jvm-tests"),
+        **{
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.sql.session.timeZone": "America/New_York",
+            "spark.executor.memory": "512m",
+            "spark.task.maxFailures": "1",
+            "spark.python.authenticate.socketTimeout": "120s",
+        },
     )
+    assert spark.conf.get("spark.jars") == jar() and jvm_source.in_session(spark)
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(PythonSource)
     out: dict = {}
