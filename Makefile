@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # Tests build with the `ci` profile: optimised, without fat LTO's minutes on two cores.
 PROFILE ?= ci
 
-.PHONY: demo develop install-wheel test test-rust test-python test-wheel lint docs fmt bench fuzz fuzz-smoke clean
+.PHONY: jar demo develop install-wheel test test-rust test-python test-wheel lint docs fmt bench fuzz fuzz-smoke clean
 
 $(BIN)/maturin:
 	python3 -m venv $(VENV)
@@ -50,6 +50,24 @@ demo: $(BIN)/maturin
 	@echo "  ready; running examples/spark_job.py examples/logs"
 	@PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python examples/spark_job.py examples/logs
 
+# The Spark connector inside the JVM (jvm/, rust/jni/, docs/spark-jvm.md): the core built
+# with the `jni` feature alone into the native library (the Python extension cannot be loaded
+# in a JVM), the Java classes compiled with javac against the jars PySpark ships (installed
+# first if missing), both in one jar inside the Python package (kafkalog.spark.jar()).
+JAR := python/kafkalog/spark/jars/kafkalog-spark.jar
+JAR_CLASSES := target/jvm/classes
+JAR_PLATFORM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m)
+jar: $(BIN)/maturin
+	$(BIN)/python -c "import pyspark" 2>/dev/null || $(BIN)/pip install -q 'pyspark[sql]>=4.0'
+	cargo build -q --profile $(PROFILE) --lib --features jni
+	rm -rf $(JAR_CLASSES) && mkdir -p $(JAR_CLASSES)/kafkalog/native/$(JAR_PLATFORM)
+	javac --release 17 -Xlint:all -Xlint:-serial -Xlint:-path -Werror -d $(JAR_CLASSES) \
+	  -cp "$$($(BIN)/python -c 'import pyspark, os; print(os.path.dirname(pyspark.__file__))')/jars/*" \
+	  jvm/src/kafkalog/spark/*.java
+	cp -r jvm/resources/. $(JAR_CLASSES)/
+	cp target/$(PROFILE)/libkafkalog.so $(JAR_CLASSES)/kafkalog/native/$(JAR_PLATFORM)/libkafkalog_jni.so
+	mkdir -p $(dir $(JAR)) && rm -f $(JAR) && jar cf $(JAR) -C $(JAR_CLASSES) .
+
 # The Python suite runs against the package as a wheel installs it (not python/'s sources):
 # what users get, with its included files and entry points.
 test: install-wheel test-rust test-python lint docs fuzz-smoke
@@ -58,7 +76,7 @@ test: install-wheel test-rust test-python lint docs fuzz-smoke
 # compile) and installed into the virtualenv in place of the editable install, with the test
 # and dev extras; `make develop` goes back to the editable install.
 CI_WHEEL_DIR := target/ci-wheel
-install-wheel: $(BIN)/maturin
+install-wheel: jar
 	rm -rf $(CI_WHEEL_DIR)
 	$(BIN)/maturin build -q --profile $(PROFILE) --out $(CI_WHEEL_DIR)
 	$(BIN)/pip install -q "$$(ls $(CI_WHEEL_DIR)/*.whl)[test,dev]"
@@ -82,7 +100,7 @@ WHEEL_DIR := target/wheel-test
 WHEEL_TESTS ?= tests
 PYTHON ?= python3
 
-test-wheel: $(BIN)/maturin
+test-wheel: jar
 	rm -rf $(WHEEL_DIR)
 	$(BIN)/maturin build --profile $(PROFILE) --out $(WHEEL_DIR)/dist
 	$(BIN)/maturin sdist --out $(WHEEL_DIR)/dist
@@ -99,11 +117,11 @@ test-wheel: $(BIN)/maturin
 
 lint: $(BIN)/maturin
 	cargo fmt --all -- --check
-	cargo clippy --all-targets --features python -- -D warnings
+	cargo clippy --all-targets --features python,jni -- -D warnings
 	$(BIN)/ruff check python tests examples
 	$(BIN)/ruff format --check python tests examples
 	$(BIN)/mypy
-	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features python -q
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features python,jni -q
 
 # The API reference from the docstrings (mkdocs.yml), into site/; --strict fails on a broken
 # reference. Needs the dev extra (make develop).
@@ -117,7 +135,8 @@ fmt:
 bench:
 	cargo bench
 
-FUZZ_TARGETS := segment v2_batch legacy_message decompression index_files control_record values
+FUZZ_TARGETS := segment v2_batch legacy_message decompression index_files control_record \
+  values protobuf_value json_value
 FUZZ_SECONDS ?= 600
 
 # libFuzzer over every target, seeded from tests/corpus (FUZZ_SECONDS each; crashes land in

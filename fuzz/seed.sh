@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 src=../tests/corpus
-for target in segment v2_batch legacy_message decompression index_files control_record values; do
+for target in segment v2_batch legacy_message decompression index_files control_record \
+  values protobuf_value json_value; do
   mkdir -p "corpus/$target"
 done
 i=0
@@ -18,4 +19,10 @@ while IFS= read -r -d '' f; do
   esac
 done < <(find "$src/segments" "$src/vectors" -type f ! -name '*.json' -print0)
 printf '\x04\x00\x00\x00\x01\x00\x00\x00\x00\x00\x05' > corpus/control_record/seed-marker
+# Protobuf: a payload with a string, a nested message, a packed list and a map entry.
+printf '\x40\xa2\x01\x03abc\x92\x01\x04\x0a\x02hi\xa2\x01\x03\x01\x02\x03\xaa\x01\x05\x0a\x01k\x12\x00' \
+  > corpus/protobuf_value/seed-message
+# JSON: a row of every type, and nested nodes.
+printf '\x10{"i": 1, "f": 2.5, "b": true, "s": "x", "t": "2024-01-01T00:00:00Z", "d": "2024-01-01", "list": [{"v": 1, "next": {"v": 2}}], "opt": [1], "bag": {"k": 1}, "any": null}' \
+  > corpus/json_value/seed-row
 echo "seeded $i files"

@@ -199,6 +199,16 @@ pub fn values(data: &[u8]) {
     }
 }
 
+/// Protobuf values (`values/protobuf.rs`): arbitrary payloads of a schema with every field kind.
+pub fn protobuf_value(data: &[u8]) {
+    crate::values::protobuf::fuzz_payloads(data);
+}
+
+/// JSON Schema values (`values/json_schema.rs`): arbitrary payloads of a schema with every type.
+pub fn json_value(data: &[u8]) {
+    crate::values::json_schema::fuzz_payloads(data);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +288,8 @@ mod tests {
                 index_files(&data);
                 control_record(&data);
                 values(&data);
+                protobuf_value(&data);
+                json_value(&data);
                 inputs += 1;
             }
         }

@@ -18,6 +18,7 @@
 //! - [`mod@write`]: writing and appending partitions, locally and to object stores.
 //! - [`cleanup`]: compaction, retention, index rebuilds, verification.
 //! - `python` (feature `python`): the PyO3 bindings, thin; errors mapped in one place.
+//! - `jni` (feature `jni`): the JNI bindings of the Spark connector written in Java (`jvm/`).
 //!
 //! Beside them, [`error`] (the one error type) and [`clock`] (the system clock).
 //!
@@ -68,6 +69,9 @@ pub mod write;
 
 #[cfg(feature = "python")]
 mod python;
+
+#[cfg(feature = "jni")]
+mod jni;
 
 pub use error::{Error, ErrorKind, Result};
 

@@ -120,8 +120,15 @@ def spark():
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder
+    if os.environ.get("KAFKALOG_SPARK_JVM") == "1":
+        # The suites with the JVM data source's jar: format("kafkalog") is then the JVM
+        # source (docs/spark-jvm.md); tests/test_spark_jvm.py compares the two directly.
+        import kafkalog.spark
+
+        builder = builder.config("spark.jars", kafkalog.spark.jar())
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("kafkalog-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

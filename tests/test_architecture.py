@@ -27,6 +27,7 @@ LAYERS = {
     "write": 7,
     "cleanup": 8,
     "python": 9,
+    "jni": 9,
     "fuzzing": 9,
     "lib": 9,
 }

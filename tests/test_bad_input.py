@@ -1552,3 +1552,35 @@ def test_import_kafkalog_spark_without_pyspark_says_what_to_install():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 1
     assert "pip install 'kafkalog[spark]'" in p.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "reported"),
+    [
+        # Garbage in the offset field (the issue's random bytes): not an offset of the segment.
+        ("00000000000000000000.log", 5725774384215588310, None),
+        ("00000000000000000000.log", -6463073338252302474, None),
+        ("00000000000000001000.log", 1000 + 2**31, None),
+        # An offset the segment can hold is the batch's, whatever else is wrong with it.
+        ("00000000000000000000.log", 3, 3),
+        ("00000000000000001000.log", 1000 + 2**31 - 1, 1000 + 2**31 - 1),
+    ],
+)
+def test_an_offset_read_from_garbage_is_not_reported_as_one(tmp_path, name, field, reported):
+    """A header whose size is plausible but whose magic is not 0-2 fails; its offset field is
+    reported only when a segment with the file's base offset could hold it (offsets are kept
+    within Int.MaxValue of the segment's base, docs/format.md §5.1)."""
+    log = tmp_path / "t-0" / name
+    log.parent.mkdir()
+    log.write_bytes(struct.pack(">qiib", field, 100, 0, 72) + bytes(96))
+    with pytest.raises(CorruptRecordError) as caught:
+        kafkalog.read(log).read_all()
+    err = caught.value
+    assert err.position == 0
+    assert err.offset == reported
+    assert "invalid magic byte 72" in str(err)
+    if reported is None:
+        assert "the batch header is invalid" in str(err)
+        assert f"offset {field})" not in str(err)
+    else:
+        assert f"offset {reported})" in str(err)

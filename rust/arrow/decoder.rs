@@ -129,6 +129,12 @@ impl<O: Output> Decoder<O> {
         self.columns.set_backing(buffer);
     }
 
+    /// Sets the base offset the segment's file name gives (`None`: not a named segment), so
+    /// that errors tell a batch header's offset from garbage in its place.
+    pub fn set_segment_base(&mut self, base: Option<i64>) {
+        self.batches.segment_base = base;
+    }
+
     /// Position of the next byte the decoder expects.
     pub fn position(&self) -> u64 {
         self.position
@@ -221,7 +227,8 @@ impl<O: Output> Decoder<O> {
                         self.zeros_from = Some(self.position);
                         continue;
                     }
-                    self.corrupt(annotate(err, rest, self.position), None)?;
+                    let base = self.batches.segment_base;
+                    self.corrupt(annotate(err, rest, self.position, base), None)?;
                 }
             }
         }

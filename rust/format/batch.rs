@@ -448,6 +448,9 @@ pub struct BatchDecoder {
     pub(crate) spans: Vec<RecordSpan>,
     /// Decompressed bytes of the last batch decoded (0 when it was not compressed).
     pub(crate) decompressed: usize,
+    /// The base offset the segment's name gives, when known: errors report a header's offset
+    /// only if it can be one of this segment's ([`super::segment::offset_fits_segment`]).
+    pub segment_base: Option<i64>,
 }
 
 impl BatchDecoder {
@@ -459,6 +462,7 @@ impl BatchDecoder {
             inner: Vec::new(),
             spans: Vec::new(),
             decompressed: 0,
+            segment_base: None,
         }
     }
 
@@ -515,12 +519,33 @@ pub(crate) fn entry_magic(entry: &[u8]) -> Result<i8> {
     Ok(magic)
 }
 
-/// Adds the entry's position and header offset to an error.
-pub(crate) fn annotate(err: Error, entry: &[u8], position: u64) -> Error {
+/// Adds the entry's position and header offset to an error. An offset field that cannot be an
+/// offset of the segment ([`super::segment::offset_fits_segment`]) is garbage, not an offset:
+/// the error then says the header is invalid and carries no offset.
+pub(crate) fn annotate(
+    err: Error,
+    entry: &[u8],
+    position: u64,
+    segment_base: Option<i64>,
+) -> Error {
     let err = err.at(position);
-    match entry.get(0..8) {
-        Some(b) => err.with_offset(i64::from_be_bytes(b.try_into().unwrap())),
-        None => err,
+    let Some(field) = entry.get(0..8) else {
+        return err;
+    };
+    let offset = i64::from_be_bytes(field.try_into().unwrap());
+    if err.offset.is_some() || super::segment::offset_fits_segment(offset, segment_base) {
+        return err.with_offset(offset);
+    }
+    let base = match segment_base {
+        Some(base) => format!("an offset of a segment starting at {base}"),
+        None => "an offset".to_string(),
+    };
+    Error {
+        message: format!(
+            "{}; the batch header is invalid (its offset field reads {offset}, not {base})",
+            err.message
+        ),
+        ..err
     }
 }
 

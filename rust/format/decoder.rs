@@ -17,13 +17,14 @@ impl BatchDecoder {
         sink: &mut S,
     ) -> Result<BatchInfo> {
         self.decompressed = 0;
-        let magic = entry_magic(entry).map_err(|e| annotate(e, entry, position))?;
+        let base = self.segment_base;
+        let magic = entry_magic(entry).map_err(|e| annotate(e, entry, position, base))?;
         let result = if magic >= 2 {
             v2::decode(self, entry, position, sink)
         } else {
             legacy::decode(self, entry, position, sink)
         };
-        result.map_err(|e| annotate(e, entry, position))
+        result.map_err(|e| annotate(e, entry, position, base))
     }
 
     /// Reads a batch's header (and, for v0/v1 wrappers, its inner offsets) without passing its

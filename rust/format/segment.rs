@@ -110,6 +110,17 @@ pub fn base_offset_from_name(path: &Path) -> Option<i64> {
     digits.parse().ok()
 }
 
+/// Whether `offset`, read from a batch header at some position of a segment whose name says
+/// it starts at `segment_base`, can be an offset of that segment: offsets are never negative,
+/// and a broker keeps every offset of a segment within `Int.MaxValue` of its base offset (its
+/// indexes store offsets relative to the base as 4-byte integers; docs/format.md §5.1). An
+/// offset outside that range was read from bytes that are not a batch header, and is not
+/// reported as an offset. `None`: the base is not known (bytes in memory), only the sign is
+/// checked.
+pub fn offset_fits_segment(offset: i64, segment_base: Option<i64>) -> bool {
+    offset >= 0 && segment_base.is_none_or(|base| offset.abs_diff(base) <= i32::MAX as u64)
+}
+
 /// What a file beside the segments is, by its suffix, when it is one of the files Kafka keeps
 /// next to a `.log` and not a log itself: `.index` (offset index), `.timeindex`, `.txnindex`
 /// (aborted transactions) and `.snapshot` (producer state). `None` for anything else (a `.log`,

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::batch::annotate;
-use crate::format::segment::{next_entry, Frame};
+use crate::format::segment::{base_offset_from_name, next_entry, Frame};
 use crate::storage::Storage;
 use std::path::Path;
 
@@ -107,7 +107,9 @@ pub fn for_each_entry(
                     zeros_from.get_or_insert(position);
                     continue;
                 }
-                return Err(annotate(err, rest, position).with_path(path));
+                return Err(
+                    annotate(err, rest, position, base_offset_from_name(path)).with_path(path)
+                );
             }
         }
     }

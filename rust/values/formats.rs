@@ -76,7 +76,6 @@ pub fn decoder(
     message: Option<&str>,
     writers: Arc<dyn WriterSchemas>,
 ) -> Result<Arc<dyn PayloadDecoder>> {
-    let _ = message;
     match format.schema_type(reader) {
         Some(SchemaType::Avro) => {
             if reader.schema_type != SchemaType::Avro {
@@ -87,12 +86,8 @@ pub fn decoder(
             }
             crate::values::avro::decoder(reader, writers)
         }
-        Some(other @ (SchemaType::Protobuf | SchemaType::Json)) => {
-            Err(Error::invalid_argument(format!(
-                "{} keys and values are not supported yet (Avro and string are)",
-                other.name()
-            )))
-        }
+        Some(SchemaType::Protobuf) => crate::values::protobuf::decoder(reader, message, writers),
+        Some(SchemaType::Json) => crate::values::json_schema::decoder(reader, writers),
         None => Ok(Arc::new(StringDecoder)),
     }
 }

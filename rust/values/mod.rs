@@ -14,10 +14,17 @@
 //! | `avro.rs` | Avro payloads into one Arrow column through `arrow-avro`, every writer version resolved to the reader schema |
 //! | `avro_encode.rs` | typed keys and values written back: Avro with Confluent's framing |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
+//! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema), `.proto` text or descriptors compiled, messages as Arrow |
+//! | `json_schema.rs`, `json_schema_arrow.rs` | JSON Schema payloads: the Arrow type a JSON Schema describes; values decoded by arrow-json, a bad row isolated |
 
 pub mod avro;
 pub mod avro_encode;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
+pub mod json_schema;
+mod json_schema_arrow;
+pub mod protobuf;
+mod protobuf_arrow;
+mod protobuf_schema;
 pub mod registry;

@@ -20,6 +20,10 @@ DataFrames as Kafka logs. Needs ``pyspark>=4.0`` (the executors need kafkalog to
 3. Any DataFrame with a ``path`` column (or binaryFile's ``content``) decoded with
    ``mapInArrow(kafkalog.decode, kafkalog.SPARK_SCHEMA)``.
 
+4. The same data source inside the JVM (Java over the same core, columnar): on the
+   classpath of sessions started with ``spark.jars`` set to :func:`jar`, or with
+   :func:`kafkalog.spark.jvm.session`; see :mod:`~kafkalog.spark.jvm`.
+
 And out: :func:`write` (or ``df.write.format("kafkalog")``) and :func:`encode`.
 
 The modules, one concern each: :mod:`~kafkalog.spark.schema` (Spark and Arrow schemas),
@@ -35,6 +39,7 @@ from __future__ import annotations
 from kafkalog import planning
 from kafkalog.spark import _requires  # noqa: F401  (first: says to install kafkalog[spark])
 from kafkalog.spark.decoding import WORK_ITEM_SCHEMA, decode, decoder, plan_df
+from kafkalog.spark.jvm import jar
 from kafkalog.spark.options import DEFAULT_TARGET_BYTES
 from kafkalog.spark.planning import DataLossError, plan
 from kafkalog.spark.schema import (
@@ -69,4 +74,5 @@ __all__ = [
     "encode",
     "write",
     "register",
+    "jar",
 ]

@@ -204,5 +204,9 @@ class KafkaLogDataSource(DataSource):
 
 def register(spark: Any) -> None:
     """Make ``format("kafkalog")`` available in this Spark session by hand (it is found by
-    name where kafkalog is installed)."""
-    spark.dataSource.register(KafkaLogDataSource)
+    name where kafkalog is installed). In a session with the JVM source's jar, the name is
+    the JVM source's already (Spark refuses a Python source of the same name): nothing to do."""
+    from kafkalog.spark.jvm import in_session
+
+    if not in_session(spark):
+        spark.dataSource.register(KafkaLogDataSource)

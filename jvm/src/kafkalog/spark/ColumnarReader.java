@@ -1,0 +1,80 @@
+package kafkalog.spark;
+
+import java.util.List;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * One task's reader: the core decodes its work items into Arrow batches; each becomes a {@link
+ * ColumnarBatch} of {@link NativeVectors} over the same buffers. A batch is valid until the
+ * next {@link #next()} (which frees it on the native side) or {@link #close()}.
+ */
+final class ColumnarReader implements PartitionReader<ColumnarBatch> {
+  private long handle;
+  private final DataType[] types;
+  private ColumnarBatch current;
+  private final long bytes;
+  private boolean done;
+
+  ColumnarReader(String request, int columns, long bytes) {
+    this.bytes = bytes;
+    this.handle = Native.open(request);
+    List<String> names;
+    try {
+      names = Schemas.namesOf(request);
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+    this.types = new DataType[columns];
+    for (int i = 0; i < columns; i++) {
+      types[i] = Schemas.TYPES.get(names.get(i));
+    }
+  }
+
+  @Override
+  public boolean next() {
+    if (handle == 0) {
+      return false;
+    }
+    long[] d = Native.next(handle);
+    if (d == null) {
+      current = null;
+      done = true;
+      return false;
+    }
+    int rows = (int) d[0];
+    NativeVectors.Cursor c = new NativeVectors.Cursor(d, 1);
+    ColumnVector[] vectors = new ColumnVector[types.length];
+    for (int i = 0; i < types.length; i++) {
+      vectors[i] = NativeVectors.read(c, types[i]);
+    }
+    current = new ColumnarBatch(vectors, rows);
+    return true;
+  }
+
+  @Override
+  public ColumnarBatch get() {
+    return current;
+  }
+
+  @Override
+  public CustomTaskMetric[] currentMetricsValues() {
+    // The items' bytes once they are read through.
+    return new CustomTaskMetric[] {LogBytesMetric.of(done ? bytes : 0)};
+  }
+
+  @Override
+  public void close() {
+    current = null;
+    if (handle != 0) {
+      long h = handle;
+      handle = 0;
+      Native.close(h);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+package kafkalog.spark;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * A batch read, planned on the driver when Spark asks for the partitions (options are checked
+ * then: a streaming read's are the Python source's to check).
+ */
+final class KafkaLogScan implements Scan, Batch {
+  private final CaseInsensitiveStringMap raw;
+  private final List<String> columns;
+  private final Planner.Pushed pushed;
+  private final Predicate[] predicates;
+  private final KafkaLogTable table;
+  private Options options;
+  private InputPartition[] planned;
+
+  KafkaLogScan(
+      CaseInsensitiveStringMap raw,
+      List<String> columns,
+      Planner.Pushed pushed,
+      Predicate[] predicates,
+      KafkaLogTable table) {
+    this.raw = raw;
+    this.columns = columns;
+    this.pushed = pushed;
+    this.predicates = predicates;
+    this.table = table;
+  }
+
+  @Override
+  public StructType readSchema() {
+    return Schemas.schema(columns);
+  }
+
+  @Override
+  public String description() {
+    StringBuilder s = new StringBuilder("kafkalog ").append(raw.getOrDefault("path", "paths"));
+    s.append(" columns=").append(columns);
+    List<String> p = new ArrayList<>();
+    for (Predicate x : predicates) {
+      p.add(x.toString());
+    }
+    s.append(" PushedPredicates=").append(p);
+    return s.toString();
+  }
+
+  @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    return new CustomMetric[] {new LogBytesMetric()};
+  }
+
+  @Override
+  public Batch toBatch() {
+    options = Options.parse(raw.asCaseSensitiveMap(), false);
+    return this;
+  }
+
+  @Override
+  public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+    // Structured Streaming is the Python source's: its scan of the same options and columns.
+    ScanBuilder builder = ((SupportsRead) table.python()).newScanBuilder(raw);
+    return builder.build().toMicroBatchStream(checkpointLocation);
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions() {
+    if (planned == null) {
+      List<List<ArrayNode>> groups = Planner.plan(options, pushed);
+      planned = new InputPartition[groups.size()];
+      for (int i = 0; i < groups.size(); i++) {
+        ArrayNode items = Options.JSON.createArrayNode();
+        long bytes = 0;
+        for (ArrayNode item : groups.get(i)) {
+          items.add(item);
+          bytes += item.get(6).asLong();
+        }
+        planned[i] = new ItemsPartition(items.toString(), bytes);
+      }
+    }
+    return planned;
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    return new ReaderFactory(readRequest(options, columns), columns.size());
+  }
+
+  /** The reader options every task's request carries (its items are added per partition). */
+  static String readRequest(Options o, List<String> columns) {
+    ObjectNode r = Options.JSON.createObjectNode();
+    ArrayNode names = r.putArray("columns");
+    // A query that needs no column (count(*)) still decodes one to count rows by.
+    for (String c : columns.isEmpty() ? List.of("offset") : columns) {
+      names.add(c);
+    }
+    r.put("binary_view", true);
+    r.put("batch_size", o.batchSize);
+    r.put("include_control", o.includeControl);
+    r.put("check_crc", o.checkCrc);
+    r.put("on_corrupt", o.onCorrupt);
+    r.put("max_decompressed_size", o.maxDecompressedSize);
+    ObjectNode storage = r.putObject("storage");
+    for (Map.Entry<String, String> e : o.storage.entrySet()) {
+      storage.put(e.getKey(), e.getValue());
+    }
+    return r.toString();
+  }
+}

@@ -1,0 +1,19 @@
+//! The JNI bindings behind the Spark connector written in Java (`jvm/`, the class
+//! `kafkalog.spark.Native`): thin, as the PyO3 bindings are. Requests and answers that are not
+//! Arrow data cross as JSON strings (planning happens once per query, on the driver); record
+//! batches cross as the addresses of the Arrow buffers the core filled, which Java's column
+//! vectors read in place (`docs/spark-jvm.md` says who frees what). Built only with the `jni`
+//! feature, into its own shared library (`make jar`): the Python extension cannot be loaded in
+//! a JVM, as it leaves libpython's symbols to the Python process.
+//!
+//! | file | role |
+//! |---|---|
+//! | `errors.rs` | every failure (a core error, a JNI error, a panic) as a `KafkaLogException` |
+//! | `json.rs` | reading the JSON requests |
+//! | `planning.rs` | the driver's calls: discovery, ListOffsets, work items |
+//! | `reader.rs` | the executors' calls: a reader of work items, its batches as buffer addresses |
+
+mod errors;
+mod json;
+mod planning;
+mod reader;

@@ -1,0 +1,150 @@
+"""Queries run through the JVM data source and the Python one in one Spark session, for
+tests/test_spark_jvm.py (a process of its own: the jar must be on the classpath from the JVM's
+start, and with it ``format("kafkalog")`` is the JVM source for the rest of that JVM).
+
+``python spark_jvm_job.py <master> <mode> <json args>`` prints one JSON line of results. The
+Python source runs under the name ``kafkalog_python`` here (Spark refuses a Python source under
+a name a JVM source has)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+import traceback
+
+from pyspark.sql import SparkSession
+
+from kafkalog.spark import jar
+from kafkalog.spark import jvm as jvm_source
+from kafkalog.spark.source import KafkaLogDataSource
+
+
+class PythonSource(KafkaLogDataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "kafkalog_python"
+
+
+def plain(v):
+    if isinstance(v, (bytes, bytearray)):
+        return "b:" + bytes(v).hex()
+    if isinstance(v, dt.datetime):
+        return "t:" + v.isoformat()
+    if isinstance(v, list):
+        return [plain(x) for x in v]
+    if hasattr(v, "asDict"):
+        return {k: plain(x) for k, x in v.asDict().items()}
+    return v
+
+
+def rows(df) -> list:
+    return sorted(json.dumps([plain(v) for v in r], sort_keys=True) for r in df.collect())
+
+
+def frame(spark, fmt: str, case: dict):
+    reader = spark.read.format(fmt)
+    if case.get("schema"):
+        reader = reader.schema(case["schema"])
+    for k, v in case.get("options", {}).items():
+        reader = reader.option(k, v)
+    paths = case["paths"]
+    df = (
+        reader.load(paths[0])
+        if len(paths) == 1
+        else reader.option("paths", json.dumps(paths)).load()
+    )
+    if case.get("where"):
+        df = df.where(case["where"])
+    if case.get("select"):
+        df = df.selectExpr(*case["select"])
+    return df
+
+
+def error_of(f) -> str | None:
+    try:
+        f()
+    except Exception as e:  # Spark's exceptions carry the cause's text
+        return str(e)
+    return None
+
+
+def main() -> None:
+    master, mode, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    # The one-line helper (it sets spark.jars to kafkalog.spark.jar()).
+    spark = jvm_source.session(
+        SparkSession.builder.master(master).appName("kafkalog-jvm-tests"),
+        **{
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.sql.session.timeZone": "America/New_York",
+            "spark.executor.memory": "512m",
+            "spark.task.maxFailures": "1",
+            "spark.python.authenticate.socketTimeout": "120s",
+        },
+    )
+    assert spark.conf.get("spark.jars") == jar() and jvm_source.in_session(spark)
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.dataSource.register(PythonSource)
+    out: dict = {}
+    if mode == "compare":
+        for case in args:
+            try:
+                jvm = rows(frame(spark, "kafkalog", case))
+                py = rows(frame(spark, "kafkalog_python", case))
+                out[case["name"]] = {"equal": jvm == py, "rows": len(jvm), "py_rows": len(py)}
+                if jvm != py:
+                    only_jvm = sorted(set(jvm) - set(py))[:3]
+                    only_py = sorted(set(py) - set(jvm))[:3]
+                    out[case["name"]]["diff"] = {"jvm": only_jvm, "python": only_py}
+            except Exception:
+                out[case["name"]] = {"error": traceback.format_exc()[:2500]}
+    elif mode == "errors":
+        for case in args:
+            jvm = error_of(lambda c=case: frame(spark, "kafkalog", c).collect())
+            py = error_of(lambda c=case: frame(spark, "kafkalog_python", c).collect())
+            out[case["name"]] = {"jvm": jvm, "python": py}
+        # The JVM is still up and reading after every failure.
+        out["after"] = spark.read.format("kafkalog").load(args[0]["alive"]).count()
+    elif mode == "plan":
+        for case in args:
+            df = frame(spark, "kafkalog", case)
+            out[case["name"]] = {
+                "partitions": df.rdd.getNumPartitions(),
+                "explain": df._jdf.queryExecution().executedPlan().toString(),
+                "rows": df.count(),
+                "count_explain": df.selectExpr("count(*)")
+                ._jdf.queryExecution()
+                .executedPlan()
+                .toString(),
+            }
+    elif mode == "delegate":
+        # Writes and streaming reads through the name: the Python source's, handed on.
+        df = spark.read.format("kafkalog").option("subscribe", "orders").load(args["src"])
+        df.write.format("kafkalog").mode("append").save(args["out"])
+        back = spark.read.format("kafkalog").load(args["out"])
+        kv = ["topic", "partition", "key", "value", "timestamp"]
+        out["written_equal"] = rows(df.select(*kv)) == rows(back.select(*kv))
+        out["written"] = back.count()
+        query = (
+            spark.readStream.format("kafkalog")
+            .option("startingOffsets", "earliest")
+            .load(args["src"])
+            .selectExpr("topic", "partition", "offset")
+            .writeStream.format("parquet")
+            .option("path", args["sink"])
+            .option("checkpointLocation", args["checkpoint"])
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(300)
+        out["stream_error"] = None if query.exception() is None else str(query.exception())
+        out["streamed"] = spark.read.parquet(args["sink"]).count()
+        out["all"] = spark.read.format("kafkalog").load(args["src"]).count()
+    print(json.dumps(out))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
