@@ -160,10 +160,14 @@ def test_writes_and_streams_go_on_through_the_python_source(jar, tmp_path):
 
 
 def test_the_spark_suites_pass_with_the_jvm_source(jar):
-    """tests/test_spark.py and tests/test_spark_kafka_source.py in a session with the jar
-    (conftest's KAFKALOG_SPARK_JVM): every format("kafkalog") there is the JVM source."""
+    """tests/test_spark.py, tests/test_spark_kafka_source.py and tests/test_values_spark.py in
+    a session with the jar (conftest's KAFKALOG_SPARK_JVM): every format("kafkalog") there is
+    the JVM source, which hands typed keys and values to the Python source."""
     env = {**os.environ, "KAFKALOG_SPARK_JVM": "1"}
-    suites = [str(HERE / "test_spark.py"), str(HERE / "test_spark_kafka_source.py")]
+    suites = [
+        str(HERE / name)
+        for name in ("test_spark.py", "test_spark_kafka_source.py", "test_values_spark.py")
+    ]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *suites],
         capture_output=True,

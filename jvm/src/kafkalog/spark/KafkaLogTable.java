@@ -16,7 +16,8 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * The files a query names. Batch reads are this source's own; writes and streaming reads are
+ * The files a query names. Batch reads of bytes are this source's own; writes, streaming reads
+ * and reads of typed keys and values (keyFormat, valueFormat, ...) are
  * the Python data source's (the same name's, {@code python/kafkalog/spark/}), which this table
  * hands them to: with the jar on the classpath, {@code format("kafkalog")} is this source for
  * every use, so what it does not do itself it delegates rather than refuse. That needs kafkalog
@@ -37,11 +38,16 @@ final class KafkaLogTable implements SupportsRead, SupportsWrite {
   /** The Python data source's table for the same options (made on first use). */
   Table python() {
     if (python == null) {
-      PythonDataSourceV2 source = new PythonDataSourceV2();
-      source.setShortName("kafkalog");
-      python = source.getTable(schema, partitioning, properties);
+      python = pythonSource().getTable(schema, partitioning, properties);
     }
     return python;
+  }
+
+  /** The Python data source of the same name. */
+  static PythonDataSourceV2 pythonSource() {
+    PythonDataSourceV2 source = new PythonDataSourceV2();
+    source.setShortName("kafkalog");
+    return source;
   }
 
   @Override
@@ -67,6 +73,9 @@ final class KafkaLogTable implements SupportsRead, SupportsWrite {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    if (Options.typedValues(options.asCaseSensitiveMap())) {
+      return ((SupportsRead) python()).newScanBuilder(options); // batch and streaming alike
+    }
     return new KafkaLogScanBuilder(options, Schemas.check(schema), this);
   }
 

@@ -123,6 +123,25 @@ final class Options implements Serializable {
         flag(o, "batchmetadata", false, "batchMetadata"));
   }
 
+  /**
+   * The options of typed keys and values (python/kafkalog/spark/values.py), lower case. The
+   * JVM source decodes bytes only: a read with any of them is the Python source's, which
+   * resolves the schema from the registry on the driver and decodes in the core.
+   */
+  static final Set<String> TYPED_VALUES =
+      Set.of("keyformat", "valueformat", "schemaregistry", "onvalueerror", "keysubject",
+          "valuesubject");
+
+  /** Whether the options ask for typed keys or values (any of {@link #TYPED_VALUES}). */
+  static boolean typedValues(Map<String, String> raw) {
+    for (String k : raw.keySet()) {
+      if (TYPED_VALUES.contains(k.toLowerCase(Locale.ROOT))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   static Map<String, String> lower(Map<String, String> raw) {
     Map<String, String> o = new LinkedHashMap<>();
     for (Map.Entry<String, String> e : raw.entrySet()) {
