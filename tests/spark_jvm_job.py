@@ -119,6 +119,23 @@ def main() -> None:
                 .executedPlan()
                 .toString(),
             }
+    elif mode == "metrics":
+        # Spark's input metrics of the scan's stage (its UI's and event log's "Input").
+        spark.sparkContext.setJobGroup("metrics", "metrics")
+        df = spark.read.format("kafkalog").options(**args.get("options", {})).load(args["path"])
+        out["rows"] = df.count()
+        out["sum"] = df.selectExpr("sum(length(value)) AS s").collect()[0]["s"]
+        jsc = spark.sparkContext._jsc.sc()
+        jsc.listenerBus().waitUntilEmpty()
+        jvm = spark.sparkContext._jvm
+        none = spark.sparkContext._gateway.new_array(jvm.double, 0)
+        stages = jsc.statusStore().stageList(
+            jvm.java.util.ArrayList(), False, False, none, jvm.java.util.ArrayList()
+        )
+        out["stages"] = [
+            {"input_bytes": s.inputBytes(), "input_records": s.inputRecords(), "name": s.name()}
+            for s in (stages.apply(i) for i in range(stages.size()))
+        ]
     elif mode == "delegate":
         # Writes and streaming reads through the name: the Python source's, handed on.
         df = spark.read.format("kafkalog").option("subscribe", "orders").load(args["src"])

@@ -215,6 +215,18 @@ def test_pushdown_reads_less_and_shows_in_explain(jar):
     assert "columns=[offset]" in got["offset"]["count_explain"]
 
 
+def test_input_metrics_count_the_rows_and_bytes_read(jar):
+    # Spark's "Input" (stage and task pages, event logs): every row, and the bytes of the
+    # segments read; a source outside Hadoop's file systems shows 0 bytes unless it counts them.
+    got = _job("local[2]", "metrics", {"path": str(LOGS)})
+    log_bytes = sum(p.stat().st_size for p in LOGS.rglob("*.log"))
+    scans = [s for s in got["stages"] if s["input_records"] > 0]
+    assert len(scans) == 2, got  # the count and the sum, each one scan stage
+    for stage in scans:
+        assert stage["input_records"] == got["rows"], (stage, got["rows"])
+        assert stage["input_bytes"] == log_bytes, (stage, log_bytes)
+
+
 @pytest.fixture
 def corrupt(tmp_path) -> Path:
     """orders-0 with a flipped byte inside its second batch."""
