@@ -20,9 +20,11 @@ develop: $(BIN)/maturin
 
 # A Spark job (local mode) on the sample log directory: every format and compression.
 # Installs the package with its `spark` extra only (not test,dev), PySpark downloading while
-# the extension compiles with the `demo` profile (opt-level 1: about half the compile of the
-# `ci` profile, and fast enough for the sample logs). pip's and cargo's lines go to
-# $(DEMO_LOG); a line per 50 crates compiled shows progress.
+# the extension compiles with the `demo` profile (not optimised: the quickest build, see
+# Cargo.toml). pip's and cargo's lines go to $(DEMO_LOG); a line per 50 crates compiled shows
+# progress. The jar of the JVM Spark source (`make jar`, same profile: only the core and the
+# jni crate compile again) goes into the installed package, and the job's session uses it.
+# (`make`, not `$$(MAKE)`: `make -n demo` prints the step rather than running it.)
 DEMO_PROFILE ?= demo
 DEMO_WHEEL_DIR := target/demo-wheel
 DEMO_LOG := $(VENV)/demo-setup.log
@@ -47,6 +49,10 @@ demo: $(BIN)/maturin
 	@echo "  PySpark installed, extension built; installing the wheel"
 	@$(BIN)/pip install -q --disable-pip-version-check --force-reinstall --no-deps \
 	  $(DEMO_WHEEL_DIR)/*.whl >> $(DEMO_LOG) 2>&1 || { tail -20 $(DEMO_LOG); exit 1; }
+	@echo "  building the JVM Spark source's jar"
+	@make -s jar PROFILE=$(DEMO_PROFILE) VENV=$(VENV) >> $(DEMO_LOG) 2>&1 || { tail -20 $(DEMO_LOG); exit 1; }
+	@d="$$($(BIN)/python -c 'import kafkalog.spark, os; print(os.path.dirname(kafkalog.spark.__file__))')/jars"; \
+	  mkdir -p "$$d" && cp $(JAR) "$$d/"
 	@echo "  ready; running examples/spark_job.py examples/logs"
 	@PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python examples/spark_job.py examples/logs
 

@@ -31,10 +31,12 @@ def main(path: str) -> int:
     from pyspark.sql import functions as F
 
     import kafkalog
+    import kafkalog.errors
     import kafkalog.spark
+    import kafkalog.spark.jvm
 
     started = time.monotonic()
-    spark = (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName("kafkalog-spark-job")
         .config("spark.ui.enabled", "false")
@@ -42,10 +44,20 @@ def main(path: str) -> int:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.log.level", "ERROR")
-        .getOrCreate()
     )
+    # With kafkalog's jar (wheels ship it; `make demo` builds it) the session starts with the
+    # JVM data source, and format("kafkalog") reads inside the JVM; without it, the same name
+    # is the Python data source.
+    try:
+        spark = kafkalog.spark.jvm.session(builder)
+    except kafkalog.errors.KafkaLogError:
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    print(f"Spark {spark.version} (local[2]) up in {time.monotonic() - started:.1f}s\n")
+    source = "JVM" if kafkalog.spark.jvm.in_session(spark) else "Python"
+    print(
+        f"Spark {spark.version} (local[2]) up in {time.monotonic() - started:.1f}s; "
+        f'format("kafkalog") is the {source} data source\n'
+    )
 
     # 1. The whole log directory, with Kafka's per-batch metadata.
     df = (

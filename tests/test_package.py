@@ -276,6 +276,8 @@ def test_make_demo_installs_the_spark_extra_only_and_quietly(tmp_path):
     assert "--profile demo" in plan
     assert "pip install -q" in plan and "demo-setup.log" in plan
     assert "examples/spark_job.py examples/logs" in plan
+    # The job runs on the JVM source: the jar built with the same profile (issue 27).
+    assert "jar PROFILE=demo" in plan and "kafkalog-spark.jar" in plan
     cargo = (repo / "Cargo.toml").read_text()
     assert "[profile.demo]" in cargo
     # What the user sees besides the job's own output: the echo lines and the progress lines

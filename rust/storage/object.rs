@@ -147,6 +147,10 @@ fn parse_key<K: std::str::FromStr>(name: &str, store: &str) -> Result<K> {
 }
 
 fn build(location: &Location, options: &StorageOptions) -> Result<Arc<dyn ObjectStore>> {
+    // rustls's cryptography for every store's TLS (Cargo.toml: ring, not aws-lc-rs). Without
+    // a process default, reqwest would panic building its client. Err: one is installed
+    // already (by this or by another library in the process), which serves as well.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut retry = RetryConfig::default();
     let mut rest = Vec::new();
     for (k, v) in options {
