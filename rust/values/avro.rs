@@ -61,7 +61,20 @@ pub fn decoder(
     reader: &SchemaText,
     writers: Arc<dyn WriterSchemas>,
 ) -> Result<Arc<dyn PayloadDecoder>> {
-    Ok(Arc::new(AvroDecoder::new(reader, writers)?))
+    let inner = AvroDecoder::new(reader, writers)?;
+    let shaper = shaper(reader, inner.data_type())?;
+    Ok(crate::values::avro_shape::shaped(Arc::new(inner), shaper))
+}
+
+/// The shapes of the user's column of `reader`, whose `arrow-avro` column is `plain`.
+pub(crate) fn shaper(
+    reader: &SchemaText,
+    plain: &DataType,
+) -> Result<crate::values::avro_shape::Shaper> {
+    Ok(crate::values::avro_shape::Shaper::new(
+        native_field(reader)?.as_ref(),
+        plain,
+    ))
 }
 
 fn avro_error(what: impl std::fmt::Display) -> Error {
@@ -314,7 +327,7 @@ fn try_flush(decoder: &mut Decoder) -> std::result::Result<Option<ArrayRef>, Str
 /// there differ between writer versions; the column has one type), every field nullable: a
 /// null key or value (a tombstone, a bad value) is null in its fields too, which Parquet
 /// writers and Spark require of fields declared non-null.
-fn plain(data_type: &DataType) -> DataType {
+pub(crate) fn plain(data_type: &DataType) -> DataType {
     let field = |f: &arrow_schema::FieldRef| {
         Arc::new(
             f.as_ref()
@@ -371,12 +384,17 @@ fn plain(data_type: &DataType) -> DataType {
 /// The Arrow type `arrow-avro` itself gives `schema`, with its field metadata (which its
 /// encoder reads: a `uuid` is known by it) and nullability.
 pub(crate) fn native_type(schema: &SchemaText) -> Result<DataType> {
+    Ok(native_field(schema)?.data_type().clone())
+}
+
+/// The field `arrow-avro` gives `schema` (in the wrapper record), with its metadata.
+pub(crate) fn native_field(schema: &SchemaText) -> Result<arrow_schema::FieldRef> {
     let text = wrapped(schema)?;
     let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id64);
     store
         .set(Fingerprint::Id64(READER_ID), AvroSchema::new(text.clone()))
         .map_err(avro_error)?;
-    Ok(build(&text, &store)?.schema().field(0).data_type().clone())
+    Ok(build(&text, &store)?.schema().field(0).clone().into())
 }
 
 /// `array` typed `target`: the same layout, field names and metadata of `target`.
