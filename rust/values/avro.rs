@@ -61,20 +61,10 @@ pub fn decoder(
     reader: &SchemaText,
     writers: Arc<dyn WriterSchemas>,
 ) -> Result<Arc<dyn PayloadDecoder>> {
+    // The column users get (Spark's shapes of unions) from arrow-avro's.
     let inner = AvroDecoder::new(reader, writers)?;
-    let shaper = shaper(reader, inner.data_type())?;
+    let shaper = crate::values::avro_shape::Shaper::new(inner.data_type());
     Ok(crate::values::avro_shape::shaped(Arc::new(inner), shaper))
-}
-
-/// The shapes of the user's column of `reader`, whose `arrow-avro` column is `plain`.
-pub(crate) fn shaper(
-    reader: &SchemaText,
-    plain: &DataType,
-) -> Result<crate::values::avro_shape::Shaper> {
-    Ok(crate::values::avro_shape::Shaper::new(
-        native_field(reader)?.as_ref(),
-        plain,
-    ))
 }
 
 fn avro_error(what: impl std::fmt::Display) -> Error {
@@ -384,17 +374,12 @@ pub(crate) fn plain(data_type: &DataType) -> DataType {
 /// The Arrow type `arrow-avro` itself gives `schema`, with its field metadata (which its
 /// encoder reads: a `uuid` is known by it) and nullability.
 pub(crate) fn native_type(schema: &SchemaText) -> Result<DataType> {
-    Ok(native_field(schema)?.data_type().clone())
-}
-
-/// The field `arrow-avro` gives `schema` (in the wrapper record), with its metadata.
-pub(crate) fn native_field(schema: &SchemaText) -> Result<arrow_schema::FieldRef> {
     let text = wrapped(schema)?;
     let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id64);
     store
         .set(Fingerprint::Id64(READER_ID), AvroSchema::new(text.clone()))
         .map_err(avro_error)?;
-    Ok(build(&text, &store)?.schema().field(0).clone().into())
+    Ok(build(&text, &store)?.schema().field(0).data_type().clone())
 }
 
 /// `array` typed `target`: the same layout, field names and metadata of `target`.
@@ -561,6 +546,7 @@ pub(crate) fn wrapped(schema: &SchemaText) -> Result<String> {
         let mut defined = HashSet::new();
         inline(&mut root, "", &mut refs, &mut defined, 0)?;
     }
+    crate::values::avro_shape::without_uuids(&mut root);
     let wrapper = serde_json::json!({
         "type": "record",
         "name": WRAPPER,

@@ -37,9 +37,9 @@ pub fn encode(column: &ArrayRef, schema: &SchemaText, id: u32) -> Result<ArrayRe
     .map_err(|e| Error::invalid_argument(e.to_string()))?;
     // The type the encoder knows the schema's logical types by (a read gives it without
     // field metadata, every field nullable).
-    let native = crate::values::avro_shape::for_encoder(&native_type(schema)?);
-    // The user's shapes (unions as Spark's structs, uuids as text) back to arrow-avro's.
-    let shaper = crate::values::avro::shaper(schema, &plain(&native))?;
+    let native = native_type(schema)?;
+    // The user's shapes (unions as Spark's structs) back to arrow-avro's.
+    let shaper = crate::values::avro_shape::Shaper::new(&plain(&native));
     let present = if shaper.is_identity() {
         present
     } else if present.data_type() != shaper.data_type()

@@ -8,14 +8,16 @@
 //!   are a `long`, `float` and `double` a `double`; any other union is a struct with one
 //!   nullable field per non-null branch, `member0`, `member1`, ... in the union's order, the
 //!   branch a value was written with set and the others null.
-//! - A `uuid` on `string` is its canonical text (lower-case 8-4-4-4-12), as Spark gives the
-//!   string; `arrow-avro` gives its 16 bytes. A `uuid` on `fixed(16)` (Avro 1.12) stays
-//!   16 bytes: Spark gives a `fixed` as binary, whatever its logical type.
+//! - A `uuid` is read as the type it is on, as Spark reads it: a `string` (its text as
+//!   written), a `fixed(16)` (Avro 1.12: its 16 bytes). `arrow-avro` would parse a `uuid`
+//!   string into 16 bytes (and fail on text that is not a uuid, which Avro's own readers
+//!   take), and its encoder (59.3) would write a `uuid` fixed as text: the schemas it is
+//!   given have the `uuid` logical type taken off ([`without_uuids`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::builder::{FixedSizeBinaryBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::builder::{Float64Builder, Int64Builder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{
@@ -33,8 +35,6 @@ use crate::values::decoder::{Decoded, Payload, PayloadDecoder};
 enum Shape {
     /// The same, and everything under it.
     Keep,
-    /// A `uuid` on `string`: 16 bytes to text.
-    Uuid,
     /// A record whose fields change.
     Struct(Vec<Shape>),
     /// An array whose items change.
@@ -89,16 +89,8 @@ fn base(t: &DataType) -> Base {
     }
 }
 
-fn shape_of(t: &DataType, metadata: &HashMap<String, String>) -> Shape {
+fn shape_of(t: &DataType) -> Shape {
     match t {
-        // `arrow-avro` notes the fixed's name on a `uuid` on `fixed`; a `uuid` on `string`
-        // has none.
-        DataType::FixedSizeBinary(16)
-            if metadata.get("logicalType").map(String::as_str) == Some("uuid")
-                && !metadata.contains_key("avro.name") =>
-        {
-            Shape::Uuid
-        }
         DataType::Struct(fields) => {
             let shapes: Vec<Shape> = fields.iter().map(field_shape).collect();
             if shapes.iter().all(|s| *s == Shape::Keep) {
@@ -152,7 +144,7 @@ fn shape_of(t: &DataType, metadata: &HashMap<String, String>) -> Shape {
 }
 
 fn field_shape(f: &FieldRef) -> Shape {
-    shape_of(f.data_type(), f.metadata())
+    shape_of(f.data_type())
 }
 
 fn internal(what: impl std::fmt::Display) -> Error {
@@ -167,7 +159,6 @@ fn nullable(name: &str, t: DataType) -> FieldRef {
 fn user_type(shape: &Shape, t: &DataType) -> DataType {
     match (shape, t) {
         (Shape::Keep, _) => t.clone(),
-        (Shape::Uuid, _) => DataType::Utf8,
         (Shape::Struct(shapes), DataType::Struct(fields)) => DataType::Struct(
             fields
                 .iter()
@@ -241,10 +232,10 @@ pub struct Shaper {
 }
 
 impl Shaper {
-    /// The shapes of `native` (`arrow-avro`'s field of the reader schema, with its metadata)
-    /// for columns of `plain` (that type without metadata, as the decoder gives it).
-    pub fn new(native: &Field, plain: &DataType) -> Shaper {
-        let shape = shape_of(native.data_type(), native.metadata());
+    /// The shapes of columns of `plain`: `arrow-avro`'s type of the reader schema without
+    /// metadata, as the decoder gives it.
+    pub fn new(plain: &DataType) -> Shaper {
+        let shape = shape_of(plain);
         let user = user_type(&shape, plain);
         Shaper {
             shape,
@@ -284,20 +275,6 @@ impl Shaper {
 fn to_user(shape: &Shape, array: &ArrayRef) -> Result<ArrayRef> {
     match shape {
         Shape::Keep => Ok(array.clone()),
-        Shape::Uuid => {
-            let bytes = array
-                .as_fixed_size_binary_opt()
-                .ok_or_else(|| internal(format!("a uuid of type {}", array.data_type())))?;
-            let mut out = StringBuilder::with_capacity(bytes.len(), bytes.len() * 36);
-            let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-            for v in bytes.iter() {
-                match v.and_then(|b| uuid::Uuid::from_slice(b).ok()) {
-                    Some(u) => out.append_value(u.hyphenated().encode_lower(&mut text)),
-                    None => out.append_null(),
-                }
-            }
-            Ok(Arc::new(out.finish()))
-        }
         Shape::Struct(shapes) => {
             let s = array
                 .as_struct_opt()
@@ -449,24 +426,6 @@ fn to_native(shape: &Shape, array: &ArrayRef, native: &DataType) -> Result<Array
     };
     match (shape, native) {
         (Shape::Keep, _) => Ok(array.clone()),
-        (Shape::Uuid, _) => {
-            let text =
-                arrow_cast::cast(array, &DataType::Utf8).map_err(|_| bad("a uuid is text"))?;
-            let text = text.as_string::<i32>();
-            let mut out = FixedSizeBinaryBuilder::with_capacity(text.len(), 16);
-            for v in text.iter() {
-                match v {
-                    None => out.append_null(),
-                    Some(s) => {
-                        let u = uuid::Uuid::try_parse(s).map_err(|e| {
-                            Error::invalid_argument(format!("{s:?} is not a uuid: {e}"))
-                        })?;
-                        out.append_value(u.as_bytes()).map_err(internal)?;
-                    }
-                }
-            }
-            Ok(Arc::new(out.finish()))
-        }
         (Shape::Struct(shapes), DataType::Struct(fields)) => {
             let s = array
                 .as_struct_opt()
@@ -629,38 +588,33 @@ fn union_to_native(shape: &UnionShape, array: &ArrayRef, fields: &UnionFields) -
     Ok(Arc::new(out))
 }
 
-/// `native` (`arrow-avro`'s type of a schema, with metadata) as its encoder must be given it:
-/// a `uuid` on `fixed(16)` without its `logicalType` note, which the encoder (59.3) would
-/// otherwise write as a `uuid` on `string` (text) rather than the fixed's 16 bytes.
-pub fn for_encoder(native: &DataType) -> DataType {
-    let field = |f: &FieldRef| {
-        let mut f = f
-            .as_ref()
-            .clone()
-            .with_data_type(for_encoder(f.data_type()));
-        if matches!(f.data_type(), DataType::FixedSizeBinary(16))
-            && f.metadata().contains_key("avro.name")
-            && f.metadata().get("logicalType").map(String::as_str) == Some("uuid")
-        {
-            let mut m = f.metadata().clone();
-            m.remove("logicalType");
-            f = f.with_metadata(m);
+/// `schema` (Avro JSON) with the `uuid` logical type taken off `string` and `fixed` types,
+/// wherever they are: `arrow-avro` then reads and writes them as the types they are on.
+pub fn without_uuids(schema: &mut serde_json::Value) {
+    use serde_json::Value as Json;
+    match schema {
+        Json::Object(obj) => {
+            let on = obj.get("type").and_then(Json::as_str);
+            if matches!(on, Some("string" | "fixed"))
+                && obj.get("logicalType").and_then(Json::as_str) == Some("uuid")
+            {
+                obj.remove("logicalType");
+            }
+            // The schemas under this one (not defaults, which are data).
+            for key in ["type", "items", "values"] {
+                if let Some(child) = obj.get_mut(key) {
+                    without_uuids(child);
+                }
+            }
+            if let Some(Json::Array(fields)) = obj.get_mut("fields") {
+                for field in fields.iter_mut().filter_map(|f| f.get_mut("type")) {
+                    without_uuids(field);
+                }
+            }
         }
-        Arc::new(f)
-    };
-    match native {
-        DataType::Struct(fields) => DataType::Struct(fields.iter().map(field).collect()),
-        DataType::List(f) => DataType::List(field(f)),
-        DataType::Map(f, sorted) => DataType::Map(field(f), *sorted),
-        DataType::Union(fields, mode) => DataType::Union(
-            UnionFields::try_new(
-                fields.iter().map(|(id, _)| id),
-                fields.iter().map(|(_, f)| field(f)),
-            )
-            .unwrap_or_else(|_| fields.clone()),
-            *mode,
-        ),
-        other => other.clone(),
+        // A union's branches.
+        Json::Array(branches) => branches.iter_mut().for_each(without_uuids),
+        _ => {}
     }
 }
 
@@ -801,6 +755,52 @@ mod tests {
         assert_eq!(encoded(schema, &array), back);
     }
 
+    const V1: &str =
+        r#"{"type":"record","name":"R","fields":[{"name":"u","type":["int","string"]}]}"#;
+    const V2: &str = r#"{"type":"record","name":"R","fields":[{"name":"u","type":["int","string"]},
+        {"name":"n","type":["null","long"],"default":null}]}"#;
+
+    /// Writer schemas: id 1 is `V1`, any other `V2`.
+    struct Two;
+    impl WriterSchemas for Two {
+        fn writer(&self, id: i64) -> Option<Arc<SchemaText>> {
+            Some(Arc::new(avro(if id == 1 { V1 } else { V2 })))
+        }
+    }
+
+    fn payload(bytes: &[u8], id: i64) -> Option<Payload<'_>> {
+        Some(Payload {
+            bytes,
+            schema_id: Some(id),
+            message_indexes: &[],
+        })
+    }
+
+    #[test]
+    fn unions_of_interleaved_versions_and_bad_values() {
+        // Two writer versions (decoded in two runs, put back in order) and a bad value.
+        let d = decoder(&avro(V2), Arc::new(Two)).unwrap();
+        let a = [zz(0), zz(4)].concat();
+        let b = [zz(1), string("x"), zz(1), zz(9)].concat();
+        let bad = [zz(5)].concat();
+        let c = [zz(1), string("y")].concat();
+        let p = payload;
+        let out = d
+            .decode(&[p(&a, 1), p(&b, 2), None, p(&bad, 1), p(&c, 1)])
+            .unwrap();
+        let s = out.array.as_struct();
+        let valid: Vec<bool> = (0..5).map(|i| s.is_valid(i)).collect();
+        assert_eq!(valid, [true, true, false, false, true]);
+        assert!(out.errors[3].is_some());
+        let u = s.column(0).as_struct();
+        assert_eq!(u.column(0).as_primitive::<Int32Type>().value(0), 4);
+        assert_eq!(u.column(1).as_string::<i32>().value(1), "x");
+        assert_eq!(u.column(1).as_string::<i32>().value(4), "y");
+        assert!(u.column(1).is_null(0) && u.column(0).is_null(4));
+        let n = s.column(1).as_primitive::<Int64Type>();
+        assert_eq!((n.value(1), n.is_null(0)), (9, true));
+    }
+
     #[test]
     fn numeric_unions_widen_as_spark_does() {
         let array = decode(
@@ -890,6 +890,22 @@ mod tests {
     }
 
     #[test]
+    fn uuid_strings_are_their_text_as_avros_readers_give_it() {
+        let schema = r#"{"type":"string","logicalType":"uuid"}"#;
+        let values = vec![
+            Some(string("01234567-89AB-cdef-0123-456789abcdef")),
+            Some(string("n/a")),
+        ];
+        let array = decode(schema, &values);
+        let s = array.as_string::<i32>();
+        assert_eq!(
+            (s.value(0), s.value(1)),
+            ("01234567-89AB-cdef-0123-456789abcdef", "n/a")
+        );
+        assert_eq!(encoded(schema, &array), values);
+    }
+
+    #[test]
     fn a_value_of_two_members_does_not_write() {
         let schema = r#"["int", "string"]"#;
         let array = decode(schema, &[Some([zz(0), zz(1)].concat())]);
@@ -905,12 +921,5 @@ mod tests {
         .unwrap();
         let err = encode(&(Arc::new(both) as ArrayRef), &avro(schema), 1).unwrap_err();
         assert!(err.message.contains("several members"), "{}", err.message);
-        let err = encode(
-            &(Arc::new(arrow_array::StringArray::from(vec!["x"])) as ArrayRef),
-            &avro(r#"{"type":"string","logicalType":"uuid"}"#),
-            1,
-        )
-        .unwrap_err();
-        assert!(err.message.contains("not a uuid"), "{}", err.message);
     }
 }
