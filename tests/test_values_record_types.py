@@ -268,3 +268,19 @@ def test_writing_several_record_types_is_refused(record_name, tmp_path):
             schemas=record_name.root,
             value_options={"value_subjects": ["shop.Order"]},
         )
+
+
+def test_convert_with_subjects(record_name, tmp_path, capsys):
+    import pyarrow.parquet as pq
+
+    from kafkalog.cli.main import main
+
+    out = tmp_path / "payments.parquet"
+    code = main(
+        ["convert", str(record_name.partition), str(out), "--value-format", "avro",
+         "--schemas", str(record_name.root), "--subjects", "shop.Order,shop.Refund",
+         "--on-value-error", "null"]
+    )  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    readers = {"shop.Order": ORDER, "shop.Refund": REFUND_V2}
+    assert pq.read_table(out).column("value").to_pylist() == record_name.expected(1, readers)
