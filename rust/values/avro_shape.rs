@@ -642,6 +642,10 @@ impl PayloadDecoder for Shaped {
     fn decode(&self, payloads: &[Option<Payload<'_>>]) -> Result<Decoded> {
         let mut decoded = self.inner.decode(payloads)?;
         let array = self.shaper.to_user(&decoded.array)?;
+        if !matches!(self.shaper.shape, Shape::Union(_)) {
+            decoded.array = array;
+            return Ok(decoded);
+        }
         // A union has no nulls of its own (a row taken from nowhere is some branch's): the
         // rows with no value or a bad one are null here.
         let absent: arrow_array::BooleanArray = payloads
