@@ -312,6 +312,7 @@ def read(
       :class:`UndecodedValueWarning` counting them at the end. Tombstones stay null.
     - ``value_options``: more of the same, by name: ``value_subject``, ``key_subject``,
       ``value_version``, ``key_version`` (another subject or version as the column's schema),
+      ``value_subjects``, ``key_subjects`` (subjects of several record types, one column),
       ``value_schema``, ``key_schema`` (the column's schema given directly), ``framing``
       (``"confluent"``, ``"apicurio"`` for 8-byte ids, ``"none"`` for values written with the
       given schema and no framing), ``schemas_topic`` (the storage topic's name).

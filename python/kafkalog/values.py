@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -114,6 +114,18 @@ def _schemas_arg(schemas: Any) -> dict[str, Any]:
     )
 
 
+def _subject_list(subjects: Sequence[str] | None, what: str) -> list[str] | None:
+    """A list of subjects: a sequence of names, or one text of comma-separated names."""
+    if subjects is None:
+        return None
+    if isinstance(subjects, str):
+        subjects = subjects.split(",")
+    out = [str(s).strip() for s in subjects if str(s).strip()]
+    if not out:
+        raise InvalidArgumentError(f"{what}: no subject named")
+    return out
+
+
 def value_options(
     *,
     key_format: Format = "binary",
@@ -122,6 +134,8 @@ def value_options(
     on_value_error: OnValueError = "error",
     key_subject: str | None = None,
     value_subject: str | None = None,
+    key_subjects: Sequence[str] | None = None,
+    value_subjects: Sequence[str] | None = None,
     key_version: int | None = None,
     value_version: int | None = None,
     key_schema: Any = None,
@@ -132,7 +146,10 @@ def value_options(
 ) -> dict[str, Any] | None:
     """The ``values`` option of the native reader, checked (None when nothing is decoded).
     ``resolved``: the option as a driver resolved it (``kafkalog._native.resolve_values``),
-    taken as it is."""
+    taken as it is.
+
+    ``key_subjects``/``value_subjects``: subjects of several record types read into one
+    column, a struct with a field per type (``docs/values.md``)."""
     for name, fmt in (("key_format", key_format), ("value_format", value_format)):
         if fmt not in FORMATS:
             raise InvalidArgumentError(f"{name} must be one of {', '.join(FORMATS)}, not {fmt!r}")
@@ -150,6 +167,8 @@ def value_options(
         "on_value_error": on_value_error,
         "key_subject": key_subject,
         "value_subject": value_subject,
+        "key_subjects": _subject_list(key_subjects, "key_subjects"),
+        "value_subjects": _subject_list(value_subjects, "value_subjects"),
         "key_version": key_version,
         "value_version": value_version,
         "framing": framing,

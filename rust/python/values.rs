@@ -55,6 +55,9 @@ pub struct ValueArgs {
     on_value_error: String,
     key_subject: Option<String>,
     value_subject: Option<String>,
+    /// Subjects of several record types read into one column.
+    key_subjects: Option<Vec<String>>,
+    value_subjects: Option<Vec<String>>,
     key_version: Option<i32>,
     value_version: Option<i32>,
     key_schema: Option<SchemaArg>,
@@ -76,6 +79,8 @@ impl Default for ValueArgs {
             on_value_error: "error".into(),
             key_subject: None,
             value_subject: None,
+            key_subjects: None,
+            value_subjects: None,
             key_version: None,
             value_version: None,
             key_schema: None,
@@ -96,6 +101,8 @@ options_from_dict!(ValueArgs {
     on_value_error,
     key_subject,
     value_subject,
+    key_subjects,
+    value_subjects,
     key_version,
     value_version,
     key_schema,
@@ -129,6 +136,7 @@ impl ValueArgs {
         };
         let side = |format: &str,
                     subject: &Option<String>,
+                    subjects: &Option<Vec<String>>,
                     version: Option<i32>,
                     schema: &Option<SchemaArg>,
                     message: &Option<String>|
@@ -136,6 +144,7 @@ impl ValueArgs {
             Ok(SideOptions {
                 format: Format::from_name(format)?,
                 subject: subject.clone(),
+                subjects: subjects.clone().unwrap_or_default(),
                 version,
                 schema: schema.as_ref().map(schema_text).transpose()?,
                 unframed,
@@ -147,6 +156,7 @@ impl ValueArgs {
             key: side(
                 &self.key_format,
                 &self.key_subject,
+                &self.key_subjects,
                 self.key_version,
                 &self.key_schema,
                 &self.key_message,
@@ -154,6 +164,7 @@ impl ValueArgs {
             value: side(
                 &self.value_format,
                 &self.value_subject,
+                &self.value_subjects,
                 self.value_version,
                 &self.value_schema,
                 &self.value_message,
@@ -376,11 +387,33 @@ pub fn resolve_values<'py>(
         if let Some(r) = &registry {
             resolved.schemas = Some(r.rows().map(row).collect());
         }
-        for (name, side, slot) in [
-            ("key", &options.key, &mut resolved.key_schema),
-            ("value", &options.value, &mut resolved.value_schema),
+        for (name, side, slot, several) in [
+            (
+                "key",
+                &options.key,
+                &mut resolved.key_schema,
+                &mut resolved.key_subjects,
+            ),
+            (
+                "value",
+                &options.value,
+                &mut resolved.value_schema,
+                &mut resolved.value_subjects,
+            ),
         ] {
-            if side.format.needs_schema() && slot.is_none() {
+            let found = match side.format {
+                Format::Avro | Format::Auto => crate::values::columns::several_subjects(
+                    name,
+                    side,
+                    registry.as_ref(),
+                    topic.as_deref(),
+                )?,
+                _ => None,
+            };
+            if let Some(subjects) = found {
+                // The tasks read each subject's latest version from the rows shipped.
+                *several = Some(subjects);
+            } else if side.format.needs_schema() && slot.is_none() {
                 let text = crate::values::columns::reader_schema(
                     name,
                     side,
@@ -415,6 +448,8 @@ fn args_dict<'py>(py: Python<'py>, a: &ValueArgs) -> PyResult<Bound<'py, PyDict>
     d.set_item("on_value_error", &a.on_value_error)?;
     d.set_item("key_subject", &a.key_subject)?;
     d.set_item("value_subject", &a.value_subject)?;
+    d.set_item("key_subjects", &a.key_subjects)?;
+    d.set_item("value_subjects", &a.value_subjects)?;
     d.set_item("key_version", a.key_version)?;
     d.set_item("value_version", a.value_version)?;
     d.set_item("key_schema", &a.key_schema)?;
@@ -479,6 +514,12 @@ pub fn encode_values(
             Format::Binary => Ok(array),
             Format::String => arrow_cast::cast(&array, &arrow_schema::DataType::Binary)
                 .map_err(|e| Error::invalid_argument(format!("{name}: {e}"))),
+            Format::Avro if !side_options.subjects.is_empty() => {
+                Err(Error::invalid_argument(format!(
+                    "writing {name}s of several record types ({name}_subjects) is not built: \
+                     write each type with its own {name}_subject"
+                )))
+            }
             Format::Avro => {
                 let (registry, _) = values.registry(&storage)?;
                 let registry = registry.ok_or_else(|| {

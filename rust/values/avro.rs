@@ -61,7 +61,10 @@ pub fn decoder(
     reader: &SchemaText,
     writers: Arc<dyn WriterSchemas>,
 ) -> Result<Arc<dyn PayloadDecoder>> {
-    Ok(Arc::new(AvroDecoder::new(reader, writers)?))
+    // The column users get (Spark's shapes of unions) from arrow-avro's.
+    let inner = AvroDecoder::new(reader, writers)?;
+    let shaper = crate::values::avro_shape::Shaper::new(inner.data_type());
+    Ok(crate::values::avro_shape::shaped(Arc::new(inner), shaper))
 }
 
 fn avro_error(what: impl std::fmt::Display) -> Error {
@@ -314,7 +317,7 @@ fn try_flush(decoder: &mut Decoder) -> std::result::Result<Option<ArrayRef>, Str
 /// there differ between writer versions; the column has one type), every field nullable: a
 /// null key or value (a tombstone, a bad value) is null in its fields too, which Parquet
 /// writers and Spark require of fields declared non-null.
-fn plain(data_type: &DataType) -> DataType {
+pub(crate) fn plain(data_type: &DataType) -> DataType {
     let field = |f: &arrow_schema::FieldRef| {
         Arc::new(
             f.as_ref()
@@ -543,6 +546,7 @@ pub(crate) fn wrapped(schema: &SchemaText) -> Result<String> {
         let mut defined = HashSet::new();
         inline(&mut root, "", &mut refs, &mut defined, 0)?;
     }
+    crate::values::avro_shape::without_uuids(&mut root);
     let wrapper = serde_json::json!({
         "type": "record",
         "name": WRAPPER,

@@ -14,7 +14,7 @@ use arrow_avro::writer::WriterBuilder;
 use arrow_schema::{Field, Schema};
 
 use crate::error::{Error, Result};
-use crate::values::avro::{native_type, retype, wrapped};
+use crate::values::avro::{native_type, plain, retype, wrapped};
 use crate::values::decoder::{SchemaText, SchemaType};
 
 /// `column` encoded as Avro with `schema` (registered under `id`), one framed value per row.
@@ -38,6 +38,21 @@ pub fn encode(column: &ArrayRef, schema: &SchemaText, id: u32) -> Result<ArrayRe
     // The type the encoder knows the schema's logical types by (a read gives it without
     // field metadata, every field nullable).
     let native = native_type(schema)?;
+    // The user's shapes (unions as Spark's structs) back to arrow-avro's.
+    let shaper = crate::values::avro_shape::Shaper::new(&plain(&native));
+    let present = if shaper.is_identity() {
+        present
+    } else if present.data_type() != shaper.data_type()
+        && plain(present.data_type()) != *shaper.data_type()
+    {
+        return Err(Error::invalid_argument(format!(
+            "the column is {}, not the type a read gives for the Avro schema (id {id}): {}",
+            column.data_type(),
+            shaper.data_type()
+        )));
+    } else {
+        shaper.to_native(&present)?
+    };
     let present = retype(present, &native).map_err(|_| {
         Error::invalid_argument(format!(
             "the column is {}, not the type a read gives for the Avro schema (id {id}): {native}",

@@ -58,6 +58,9 @@ pub struct SideOptions {
     pub format: Format,
     /// The subject whose schema is the column's (default `<topic>-key`/`<topic>-value`).
     pub subject: Option<String>,
+    /// Subjects of several record types read into one column (see
+    /// [`crate::values::record_types`]); empty: one subject.
+    pub subjects: Vec<String>,
     /// Its version (default the latest not deleted).
     pub version: Option<i32>,
     /// A schema given explicitly: the column's type, and the writer schema of payloads that
@@ -138,15 +141,33 @@ impl ValueDecoding {
             if side.format == Format::Binary {
                 continue;
             }
-            let (decoder, schema_type) = if side.format == Format::String {
-                (decoder(Format::String, &empty(), None, no_writers())?, None)
-            } else {
-                let reader = reader_schema(name, side, registry.as_deref(), topic)?;
-                let writers: Arc<dyn crate::values::decoder::WriterSchemas> = match &registry {
+            let writers = || -> Arc<dyn crate::values::decoder::WriterSchemas> {
+                match &registry {
                     Some(r) => Arc::new(RegistrySchemas::new(r.clone())),
                     None => no_writers(),
-                };
-                let d = decoder(side.format, &reader, side.message.as_deref(), writers)?;
+                }
+            };
+            let several = match side.format {
+                Format::Avro | Format::Auto => {
+                    several_subjects(name, side, registry.as_deref(), topic)?
+                }
+                _ if !side.subjects.is_empty() => {
+                    return Err(Error::invalid_argument(format!(
+                        "{name}_subjects (several record types in one column) are read as Avro \
+                         only, not {:?}",
+                        side.format
+                    )))
+                }
+                _ => None,
+            };
+            let (decoder, schema_type) = if side.format == Format::String {
+                (decoder(Format::String, &empty(), None, no_writers())?, None)
+            } else if let (Some(subjects), Some(r)) = (&several, &registry) {
+                let d = crate::values::record_types::decoder(name, subjects, r, writers())?;
+                (d, Some(SchemaType::Avro))
+            } else {
+                let reader = reader_schema(name, side, registry.as_deref(), topic)?;
+                let d = decoder(side.format, &reader, side.message.as_deref(), writers())?;
                 (d, side.format.schema_type(&reader))
             };
             if side.unframed && side.schema.is_none() && side.format != Format::String {
@@ -468,6 +489,30 @@ impl crate::values::decoder::WriterSchemas for NoWriters {
 
 fn no_writers() -> Arc<dyn crate::values::decoder::WriterSchemas> {
     Arc::new(NoWriters)
+}
+
+/// The subjects of one side read as several record types (named, or found as the topic's
+/// `<topic>-<full name>` subjects when it has no `<topic>-<side>`); `None`: one schema.
+pub fn several_subjects(
+    side_name: &str,
+    side: &SideOptions,
+    registry: Option<&Registry>,
+    topic: Option<&str>,
+) -> Result<Option<Vec<String>>> {
+    let one_named = side.subject.is_some() || side.version.is_some() || side.schema.is_some();
+    let found = crate::values::record_types::subjects(
+        side_name,
+        &side.subjects,
+        one_named,
+        registry,
+        topic,
+    )?;
+    if found.is_some() && registry.is_none() {
+        return Err(Error::invalid_argument(format!(
+            "{side_name}_subjects need the registry (schemas=<path>)"
+        )));
+    }
+    Ok(found)
 }
 
 /// The reader schema of one side: given explicitly, or a subject version of the registry.

@@ -12,13 +12,16 @@
 //! | `registry.rs` | Schema Registry's schemas folded from its storage topic (`_schemas`), or given directly; lookups by id, GUID, subject and version; the registry as a table |
 //! | `formats.rs` | the formats a key or value is read as, and the one dispatch to a format's decoder; UTF-8 strings |
 //! | `avro.rs` | Avro payloads into one Arrow column through `arrow-avro`, every writer version resolved to the reader schema |
+//! | `avro_shape.rs` | the column users get from `arrow-avro`'s, and back: Spark's shapes of Avro unions (`member0`, ...; `int`/`long` as `long`); `uuid` read as the `string` or `fixed` it is on |
 //! | `avro_encode.rs` | typed keys and values written back: Avro with Confluent's framing |
+//! | `record_types.rs` | topics of several record types (record-name subject strategies): one struct column with a field per type, each record routed by its writer id to its subject |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
 //! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema), `.proto` text or descriptors compiled, messages as Arrow |
 //! | `json_schema.rs`, `json_schema_arrow.rs` | JSON Schema payloads: the Arrow type a JSON Schema describes; values decoded by arrow-json, a bad row isolated |
 
 pub mod avro;
 pub mod avro_encode;
+pub mod avro_shape;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
@@ -27,4 +30,5 @@ mod json_schema_arrow;
 pub mod protobuf;
 mod protobuf_arrow;
 mod protobuf_schema;
+pub mod record_types;
 pub mod registry;

@@ -96,6 +96,11 @@ def add_value_arguments(parser: argparse.ArgumentParser, *, decoders: bool = Fal
         "--subject", default=None, help="the value column's subject (default <topic>-value)"
     )
     group.add_argument(
+        "--subjects",
+        default=None,
+        help="subjects of several record types (comma-separated), read into one value column",
+    )
+    group.add_argument(
         "--on-value-error",
         choices=("error", "null"),
         default="error",
@@ -115,6 +120,8 @@ def value_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         schemas = None
     if args.subject is not None:
         options["value_subject"] = args.subject
+    if args.subjects is not None:
+        options["value_subjects"] = args.subjects
     needs = {args.key_format, args.value_format} - {"binary", "string"}
     if needs and schemas is None and "value_schema" not in options:
         raise CliError("--schemas is needed to read avro, protobuf, json or auto", EXIT_USAGE)

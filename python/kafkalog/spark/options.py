@@ -96,6 +96,8 @@ _KAFKALOG_READ_NAMES = (
     "onValueError",
     "keySubject",
     "valueSubject",
+    "keySubjects",
+    "valueSubjects",
 )
 _KAFKALOG_READ = {n.lower() for n in _KAFKALOG_READ_NAMES}
 _STORAGE_PREFIX = "storage."

@@ -105,8 +105,7 @@ def _spark_type(t: pa.DataType) -> DataType:
     if pa.types.is_struct(t):
         return StructType([StructField(f.name, _spark_type(f.type), True) for f in t])
     raise InvalidArgumentError(
-        f"no Spark type for Arrow type {t} (Avro unions of several types have none: read "
-        "that column as binary, or with kafkalog.read)"
+        f"no Spark type for Arrow type {t}: read that column as binary, or with kafkalog.read"
     )
 
 

@@ -130,7 +130,9 @@ class KafkaLogDataSource(DataSource):
     ``string``, ``avro``, ``protobuf``, ``json``, ``auto``), ``schemaRegistry`` (the
     registry's storage topic: a log directory holding ``_schemas-0``, or its URI; read once,
     on the driver), ``onValueError`` (``error`` or ``null``, which adds ``value_error`` and
-    ``value_raw``), ``keySubject``, ``valueSubject`` (default ``<topic>-key``/``-value``).
+    ``value_raw``), ``keySubject``, ``valueSubject`` (default ``<topic>-key``/``-value``),
+    ``keySubjects``, ``valueSubjects`` (several record types in one column: subjects separated
+    by commas).
 
     kafkalog's own: ``batchMetadata`` (add :data:`kafkalog.METADATA_COLUMNS`),
     ``includeControl``, ``checkCrc``, ``onCorrupt`` (error, skip, stop),

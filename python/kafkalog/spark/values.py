@@ -1,5 +1,6 @@
 """Typed keys and values in Spark: the data source's ``keyFormat``, ``valueFormat``,
-``schemaRegistry``, ``onValueError`` (and ``keySubject``, ``valueSubject``) options, and
+``schemaRegistry``, ``onValueError`` (and ``keySubject``, ``valueSubject``, ``keySubjects``,
+``valueSubjects``) options, and
 :func:`kafkalog.spark.decoder`'s ``key_format``/``value_format``/``schemas``. The registry is
 read once, on the driver (``kafkalog._native.resolve_values``): the tasks get the schemas by
 id and the column's schema, never the storage topic, and every task's batches have one type.
@@ -30,6 +31,8 @@ VALUE_OPTION_NAMES = (
     "onValueError",
     "keySubject",
     "valueSubject",
+    "keySubjects",
+    "valueSubjects",
 )
 
 
@@ -72,6 +75,11 @@ def from_source_options(
         subjects["key_subject"] = str(o["keysubject"])
     if o.get("valuesubject"):
         subjects["value_subject"] = str(o["valuesubject"])
+    # Several record types in one column: subjects separated by commas.
+    if o.get("keysubjects"):
+        subjects["key_subjects"] = str(o["keysubjects"])
+    if o.get("valuesubjects"):
+        subjects["value_subjects"] = str(o["valuesubjects"])
     values = value_options(
         key_format=key_format,  # type: ignore[arg-type]
         value_format=value_format,  # type: ignore[arg-type]

@@ -130,7 +130,7 @@ final class Options implements Serializable {
    */
   static final Set<String> TYPED_VALUES =
       Set.of("keyformat", "valueformat", "schemaregistry", "onvalueerror", "keysubject",
-          "valuesubject");
+          "valuesubject", "keysubjects", "valuesubjects");
 
   /** Whether the options ask for typed keys or values (any of {@link #TYPED_VALUES}). */
   static boolean typedValues(Map<String, String> raw) {
