@@ -74,7 +74,7 @@ _SPARK_IGNORED = {
     "groupidprefix",
 }
 # kafkalog's own.
-_KAFKALOG_READ_NAMES = (
+_KAFKALOG_OWN_NAMES = (
     "path",
     "paths",
     "topics",
@@ -89,7 +89,10 @@ _KAFKALOG_READ_NAMES = (
     "targetBytes",
     "encryptionKeys",
     "visibility",
-    # Typed keys and values (kafkalog.spark.values).
+)
+#: The options of typed keys and values (kafkalog.spark.values; the jar's Options.java lists
+#: the same names, to hand such reads to this source).
+VALUE_OPTION_NAMES = (
     "keyFormat",
     "valueFormat",
     "schemaRegistry",
@@ -99,6 +102,7 @@ _KAFKALOG_READ_NAMES = (
     "keySubjects",
     "valueSubjects",
 )
+_KAFKALOG_READ_NAMES: tuple[str, ...] = _KAFKALOG_OWN_NAMES + VALUE_OPTION_NAMES
 _KAFKALOG_READ = {n.lower() for n in _KAFKALOG_READ_NAMES}
 _STORAGE_PREFIX = "storage."
 

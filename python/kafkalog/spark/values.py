@@ -16,24 +16,12 @@ import pyarrow as pa
 
 from kafkalog import _native
 from kafkalog.errors import InvalidArgumentError
-from kafkalog.spark.options import SourceOptions
+from kafkalog.spark.options import VALUE_OPTION_NAMES, SourceOptions
 from kafkalog.spark.planning import discover
 from kafkalog.spark.selection import Subscription
 from kafkalog.values import value_options
 
 __all__ = ["VALUE_OPTION_NAMES", "with_values", "resolve", "decoded_of"]
-
-#: The data source's options of typed keys and values.
-VALUE_OPTION_NAMES = (
-    "keyFormat",
-    "valueFormat",
-    "schemaRegistry",
-    "onValueError",
-    "keySubject",
-    "valueSubject",
-    "keySubjects",
-    "valueSubjects",
-)
 
 
 def resolve(
