@@ -270,47 +270,27 @@ final class KafkaLogStream implements MicroBatchStream, SupportsTriggerAvailable
 
   /**
    * Spark Kafka's {@code maxOffsetsPerTrigger}: each partition's share of {@code limit} by its
-   * backlog (rounded down, up where below one), and never more than {@code limit} in all; the
-   * Python source's {@code rate_limit}, mirrored (the same arithmetic, in the same order).
+   * backlog (rounded down, up where below one), and never more than {@code limit} in all. The
+   * core's arithmetic ({@code log/rate_limit.rs}), which the Python source calls too; the order
+   * of {@code latest} breaks ties, as there.
    */
   static Map<String, Long> rateLimit(Map<String, Long> start, Map<String, Long> latest, long limit) {
-    Map<String, Long> backlog = new LinkedHashMap<>();
-    long total = 0;
+    com.fasterxml.jackson.databind.node.ObjectNode r = Options.JSON.createObjectNode();
+    r.put("limit", limit);
+    com.fasterxml.jackson.databind.node.ArrayNode ranges = r.putArray("ranges");
     for (Map.Entry<String, Long> e : latest.entrySet()) {
-      long from = start.get(e.getKey());
-      if (e.getValue() > from) {
-        backlog.put(e.getKey(), e.getValue() - from);
-        total += e.getValue() - from;
-      }
+      ranges.addArray().add(start.get(e.getKey())).add(e.getValue());
     }
-    if (total <= limit) {
-      return new LinkedHashMap<>(latest);
-    }
-    Map<String, Long> share = new LinkedHashMap<>();
-    for (Map.Entry<String, Long> e : backlog.entrySet()) {
-      double prorate = (double) limit * e.getValue() / total;
-      share.put(e.getKey(), prorate >= 1 ? (long) prorate : 1L);
-    }
-    // Rounding up the small shares may overshoot: take it back from the largest (a stable
-    // sort, as Python's sorted).
-    long over = -limit;
-    for (long s : share.values()) {
-      over += s;
-    }
-    List<String> largest = new ArrayList<>(share.keySet());
-    largest.sort((a, b) -> Long.compare(share.get(b), share.get(a)));
-    for (String tp : largest) {
-      if (over <= 0) {
-        break;
-      }
-      long take = Math.min(over, share.get(tp));
-      share.put(tp, share.get(tp) - take);
-      over -= take;
+    JsonNode ends;
+    try {
+      ends = Options.JSON.readTree(Native.rateLimit(r.toString()));
+    } catch (java.io.IOException e) {
+      throw new KafkaLogException("internal", "kafkalog JNI answer: " + e.getMessage());
     }
     Map<String, Long> out = new LinkedHashMap<>();
-    for (Map.Entry<String, Long> e : latest.entrySet()) {
-      String tp = e.getKey();
-      out.put(tp, backlog.containsKey(tp) ? start.get(tp) + share.get(tp) : e.getValue());
+    int k = 0;
+    for (String tp : latest.keySet()) {
+      out.put(tp, ends.get(k++).asLong());
     }
     return out;
   }
