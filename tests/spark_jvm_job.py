@@ -69,6 +69,74 @@ def error_of(f) -> str | None:
     return None
 
 
+def append(part: str, n: int) -> None:
+    """``n`` new records at the end of a partition directory, in a new segment (as a broker
+    rolls one); a partition that is not there yet starts at offset 0."""
+    import shutil
+    import warnings
+    from pathlib import Path
+
+    import pyarrow as pa
+
+    import kafkalog
+
+    where = Path(part)
+    end = 0
+    if where.exists() and any(where.glob("*.log")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", kafkalog.KafkaLogWarning)
+            end = kafkalog.read(where).read_all()["offset"].to_pylist()[-1] + 1
+    records = pa.table(
+        {
+            "key": [f"k{i}".encode() for i in range(end, end + n)],
+            "value": [f"v{i}".encode() for i in range(end, end + n)],
+            "timestamp": pa.array(
+                [1_800_000_000_000 + i for i in range(end, end + n)], pa.timestamp("ms")
+            ),
+        }
+    )
+    staging = where.parent / f".new-{where.name}-{end}"
+    kafkalog.write(staging / where.name, records, base_offset=end)
+    where.mkdir(exist_ok=True)
+    for f in (staging / where.name).iterdir():
+        shutil.move(str(f), where / f.name)
+    shutil.rmtree(staging)
+
+
+def stream(spark, step: dict) -> dict:
+    """A ``Trigger.AvailableNow`` query to its end: each micro-batch's rows (in order), and the
+    source's description in the query's progress (which implementation streamed)."""
+    batches: dict[int, list] = {}
+
+    def collect(df, batch_id: int) -> None:
+        batches[batch_id] = rows(df)
+
+    reader = spark.readStream.format(step["format"])
+    for k, v in step.get("options", {}).items():
+        reader = reader.option(k, v)
+    try:
+        query = (
+            reader.load(step["path"])
+            .writeStream.foreachBatch(collect)
+            .option("checkpointLocation", step["checkpoint"])
+            .trigger(availableNow=True)
+            .start()
+        )
+    except Exception as e:  # options refused before the query runs
+        return {"batches": [], "sources": [], "error": str(e)}
+    try:
+        query.awaitTermination(300)
+    except Exception:  # a failed query: its exception() says why
+        pass
+    error = query.exception()
+    query.stop()
+    return {
+        "batches": [batches[k] for k in sorted(batches)],
+        "sources": sorted({s["description"] for p in query.recentProgress for s in p["sources"]}),
+        "error": None if error is None else str(error),
+    }
+
+
 def main() -> None:
     master, mode, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     # The one-line helper (it sets spark.jars to kafkalog.spark.jar()).
@@ -136,8 +204,16 @@ def main() -> None:
             {"input_bytes": s.inputBytes(), "input_records": s.inputRecords(), "name": s.name()}
             for s in (stages.apply(i) for i in range(stages.size()))
         ]
+    elif mode == "stream":
+        # Steps in order: streaming queries (by either source) and appends between them.
+        for step in args:
+            if step["do"] == "append":
+                append(step["path"], step["n"])
+            else:
+                out[step["label"]] = stream(spark, step)
     elif mode == "delegate":
-        # Writes and streaming reads through the name: the Python source's, handed on.
+        # Writes through the name (the Python source's, handed on) and a streaming read (the
+        # JVM source's own).
         df = spark.read.format("kafkalog").option("subscribe", "orders").load(args["src"])
         df.write.format("kafkalog").mode("append").save(args["out"])
         back = spark.read.format("kafkalog").load(args["out"])
@@ -157,6 +233,9 @@ def main() -> None:
         )
         query.awaitTermination(300)
         out["stream_error"] = None if query.exception() is None else str(query.exception())
+        out["stream_sources"] = sorted(
+            {s["description"] for p in query.recentProgress for s in p["sources"]}
+        )
         out["streamed"] = spark.read.parquet(args["sink"]).count()
         out["all"] = spark.read.format("kafkalog").load(args["src"]).count()
     print(json.dumps(out))

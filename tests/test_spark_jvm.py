@@ -144,9 +144,9 @@ def test_local_cluster_reads_the_same_rows(jar):
         assert result[c["name"]].get("equal"), result[c["name"]]
 
 
-def test_writes_and_streams_go_on_through_the_python_source(jar, tmp_path):
-    """With the jar, format("kafkalog") is the JVM source for every use: what it does not do
-    itself (writes, Structured Streaming) it hands to the Python source of the same name."""
+def test_writes_go_on_through_the_python_source_and_streams_are_the_jvms(jar, tmp_path):
+    """With the jar, format("kafkalog") is the JVM source for every use: writes, which it does
+    not do itself, it hands to the Python source of the same name; it streams itself."""
     args = {
         "src": str(LOGS),
         "out": str(tmp_path / "out"),
@@ -157,6 +157,156 @@ def test_writes_and_streams_go_on_through_the_python_source(jar, tmp_path):
     assert got["written_equal"] and got["written"] > 0, got
     assert got["stream_error"] is None, got["stream_error"]
     assert got["streamed"] == got["all"] > 0, got
+    assert got["stream_sources"] == [f"KafkaLogStream[{LOGS}]"], got["stream_sources"]
+
+
+# --------------------------------------------------------------------------------------------
+# Structured Streaming: the same queries through both sources, step by step in one session
+# --------------------------------------------------------------------------------------------
+
+JVM_STREAM = "KafkaLogStream["
+PY_STREAM = "PythonMicroBatchStream"
+
+
+def _run(label: str, fmt: str, path: Path, checkpoint: Path, **options: str) -> dict:
+    return {
+        "do": "run",
+        "label": label,
+        "format": fmt,
+        "path": str(path),
+        "checkpoint": str(checkpoint),
+        "options": options,
+    }
+
+
+def _both(label: str, a: Path, b: Path, ca: Path, cb: Path, **options: str) -> list[dict]:
+    """The JVM source on ``a`` (checkpoint ``ca``), the Python source on ``b`` (``cb``)."""
+    return [
+        _run(f"{label}_jvm", "kafkalog", a, ca, **options),
+        _run(f"{label}_py", "kafkalog_python", b, cb, **options),
+    ]
+
+
+def _append(parts: list[Path], n: int) -> list[dict]:
+    return [{"do": "append", "path": str(p), "n": n} for p in parts]
+
+
+@pytest.fixture(scope="module")
+def streamed(jar, tmp_path_factory) -> dict:
+    """Two copies of examples/logs, ``a`` streamed by the JVM source and ``b`` by the Python
+    source, with the same limits and the same appends between runs; then each source restarts
+    from the other's checkpoint. Also both over examples/logs as they are, and bad options."""
+    tmp = tmp_path_factory.mktemp("streams")
+    a, b, ca, cb = tmp / "a", tmp / "b", tmp / "ca", tmp / "cb"
+    shutil.copytree(LOGS, a)
+    shutil.copytree(LOGS, b)
+    earliest = {"startingOffsets": "earliest"}
+    steps = [
+        *_both("all", LOGS, LOGS, tmp / "c1", tmp / "c2", includeHeaders="true", **earliest),
+        *_both("limited", a, b, ca, cb, maxOffsetsPerTrigger="17", **earliest),
+        # Stopped; records land in a partition and a new partition appears.
+        *_append([a / "orders-1", b / "orders-1"], 9),
+        *_append([a / "orders-2", b / "orders-2"], 4),
+        *_both("restart", a, b, ca, cb, maxOffsetsPerTrigger="5"),
+        *_append([a / "clicks-0", b / "clicks-0"], 6),
+        # Each source goes on from the other's checkpoint.
+        *_both("crossed", b, a, cb, ca),
+        *_both("again", a, b, ca, cb),  # nothing new
+        # minOffsetsPerTrigger above the backlog: a wait (nothing read before maxTriggerDelay).
+        *_both(
+            "wait", LOGS, LOGS, tmp / "c9", tmp / "c10", minOffsetsPerTrigger="1000", **earliest
+        ),
+        *_both(
+            "waited",
+            LOGS,
+            LOGS,
+            tmp / "c11",
+            tmp / "c12",
+            minOffsetsPerTrigger="1000",
+            maxTriggerDelay="0s",
+            **earliest,
+        ),
+        *_both("ending", LOGS, LOGS, tmp / "c3", tmp / "c4", endingOffsets="latest"),
+        *_both("delay", LOGS, LOGS, tmp / "c5", tmp / "c6", maxTriggerDelay="soon"),
+        *_both("not_json", LOGS, LOGS, tmp / "c7", tmp / "c8", startingOffsets="first"),
+    ]
+    got = _job("local[2]", "stream", steps)
+    got["checkpoints"] = {
+        name: [
+            f.read_text().splitlines()[-1]
+            for f in sorted((c / "offsets").glob("[0-9]*"), key=lambda f: int(f.name))
+        ]
+        for name, c in (("jvm", ca), ("python", cb))
+    }
+    return got
+
+
+def _equal_batches(streamed: dict, label: str) -> list[list[str]]:
+    jvm, py = streamed[f"{label}_jvm"], streamed[f"{label}_py"]
+    assert jvm["error"] is None and py["error"] is None, (jvm["error"], py["error"])
+    assert jvm["batches"] == py["batches"], label
+    return jvm["batches"]
+
+
+def test_available_now_streams_what_a_batch_read_reads(streamed):
+    batches = _equal_batches(streamed, "all")
+    everything = kafkalog.read(LOGS).read_all().num_rows
+    assert [len(b) for b in batches] == [everything]
+
+
+def test_max_offsets_per_trigger_cuts_the_same_micro_batches(streamed):
+    batches = _equal_batches(streamed, "limited")
+    sizes = [len(b) for b in batches]
+    assert len(sizes) > 4 and max(sizes) <= 17, sizes  # records: at most the offsets
+    assert sum(sizes) == kafkalog.read(LOGS).read_all().num_rows
+
+
+def test_a_restart_reads_the_appended_records_once(streamed):
+    batches = _equal_batches(streamed, "restart")
+    assert [len(b) for b in batches] == [4, 4, 5]  # 9 + 4 new, 5 offsets per trigger
+    # Rows are [key, value, topic, partition, ...]: only the new records.
+    assert {tuple(json.loads(r)[2:4]) for b in batches for r in b} == {("orders", 1), ("orders", 2)}
+
+
+def test_a_checkpoint_of_one_source_restarts_with_the_other(streamed):
+    batches = _equal_batches(streamed, "crossed")
+    assert [len(b) for b in batches] == [6]
+    assert _equal_batches(streamed, "again") == []
+    # Both wrote the same offsets, byte for byte: Spark Kafka's JSON as Python writes it.
+    jvm, py = streamed["checkpoints"]["jvm"], streamed["checkpoints"]["python"]
+    assert jvm == py and len(jvm) == 7 + 3 + 1  # limited, restart, crossed; again: none
+    assert json.loads(jvm[-1])["orders"] == {"0": 33, "1": 8 + 9, "2": 4}
+
+
+def test_min_offsets_per_trigger_waits_alike(streamed):
+    # Backlog below the minimum, delay not over: no row (an empty first micro-batch, as Spark
+    # runs one from the initial offsets).
+    assert [len(b) for b in _equal_batches(streamed, "wait")] in ([], [0])
+    everything = kafkalog.read(LOGS).read_all().num_rows
+    assert [len(b) for b in _equal_batches(streamed, "waited")] == [everything]
+
+
+def test_the_jvm_source_streams_itself(streamed):
+    for label in ("all", "limited", "restart", "crossed"):
+        assert streamed[f"{label}_jvm"]["sources"][0].startswith(JVM_STREAM), streamed[
+            label + "_jvm"
+        ]
+        assert PY_STREAM in streamed[f"{label}_py"]["sources"][0], streamed[label + "_py"]
+
+
+@pytest.mark.parametrize(
+    ("label", "text"),
+    [
+        ("ending", "ending offsets are not valid in streaming queries"),
+        ("delay", "option maxTriggerDelay: not a duration such as '15m' or '30s': 'soon'"),
+        ("not_json", "startingOffsets must be 'earliest', 'latest' or JSON"),
+    ],
+)
+def test_bad_stream_options_fail_alike(streamed, label, text):
+    jvm, py = streamed[f"{label}_jvm"]["error"], streamed[f"{label}_py"]["error"]
+    assert py is not None and text in py, py
+    # The JVM source's own message (the Python source's comes through PYTHON_DATA_SOURCE_ERROR).
+    assert jvm is not None and jvm.startswith(text) and "PYTHON_DATA_SOURCE" not in jvm, jvm
 
 
 def test_the_spark_suites_pass_with_the_jvm_source(jar):

@@ -10,7 +10,7 @@
 //! |---|---|
 //! | `errors.rs` | every failure (a core error, a JNI error, a panic) as a `KafkaLogException` |
 //! | `json.rs` | reading the JSON requests |
-//! | `planning.rs` | the driver's calls: discovery, ListOffsets, work items |
+//! | `planning.rs` | the driver's calls: discovery, ListOffsets, work items, a micro-batch's rate limit |
 //! | `reader.rs` | the executors' calls: a reader of work items, its batches as buffer addresses |
 
 mod errors;

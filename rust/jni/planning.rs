@@ -236,6 +236,23 @@ fn plan(r: &Request) -> Result<Value, Failure> {
     Ok(json!({"items": items, "issues": issues}))
 }
 
+/// `{"ranges": [[start, latest], ...], "limit": n}`: each partition's end offset for a
+/// micro-batch of at most `n` offsets (`log/rate_limit.rs`), `[end, ...]`.
+fn rate_limit(r: &Request) -> Result<Value, Failure> {
+    let limit = opt_u64(r.get("limit"), "limit")?.ok_or_else(|| bad_request("limit is missing"))?;
+    let mut ranges = Vec::new();
+    for x in array(r, "ranges")? {
+        let x = tuple(x, 2, "range")?;
+        let start = opt_i64(Some(&x[0]), "start")?;
+        let latest = opt_i64(Some(&x[1]), "latest")?;
+        match (start, latest) {
+            (Some(s), Some(l)) => ranges.push((s, l)),
+            _ => return Err(bad_request("a range is [start, latest]")),
+        }
+    }
+    Ok(json!(crate::log::rate_limit::rate_limit(&ranges, limit)))
+}
+
 /// Runs a JSON-in, JSON-out call.
 fn call<'local>(
     mut env: EnvUnowned<'local>,
@@ -278,4 +295,14 @@ pub extern "system" fn Java_kafkalog_spark_Native_plan<'local>(
     request: JString<'local>,
 ) -> JString<'local> {
     call(env, request, plan)
+}
+
+/// `Native.rateLimit(String)`: see [`rate_limit`].
+#[no_mangle]
+pub extern "system" fn Java_kafkalog_spark_Native_rateLimit<'local>(
+    env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    request: JString<'local>,
+) -> JString<'local> {
+    call(env, request, rate_limit)
 }

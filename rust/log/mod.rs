@@ -17,6 +17,7 @@
 //! | `bounds.rs` | a read's bounds applied: which segments, from where, which records ([`bounds::Planned`]) |
 //! | `offsets.rs` | ListOffsets: earliest, latest and by-timestamp offsets of each partition |
 //! | `plan.rs` | a read as work items (byte ranges of segments, with their bounds) for tasks |
+//! | `rate_limit.rs` | Spark Kafka's `maxOffsetsPerTrigger`: a micro-batch's offsets shared among partitions |
 
 pub mod bounds;
 pub mod discover;
@@ -26,6 +27,7 @@ pub mod offsets;
 pub mod origin;
 pub mod plan;
 pub mod position;
+pub mod rate_limit;
 pub mod remote_local;
 pub mod scan;
 pub mod transactions;

@@ -37,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader::segments, m)?)?;
     m.add_function(wrap_pyfunction!(reader::plan, m)?)?;
     m.add_function(wrap_pyfunction!(reader::list_offsets, m)?)?;
+    m.add_function(wrap_pyfunction!(reader::rate_limit, m)?)?;
     m.add_function(wrap_pyfunction!(reader::segment_origin, m)?)?;
     m.add_function(wrap_pyfunction!(reader::rebuild_indexes, m)?)?;
     m.add_class::<internal::InternalFold>()?;

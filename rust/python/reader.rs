@@ -811,6 +811,13 @@ pub fn plan<'py>(
     Ok((items, issues))
 }
 
+/// Spark Kafka's `maxOffsetsPerTrigger` (`log/rate_limit.rs`): each partition's end offset for
+/// a micro-batch of at most `limit` offsets, from its `(start, latest)` in `ranges`.
+#[pyfunction]
+pub fn rate_limit(ranges: Vec<(i64, i64)>, limit: u64) -> Vec<i64> {
+    crate::log::rate_limit::rate_limit(&ranges, limit)
+}
+
 /// Each partition's offsets, as a consumer's `ListOffsets` sees them (see `arrow::offsets`):
 /// tuples `(topic, partition, earliest, latest, for_timestamp, gaps)` for the segments `segments`
 /// lists (tuples `(path, topic, partition, size)` of whole partitions, in order), with the

@@ -28,6 +28,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
+from kafkalog import _native
 from kafkalog.errors import InvalidArgumentError, KafkaLogError
 from kafkalog.spark.decoding import quiet_executor, read_work_items
 from kafkalog.spark.options import SourceOptions
@@ -69,24 +70,11 @@ def from_json(offsets: Mapping[str, Mapping[str, int | str]]) -> Offsets:
 
 def rate_limit(start: Offsets, latest: Offsets, limit: int) -> Offsets:
     """Spark Kafka's ``maxOffsetsPerTrigger``: each partition's share of ``limit`` by its
-    backlog (rounded down, up where below one), and never more than ``limit`` in all."""
-    backlog = {tp: latest[tp] - start[tp] for tp in latest if latest[tp] > start[tp]}
-    total = sum(backlog.values())
-    if total <= limit:
-        return dict(latest)
-    share = {}
-    for tp, size in backlog.items():
-        prorate = limit * size / total
-        share[tp] = int(prorate) if prorate >= 1 else 1
-    # Rounding up the small shares may overshoot: take it back from the largest.
-    over = sum(share.values()) - limit
-    for tp in sorted(share, key=lambda k: -share[k]):
-        if over <= 0:
-            break
-        take = min(over, share[tp])
-        share[tp] -= take
-        over -= take
-    return {tp: start[tp] + share.get(tp, 0) if tp in backlog else latest[tp] for tp in latest}
+    backlog (rounded down, up where below one), and never more than ``limit`` in all; the
+    core's arithmetic (``log/rate_limit.rs``), which the JVM source calls too."""
+    keys = list(latest)  # in order: equal shares give back in this order
+    ends = _native.rate_limit([(start[tp], latest[tp]) for tp in keys], limit)
+    return dict(zip(keys, ends, strict=True))
 
 
 def _key(p: Partition) -> tuple[str, int]:

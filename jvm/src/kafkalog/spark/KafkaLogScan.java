@@ -11,22 +11,20 @@ import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
-import org.apache.spark.sql.connector.catalog.SupportsRead;
-import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * A batch read, planned on the driver when Spark asks for the partitions (options are checked
- * then: a streaming read's are the Python source's to check).
+ * A read of the bytes as stored: a batch read, planned on the driver when Spark asks for the
+ * partitions (options are checked then), or a micro-batch stream ({@link KafkaLogStream},
+ * options checked when Spark makes it).
  */
 final class KafkaLogScan implements Scan, Batch {
   private final CaseInsensitiveStringMap raw;
   private final List<String> columns;
   private final Planner.Pushed pushed;
   private final Predicate[] predicates;
-  private final KafkaLogTable table;
   private Options options;
   private InputPartition[] planned;
 
@@ -34,13 +32,11 @@ final class KafkaLogScan implements Scan, Batch {
       CaseInsensitiveStringMap raw,
       List<String> columns,
       Planner.Pushed pushed,
-      Predicate[] predicates,
-      KafkaLogTable table) {
+      Predicate[] predicates) {
     this.raw = raw;
     this.columns = columns;
     this.pushed = pushed;
     this.predicates = predicates;
-    this.table = table;
   }
 
   @Override
@@ -73,27 +69,31 @@ final class KafkaLogScan implements Scan, Batch {
 
   @Override
   public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
-    // Structured Streaming is the Python source's: its scan of the same options and columns.
-    ScanBuilder builder = ((SupportsRead) table.python()).newScanBuilder(raw);
-    return builder.build().toMicroBatchStream(checkpointLocation);
+    // Spark pushes neither columns nor predicates into a streaming scan: all columns are read.
+    return new KafkaLogStream(Options.parse(raw.asCaseSensitiveMap(), true), columns);
   }
 
   @Override
   public InputPartition[] planInputPartitions() {
     if (planned == null) {
-      List<List<ArrayNode>> groups = Planner.plan(options, pushed);
-      planned = new InputPartition[groups.size()];
-      for (int i = 0; i < groups.size(); i++) {
-        ArrayNode items = Options.JSON.createArrayNode();
-        long bytes = 0;
-        for (ArrayNode item : groups.get(i)) {
-          items.add(item);
-          bytes += item.get(6).asLong();
-        }
-        planned[i] = new ItemsPartition(items.toString(), bytes);
-      }
+      planned = partitionsOf(Planner.plan(options, pushed));
     }
     return planned;
+  }
+
+  /** Spark partitions of grouped work items (the JSON each task's reader is opened with). */
+  static InputPartition[] partitionsOf(List<List<ArrayNode>> groups) {
+    InputPartition[] out = new InputPartition[groups.size()];
+    for (int i = 0; i < groups.size(); i++) {
+      ArrayNode items = Options.JSON.createArrayNode();
+      long bytes = 0;
+      for (ArrayNode item : groups.get(i)) {
+        items.add(item);
+        bytes += item.get(6).asLong();
+      }
+      out[i] = new ItemsPartition(items.toString(), bytes);
+    }
+    return out;
   }
 
   @Override

@@ -27,15 +27,13 @@ import org.apache.spark.unsafe.types.UTF8String;
 final class KafkaLogScanBuilder
     implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters {
   private final CaseInsensitiveStringMap options;
-  private final KafkaLogTable table;
   private List<String> columns;
   private final Planner.Pushed pushed = new Planner.Pushed();
   private final List<Predicate> used = new ArrayList<>();
 
-  KafkaLogScanBuilder(CaseInsensitiveStringMap options, List<String> columns, KafkaLogTable table) {
+  KafkaLogScanBuilder(CaseInsensitiveStringMap options, List<String> columns) {
     this.options = options;
     this.columns = columns;
-    this.table = table;
   }
 
   @Override
@@ -66,7 +64,7 @@ final class KafkaLogScanBuilder
 
   @Override
   public Scan build() {
-    return new KafkaLogScan(options, columns, pushed, pushedPredicates(), table);
+    return new KafkaLogScan(options, columns, pushed, pushedPredicates());
   }
 
   private static String column(Expression e) {

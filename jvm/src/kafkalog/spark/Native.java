@@ -32,6 +32,10 @@ final class Native {
   /** Work items of each partition's offset range. */
   static native String plan(String request);
 
+  /** A micro-batch's end offsets under {@code maxOffsetsPerTrigger}: see {@link
+   * KafkaLogStream#rateLimit}. */
+  static native String rateLimit(String request);
+
   /** A reader of work items: a handle for {@link #next} and {@link #close}. */
   static native long open(String request);
 

@@ -71,6 +71,7 @@ final class Options implements Serializable {
   long targetBytes = DEFAULT_TARGET_BYTES;
   Long minPartitions, maxRecordsPerPartition;
   Long maxOffsetsPerTrigger, minOffsetsPerTrigger;
+  long maxTriggerDelayMs = 15 * 60_000L;
   boolean includeControl;
   boolean checkCrc = true;
   String onCorrupt = "error";
@@ -184,6 +185,30 @@ final class Options implements Serializable {
     } catch (NumberFormatException e) {
       throw invalid("a timestamp must be epoch milliseconds or a datetime, not '" + value + "'");
     }
+  }
+
+  /** Spark's durations ({@code maxTriggerDelay}): {@code 15m}, {@code 30s}, {@code 500ms}... */
+  static long durationMs(String text, String name) {
+    String t = text.trim().toLowerCase(Locale.ROOT).replace(" ", "");
+    // Longest suffix first ("min" before "m", "ms" before "s"), as options.py tries them.
+    String[] suffixes = {"min", "ms", "s", "m", "h", "d"};
+    long[] scales = {60_000L, 1L, 1000L, 60_000L, 3_600_000L, 86_400_000L};
+    try {
+      for (int i = 0; i < suffixes.length; i++) {
+        String digits = t.endsWith(suffixes[i]) ? t.substring(0, t.length() - suffixes[i].length())
+            : "";
+        if (!digits.isEmpty() && digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+          return Math.multiplyExact(Long.parseLong(digits), scales[i]);
+        }
+      }
+      if (!t.isEmpty() && t.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        return Long.parseLong(t);
+      }
+    } catch (ArithmeticException | NumberFormatException e) {
+      // too large for milliseconds: as malformed
+    }
+    throw invalid(
+        "option " + name + ": not a duration such as '15m' or '30s': '" + text + "'");
   }
 
   static Options parse(Map<String, String> raw, boolean streaming) {
@@ -321,6 +346,7 @@ final class Options implements Serializable {
     out.maxRecordsPerPartition = integer(o, "maxrecordsperpartition");
     out.maxOffsetsPerTrigger = integer(o, "maxoffsetspertrigger");
     out.minOffsetsPerTrigger = integer(o, "minoffsetspertrigger");
+    out.maxTriggerDelayMs = durationMs(o.getOrDefault("maxtriggerdelay", "15m"), "maxTriggerDelay");
     Long tb = integer(o, "targetbytes");
     out.targetBytes = tb == null ? DEFAULT_TARGET_BYTES : tb;
     for (Map.Entry<String, String> e : o.entrySet()) {

@@ -173,7 +173,7 @@ final class Planner {
     return found;
   }
 
-  private static void lost(String message, boolean failOnDataLoss) {
+  static void lost(String message, boolean failOnDataLoss) {
     if (failOnDataLoss) {
       throw new KafkaLogException(
           "data_loss",
@@ -265,17 +265,25 @@ final class Planner {
         end = Math.min(endOffset, p.latest);
       }
       if (start < end) {
-        for (long[] g : p.gaps) {
-          if (g[0] < end && g[1] > start) {
-            lost("offsets " + Math.max(g[0], start) + " to " + (Math.min(g[1], end) - 1) + " of "
-                + p.name() + " are missing between segments, and the log cleaner's checkpoint"
-                + " shows no compaction there", o.failOnDataLoss);
-          }
-        }
+        checkGaps(p, start, end, o.failOnDataLoss);
         out.put(p.key(), new long[] {start, end});
       }
     }
     return out;
+  }
+
+  /**
+   * Offsets in {@code [start, end)} missing between segments where compaction cannot explain it
+   * (a segment deleted from the middle of a log) are data loss.
+   */
+  static void checkGaps(Part p, long start, long end, boolean failOnDataLoss) {
+    for (long[] g : p.gaps) {
+      if (g[0] < end && g[1] > start) {
+        lost("offsets " + Math.max(g[0], start) + " to " + (Math.min(g[1], end) - 1) + " of "
+            + p.name() + " are missing between segments, and the log cleaner's checkpoint"
+            + " shows no compaction there", failOnDataLoss);
+      }
+    }
   }
 
   /** Narrows ranges to what pushed predicates allow (offsets, then timestamps by ListOffsets). */
@@ -471,6 +479,14 @@ final class Planner {
     }
     Map<String, long[]> ranges = offsetRanges(kept, o, false, false);
     narrow(kept, ranges, pushed, o);
+    return planRanges(kept, ranges, o);
+  }
+
+  /**
+   * The Spark partitions reading each part's range (a batch query's, or a micro-batch's from
+   * its start offsets to its end offsets), as the Python source's {@code plan_partitions}.
+   */
+  static List<List<ArrayNode>> planRanges(List<Part> kept, Map<String, long[]> ranges, Options o) {
     long target = o.targetBytes;
     if (o.minPartitions != null) {
       long total = 0;
