@@ -12,6 +12,7 @@
 //! | `registry.rs` | Schema Registry's schemas folded from its storage topic (`_schemas`), or given directly; lookups by id, GUID, subject and version; the registry as a table |
 //! | `formats.rs` | the formats a key or value is read as, and the one dispatch to a format's decoder; UTF-8 strings |
 //! | `avro.rs` | Avro payloads into one Arrow column through `arrow-avro`, every writer version resolved to the reader schema |
+//! | `avro_feed.rs` | Avro payloads fed to `arrow-avro`'s streaming decoder uncopied, one record each, grouped by writer schema; schema keys no payload's tail can pass for |
 //! | `avro_encode.rs` | typed keys and values written back: Avro with Confluent's framing |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
 //! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema), `.proto` text or descriptors compiled, messages as Arrow |
@@ -19,6 +20,7 @@
 
 pub mod avro;
 pub mod avro_encode;
+mod avro_feed;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
