@@ -538,29 +538,13 @@ fn assemble(
             arrow_select::take::take(pieces[0].as_ref(), &indices, None).map_err(internal)
         }
         _ => {
-            // Several runs (writer versions, or a bad value between good ones): each row
-            // taken from its run in one pass, nulls from a one-row null array.
-            let mut starts = Vec::with_capacity(pieces.len());
-            let mut total = 0usize;
-            for p in &pieces {
-                starts.push(total);
-                total += p.len();
-            }
-            let null = arrow_array::new_null_array(data_type, 1);
-            let indices: Vec<(usize, usize)> = rows
-                .iter()
-                .map(|r| match r {
-                    Some(ordinal) => {
-                        let ordinal = *ordinal as usize;
-                        let piece = starts.partition_point(|&s| s <= ordinal) - 1;
-                        (piece, ordinal - starts[piece])
-                    }
-                    None => (pieces.len(), 0),
-                })
-                .collect();
-            let mut refs: Vec<&dyn Array> = pieces.iter().map(|a| a.as_ref()).collect();
-            refs.push(null.as_ref());
-            let joined = arrow_select::interleave::interleave(&refs, &indices).map_err(internal)?;
+            // Several runs (writer versions, or a bad value between good ones): the runs one
+            // after the other (by buffers), then each row taken from there in one pass.
+            let refs: Vec<&dyn Array> = pieces.iter().map(|a| a.as_ref()).collect();
+            let all = arrow_select::concat::concat(&refs).map_err(internal)?;
+            let indices = UInt32Array::from(rows);
+            let joined =
+                arrow_select::take::take(all.as_ref(), &indices, None).map_err(internal)?;
             Ok(arrow_array::make_array(one_dictionary(joined.to_data())))
         }
     }
