@@ -21,8 +21,10 @@ cargo bench --bench values_avro --no-run -j 2 2>/dev/null
 r=1
 while [ "$r" -le "$rounds" ]; do
     echo "round $r: $(uptime)"
-    KAFKALOG_AVRO_VALUES=$dir cargo bench -q --bench values_avro 2>/dev/null | grep -E 'thrpt|time:'
+    printf "kafkalog: "
+    KAFKALOG_AVRO_VALUES=$dir cargo bench -q --bench values_avro 2>/dev/null | grep -E 'records|thrpt'
     for w in v1 v2; do
+        printf "java %s: " "$w"
         java -cp "$classes:$jars/*" AvroBench "$dir/values-$w.bin" "$dir/$w.avsc" "$dir/v2.avsc" 21
     done
     r=$((r + 1))
