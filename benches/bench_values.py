@@ -21,6 +21,11 @@ order.)
   as Confluent's KafkaAvroDeserializer does (benches/java/AvroBench.java, javac + java 17);
   best of R rounds after warm-up, wall and CPU time.
 - fastavro: ``schemaless_reader`` of each value with writer and reader schema, in a loop.
+
+``--write-values DIR`` writes the values (``values.bin``: each as a 4-byte big-endian length and
+its framed bytes; ``values-v1.bin``, ``values-v2.bin``: each writer version's alone) and the
+schemas (``v1.avsc``, ``v2.avsc``) to DIR and stops: the input of the Rust bench
+``benches/values_avro.rs`` and of ``benches/java/AvroBench.java`` run side by side.
 """
 
 from __future__ import annotations
@@ -187,6 +192,24 @@ def schemas_partition(root: Path) -> None:
     )
 
 
+def write_values(out: Path, vals: list[bytes], interleaved: bool) -> None:
+    """The values (all, and each writer version's alone) and the two schemas, in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    n = len(vals)
+    files = {
+        "values.bin": lambda i: True,
+        "values-v1.bin": lambda i: not is_v2(i, n, interleaved),
+        "values-v2.bin": lambda i: is_v2(i, n, interleaved),
+    }
+    for name, keep in files.items():
+        with open(out / name, "wb") as f:
+            for i, v in enumerate(vals):
+                if keep(i):
+                    f.write(len(v).to_bytes(4, "big") + v)
+    (out / "v1.avsc").write_text(json.dumps(V1))
+    (out / "v2.avsc").write_text(json.dumps(V2))
+
+
 def best(f, rounds: int) -> float:
     times = []
     for _ in range(rounds):
@@ -201,8 +224,12 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=200_000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--interleaved", action="store_true")
+    ap.add_argument("--write-values", type=Path, metavar="DIR")
     args = ap.parse_args()
     n = args.records
+    if args.write_values:
+        write_values(args.write_values, values(n, args.interleaved), args.interleaved)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="kafkalog-values-bench-"))
     try:
         vals = values(n, args.interleaved)
@@ -232,11 +259,7 @@ def main() -> None:
         print(f"kafkalog avro decode alone:     {n / avro_only / 1e6:6.2f} M rec/s")
 
         # Java: Apache Avro's GenericDatumReader.
-        with open(tmp / "values.bin", "wb") as f:
-            for v in vals:
-                f.write(len(v).to_bytes(4, "big") + v)
-        (tmp / "v1.avsc").write_text(json.dumps(V1))
-        (tmp / "v2.avsc").write_text(json.dumps(V2))
+        write_values(tmp, vals, args.interleaved)
         jars = Path(__import__("pyspark").__file__).parent / "jars"
         classes = tmp / "classes"
         classes.mkdir()
@@ -249,10 +272,6 @@ def main() -> None:
         for writer in ("v1", "v2"):
             # Each writer version's values alone (the Java reader is built per writer schema).
             sub = tmp / f"values-{writer}.bin"
-            with open(sub, "wb") as f:
-                for i, v in enumerate(vals):
-                    if is_v2(i, n, args.interleaved) == (writer == "v2"):
-                        f.write(len(v).to_bytes(4, "big") + v)
             out = subprocess.run(
                 [
                     "java",

@@ -7,11 +7,11 @@
 //! Avro type decodes, and the field is the column. Schemas with references have the referenced
 //! named types written in where first used, as one self-contained schema.
 //!
-//! A payload is framed again with its id (`0` and 8 bytes) into one buffer, and the decoder is
-//! fed one payload at a time, so each must decode to exactly one record using exactly its own
-//! bytes. A payload that does not (truncated, trailing bytes, bad union branch, ...) is null
-//! with its reason; the decoder, whose builders it may have left half-filled, is built again
-//! and the good payloads since the last flush are decoded again.
+//! The decoder is fed one payload at a time, its schema's framing (`0` and an 8-byte key) then
+//! its own bytes, not copied (`avro_feed.rs`), so each must decode to exactly one record using
+//! exactly its own bytes. A payload that does not (truncated, trailing bytes, bad union
+//! branch, ...) is null with its reason; the decoder, whose builders it may have left
+//! half-filled, is built again and the good payloads since the last flush are decoded again.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -23,6 +23,7 @@ use arrow_schema::DataType;
 use serde_json::Value as Json;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::values::avro_feed::{by_schema, decode_one, try_flush, Keys, Span};
 use crate::values::decoder::{
     Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, WriterSchemas,
 };
@@ -46,13 +47,15 @@ pub struct AvroDecoder {
 }
 
 struct State {
-    /// The wrapped writer schemas known so far, by fingerprint.
+    /// The wrapped writer schemas known so far, by schema id (the reader's: [`READER_ID`]).
+    known: HashMap<u64, String>,
+    /// The store the decoder is built from: each known schema under its key.
     store: SchemaStore,
+    /// A schema id's key in `store` is the id XOR this, picked at random (see `avro_feed.rs`).
+    seed: u64,
     /// Ids whose writer schema cannot be used, and why.
     bad: HashMap<u64, String>,
     decoder: Decoder,
-    /// The framed payloads of a batch (reused).
-    buf: Vec<u8>,
 }
 
 /// An Avro decoder whose column is `reader` (its references resolved); writer schemas by id
@@ -71,6 +74,17 @@ fn avro_error(what: impl std::fmt::Display) -> Error {
     Error::invalid_argument(format!("Avro schema: {what}"))
 }
 
+/// The store of the `known` schemas under `seed`'s keys.
+fn keyed_store(known: &HashMap<u64, String>, seed: u64) -> Result<SchemaStore> {
+    let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id64);
+    for (&id, text) in known {
+        store
+            .set(Fingerprint::Id64(id ^ seed), AvroSchema::new(text.clone()))
+            .map_err(avro_error)?;
+    }
+    Ok(store)
+}
+
 impl AvroDecoder {
     /// See [`decoder`].
     pub fn new(reader: &SchemaText, writers: Arc<dyn WriterSchemas>) -> Result<AvroDecoder> {
@@ -81,13 +95,9 @@ impl AvroDecoder {
             )));
         }
         let reader = wrapped(reader)?;
-        let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id64);
-        store
-            .set(
-                Fingerprint::Id64(READER_ID),
-                AvroSchema::new(reader.clone()),
-            )
-            .map_err(avro_error)?;
+        let known = HashMap::from([(READER_ID, reader.clone())]);
+        let seed = Keys::seed(0);
+        let store = keyed_store(&known, seed)?;
         let decoder = build(&reader, &store)?;
         let schema = decoder.schema();
         let data_type = plain(schema.field(0).data_type());
@@ -96,10 +106,11 @@ impl AvroDecoder {
             data_type,
             writers,
             state: Mutex::new(State {
+                known,
                 store,
+                seed,
                 bad: HashMap::new(),
                 decoder,
-                buf: Vec::new(),
             }),
         })
     }
@@ -108,8 +119,7 @@ impl AvroDecoder {
     fn learn(&self, state: &mut State, ids: &HashSet<u64>) -> Result<()> {
         let mut changed = false;
         for &id in ids {
-            let fp = Fingerprint::Id64(id);
-            if state.store.lookup(&fp).is_some() || state.bad.contains_key(&id) {
+            if state.known.contains_key(&id) || state.bad.contains_key(&id) {
                 continue;
             }
             let why = match self.writers.writer(id as i64) {
@@ -126,8 +136,12 @@ impl AvroDecoder {
                 Ok(text) => {
                     state
                         .store
-                        .set(fp, AvroSchema::new(text))
+                        .set(
+                            Fingerprint::Id64(id ^ state.seed),
+                            AvroSchema::new(text.clone()),
+                        )
                         .map_err(avro_error)?;
+                    state.known.insert(id, text);
                     changed = true;
                 }
                 Err(why) => {
@@ -139,6 +153,33 @@ impl AvroDecoder {
             state.decoder = build(&self.reader, &state.store)?;
         }
         Ok(())
+    }
+
+    /// Picks a seed under which no payload of `payloads` ends with a known schema's framing
+    /// (see `avro_feed.rs`), and builds the decoder again if it changed.
+    fn rekey(&self, state: &mut State, payloads: &[Option<Payload<'_>>]) -> Result<()> {
+        let clash = |seed: u64| {
+            payloads
+                .iter()
+                .flatten()
+                .any(|p| Keys::ends_framed(p.bytes, seed, &state.known))
+        };
+        if !clash(state.seed) {
+            return Ok(());
+        }
+        for salt in 1..=16u64 {
+            let seed = Keys::seed(salt);
+            if !clash(seed) {
+                state.seed = seed;
+                state.store = keyed_store(&state.known, seed)?;
+                state.decoder = build(&self.reader, &state.store)?;
+                return Ok(());
+            }
+        }
+        Err(Error::new(
+            ErrorKind::Internal,
+            "no Avro schema key that no payload ends with".to_string(),
+        ))
     }
 
     /// The wrapped writer schema, if it resolves to the reader schema.
@@ -163,17 +204,15 @@ fn build(reader: &str, store: &SchemaStore) -> Result<Decoder> {
         .map_err(avro_error)
 }
 
-/// A payload framed again in the batch's buffer: (payload index, schema id, start, end).
-type Span = (usize, u64, usize, usize);
-
 impl AvroDecoder {
     /// Flushes what the decoder holds (the `pending` spans) into `pieces`. If the column does
     /// not build, the spans are decoded and flushed one at a time to find the bad ones, whose
     /// errors are noted.
+    #[allow(clippy::too_many_arguments)]
     fn settle(
         &self,
         state: &mut State,
-        buf: &[u8],
+        payloads: &[Option<Payload<'_>>],
         spans: &[Span],
         pending: &mut Vec<usize>,
         pieces: &mut Vec<ArrayRef>,
@@ -184,8 +223,8 @@ impl AvroDecoder {
             Err(_) => {
                 state.decoder = build(&self.reader, &state.store)?;
                 for &j in pending.iter() {
-                    let (i, _, s, e) = spans[j];
-                    let one = decode_one(&mut state.decoder, &buf[s..e])
+                    let (i, _, prefix) = spans[j];
+                    let one = decode_one(&mut state.decoder, &prefix, bytes_of(payloads, i))
                         .and_then(|()| try_flush(&mut state.decoder));
                     match one {
                         Ok(piece) => pieces.extend(piece),
@@ -202,6 +241,11 @@ impl AvroDecoder {
     }
 }
 
+/// The bytes of payload `i` (one the spans were made of).
+fn bytes_of<'a>(payloads: &[Option<Payload<'a>>], i: usize) -> &'a [u8] {
+    payloads[i].map_or(&[], |p| p.bytes)
+}
+
 impl PayloadDecoder for AvroDecoder {
     fn data_type(&self) -> &DataType {
         &self.data_type
@@ -213,11 +257,10 @@ impl PayloadDecoder for AvroDecoder {
         let id_of = |p: &Payload<'_>| p.schema_id.map_or(READER_ID, |id| id as u64);
         let ids: HashSet<u64> = payloads.iter().flatten().map(id_of).collect();
         self.learn(state, &ids)?;
+        self.rekey(state, payloads)?;
 
         let mut errors: Vec<Option<String>> = vec![None; payloads.len()];
-        // Each payload framed again: (payload index, start, end) in `buf`.
-        state.buf.clear();
-        let mut spans = Vec::with_capacity(payloads.len());
+        let mut spans: Vec<Span> = Vec::with_capacity(payloads.len());
         for (i, p) in payloads.iter().enumerate() {
             let Some(p) = p else { continue };
             let id = id_of(p);
@@ -225,15 +268,11 @@ impl PayloadDecoder for AvroDecoder {
                 errors[i] = Some(why.clone());
                 continue;
             }
-            let start = state.buf.len();
-            state.buf.push(0);
-            state.buf.extend_from_slice(&id.to_be_bytes());
-            state.buf.extend_from_slice(p.bytes);
-            spans.push((i, id, start, state.buf.len()));
+            spans.push((i, id, Keys::prefix(id, state.seed)));
         }
         // One run per writer schema (the decoder switches schema only between flushes):
         // values of interleaved versions are decoded by version, and put back in order below.
-        spans.sort_by_key(|&(i, id, _, _)| (id, i));
+        let spans = by_schema(spans);
 
         let mut pieces: Vec<ArrayRef> = Vec::new();
         let mut rows: Vec<Option<u32>> = vec![None; payloads.len()];
@@ -241,13 +280,19 @@ impl PayloadDecoder for AvroDecoder {
         // The spans decoded since the last flush.
         let mut pending: Vec<usize> = Vec::new();
         let mut current: Option<u64> = None;
-        let buf = std::mem::take(&mut state.buf);
-        for (k, &(i, id, start, end)) in spans.iter().enumerate() {
+        for (k, &(i, id, prefix)) in spans.iter().enumerate() {
             if current != Some(id) || state.decoder.capacity() < 2 {
-                self.settle(state, &buf, &spans, &mut pending, &mut pieces, &mut errors)?;
+                self.settle(
+                    state,
+                    payloads,
+                    &spans,
+                    &mut pending,
+                    &mut pieces,
+                    &mut errors,
+                )?;
                 current = Some(id);
             }
-            match decode_one(&mut state.decoder, &buf[start..end]) {
+            match decode_one(&mut state.decoder, &prefix, bytes_of(payloads, i)) {
                 Ok(()) => pending.push(k),
                 Err(why) => {
                     errors[i] = Some(why);
@@ -255,24 +300,39 @@ impl PayloadDecoder for AvroDecoder {
                     // what it held.
                     state.decoder = build(&self.reader, &state.store)?;
                     for &j in &pending {
-                        let (_, _, s, e) = spans[j];
-                        decode_one(&mut state.decoder, &buf[s..e]).map_err(|why| {
-                            Error::new(
-                                ErrorKind::Internal,
-                                format!("an Avro payload decoded once and not again: {why}"),
-                            )
-                        })?;
+                        let (i, _, prefix) = spans[j];
+                        decode_one(&mut state.decoder, &prefix, bytes_of(payloads, i)).map_err(
+                            |why| {
+                                Error::new(
+                                    ErrorKind::Internal,
+                                    format!("an Avro payload decoded once and not again: {why}"),
+                                )
+                            },
+                        )?;
                     }
-                    self.settle(state, &buf, &spans, &mut pending, &mut pieces, &mut errors)?;
+                    self.settle(
+                        state,
+                        payloads,
+                        &spans,
+                        &mut pending,
+                        &mut pieces,
+                        &mut errors,
+                    )?;
                     current = None;
                 }
             }
         }
-        self.settle(state, &buf, &spans, &mut pending, &mut pieces, &mut errors)?;
-        state.buf = buf;
+        self.settle(
+            state,
+            payloads,
+            &spans,
+            &mut pending,
+            &mut pieces,
+            &mut errors,
+        )?;
         // The payloads that decoded, in the order decoded, are the rows of the pieces
         // concatenated.
-        for &(i, _, _, _) in &spans {
+        for &(i, _, _) in &spans {
             if errors[i].is_none() {
                 rows[i] = Some(decoded);
                 decoded += 1;
@@ -281,36 +341,6 @@ impl PayloadDecoder for AvroDecoder {
         let array = assemble(&self.data_type, pieces, rows)?;
         Ok(Decoded { array, errors })
     }
-}
-
-/// Feeds one framed payload; it must be exactly one record.
-fn decode_one(decoder: &mut Decoder, framed: &[u8]) -> std::result::Result<(), String> {
-    let before = decoder.capacity();
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decoder.decode(framed)));
-    match outcome {
-        Err(_) => Err("the Avro decoder failed on these bytes".to_string()),
-        Ok(Err(e)) => Err(format!("not valid Avro for its schema: {e}")),
-        Ok(Ok(n)) if n < framed.len() && before == decoder.capacity() + 1 => Err(format!(
-            "{} bytes left after the Avro value",
-            framed.len() - n
-        )),
-        Ok(Ok(n)) if n < framed.len() || before != decoder.capacity() + 1 => {
-            Err("the Avro value ends before its bytes do (truncated?)".to_string())
-        }
-        Ok(Ok(_)) => Ok(()),
-    }
-}
-
-/// The decoded rows of `decoder` as an array (None: it holds none). A row can decode and its
-/// column still not build (a string that is not UTF-8 is found only here): the error.
-fn try_flush(decoder: &mut Decoder) -> std::result::Result<Option<ArrayRef>, String> {
-    if decoder.batch_is_empty() {
-        return Ok(None);
-    }
-    let batch = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decoder.flush()))
-        .map_err(|_| "the Avro decoder failed on these bytes".to_string())?
-        .map_err(|e| format!("not valid Avro for its schema: {e}"))?;
-    Ok(batch.map(|b| b.column(0).clone()))
 }
 
 /// `data_type` without field metadata (the Avro defaults and properties `arrow-avro` notes
@@ -499,34 +529,25 @@ fn assemble(
     match pieces.len() {
         0 => Ok(arrow_array::new_null_array(data_type, rows.len())),
         1 if in_order && pieces[0].len() == rows.len() => Ok(pieces[0].clone()),
+        // Runs in order with no row between them (writer versions in runs): the pieces one
+        // after the other, a copy by buffers rather than by rows.
+        _ if in_order => {
+            let refs: Vec<&dyn Array> = pieces.iter().map(|a| a.as_ref()).collect();
+            let joined = arrow_select::concat::concat(&refs).map_err(internal)?;
+            Ok(arrow_array::make_array(one_dictionary(joined.to_data())))
+        }
         1 => {
             let indices = UInt32Array::from(rows);
             arrow_select::take::take(pieces[0].as_ref(), &indices, None).map_err(internal)
         }
         _ => {
-            // Several runs (writer versions, or a bad value between good ones): each row
-            // taken from its run in one pass, nulls from a one-row null array.
-            let mut starts = Vec::with_capacity(pieces.len());
-            let mut total = 0usize;
-            for p in &pieces {
-                starts.push(total);
-                total += p.len();
-            }
-            let null = arrow_array::new_null_array(data_type, 1);
-            let indices: Vec<(usize, usize)> = rows
-                .iter()
-                .map(|r| match r {
-                    Some(ordinal) => {
-                        let ordinal = *ordinal as usize;
-                        let piece = starts.partition_point(|&s| s <= ordinal) - 1;
-                        (piece, ordinal - starts[piece])
-                    }
-                    None => (pieces.len(), 0),
-                })
-                .collect();
-            let mut refs: Vec<&dyn Array> = pieces.iter().map(|a| a.as_ref()).collect();
-            refs.push(null.as_ref());
-            let joined = arrow_select::interleave::interleave(&refs, &indices).map_err(internal)?;
+            // Several runs (writer versions, or a bad value between good ones): the runs one
+            // after the other (by buffers), then each row taken from there in one pass.
+            let refs: Vec<&dyn Array> = pieces.iter().map(|a| a.as_ref()).collect();
+            let all = arrow_select::concat::concat(&refs).map_err(internal)?;
+            let indices = UInt32Array::from(rows);
+            let joined =
+                arrow_select::take::take(all.as_ref(), &indices, None).map_err(internal)?;
             Ok(arrow_array::make_array(one_dictionary(joined.to_data())))
         }
     }
@@ -752,6 +773,44 @@ mod tests {
         let s = out.array.as_string::<i32>();
         assert_eq!((s.value(0), s.is_null(1), s.value(2)), ("ok", true, "ok"));
         assert!(out.errors[1].as_ref().unwrap().contains("UTF-8"));
+    }
+
+    #[test]
+    fn bytes_left_that_look_like_framing_are_still_bytes_left() {
+        let schema = r#"{"type":"record","name":"F","fields":[{"name":"a","type":"long"},
+            {"name":"f","type":{"type":"fixed","name":"E","size":8}}]}"#;
+        let d = AvroDecoder::new(&avro(schema), Arc::new(Map(HashMap::new()))).unwrap();
+        let seed = d.state.lock().unwrap().seed;
+        let framing = Keys::prefix(READER_ID, seed);
+        // A record (a = 1, f = 8 bytes) and, after it, exactly a known schema's framing: fed
+        // as is, the decoder takes those bytes for the next record's framing and reports the
+        // payload whole (what `decode` must not let happen).
+        let mut trailing = vec![2u8, 1, 2, 3, 4, 5, 6, 7, 8];
+        trailing.extend(framing);
+        {
+            let mut state = d.state.lock().unwrap();
+            assert!(decode_one(&mut state.decoder, &framing, &trailing).is_ok());
+            state.decoder = build(&d.reader, &state.store).unwrap();
+        }
+        // A good record whose bytes are exactly the framing (a = 0, f = the key's bytes).
+        let good: &'static [u8] = framing.to_vec().leak();
+        let trailing: &'static [u8] = trailing.leak();
+        let p = |bytes: &'static [u8]| {
+            Some(Payload {
+                bytes,
+                schema_id: None,
+                message_indexes: &[],
+            })
+        };
+        let out = d.decode(&[p(good), p(trailing), p(good)]).unwrap();
+        assert_ne!(d.state.lock().unwrap().seed, seed, "a new seed");
+        let s = out.array.as_struct();
+        let ok: Vec<bool> = (0..3).map(|i| s.is_valid(i)).collect();
+        assert_eq!(ok, vec![true, false, true]);
+        assert_eq!(s.column(0).as_primitive::<Int64Type>().value(2), 0);
+        let f = s.column(1).as_fixed_size_binary();
+        assert_eq!(f.value(0), &framing[1..]);
+        assert!(out.errors[1].as_ref().unwrap().contains("not valid Avro"));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! | `formats.rs` | the formats a key or value is read as, and the one dispatch to a format's decoder; UTF-8 strings |
 //! | `avro.rs` | Avro payloads into one Arrow column through `arrow-avro`, every writer version resolved to the reader schema |
 //! | `avro_shape.rs` | the column users get from `arrow-avro`'s, and back: Spark's shapes of Avro unions (`member0`, ...; `int`/`long` as `long`); `uuid` read as the `string` or `fixed` it is on |
+//! | `avro_feed.rs` | Avro payloads fed to `arrow-avro`'s streaming decoder uncopied, one record each, grouped by writer schema; schema keys no payload's tail can pass for |
 //! | `avro_encode.rs` | typed keys and values written back: Avro with Confluent's framing |
 //! | `record_types.rs` | topics of several record types (record-name subject strategies): one struct column with a field per type, each record routed by its writer id to its subject |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
@@ -22,6 +23,7 @@
 pub mod avro;
 pub mod avro_encode;
 pub mod avro_shape;
+mod avro_feed;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
