@@ -22,8 +22,8 @@
 
 pub mod avro;
 pub mod avro_encode;
-pub mod avro_shape;
 mod avro_feed;
+pub mod avro_shape;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
