@@ -24,26 +24,15 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kafkalog::values::avro;
-use kafkalog::values::decoder::{Payload, SchemaText, SchemaType, WriterSchemas};
+use kafkalog::values::decoder::{Payload, SchemaText, SchemaType};
 use std::hint::black_box;
 
 /// Payloads a decode call is handed.
 const BATCH: usize = 64 * 1024;
 
-struct Writers(HashMap<i64, Arc<SchemaText>>);
-
-impl WriterSchemas for Writers {
-    fn writer(&self, id: i64) -> Option<Arc<SchemaText>> {
-        self.0.get(&id).cloned()
-    }
-}
-
 fn avro_schema(path: &Path) -> SchemaText {
-    SchemaText {
-        schema_type: SchemaType::Avro,
-        schema: std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-        references: Vec::new(),
-    }
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    SchemaText::new(SchemaType::Avro, text)
 }
 
 /// The framed values of `path`: each a 4-byte big-endian length and its bytes.
@@ -82,10 +71,8 @@ fn benches(c: &mut Criterion) {
     kafkalog::tune_allocator();
     let v1 = avro_schema(&dir.join("v1.avsc"));
     let v2 = avro_schema(&dir.join("v2.avsc"));
-    let writers = Writers(HashMap::from([
-        (1, Arc::new(v1)),
-        (2, Arc::new(v2.clone())),
-    ]));
+    let writers =
+        HashMap::<i64, Arc<SchemaText>>::from([(1, Arc::new(v1)), (2, Arc::new(v2.clone()))]);
     let decoder = avro::decoder(&v2, Arc::new(writers)).expect("the reader schema compiles");
     let values = framed_values(&dir.join("values.bin"));
     // The framing removed, as kafkalog::format::confluent does on a read.

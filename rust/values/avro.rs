@@ -658,19 +658,8 @@ mod tests {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
 
-    struct Map(HashMap<i64, Arc<SchemaText>>);
-    impl WriterSchemas for Map {
-        fn writer(&self, id: i64) -> Option<Arc<SchemaText>> {
-            self.0.get(&id).cloned()
-        }
-    }
-
     fn avro(s: &str) -> SchemaText {
-        SchemaText {
-            schema_type: SchemaType::Avro,
-            schema: s.to_string(),
-            references: Vec::new(),
-        }
+        SchemaText::new(SchemaType::Avro, s)
     }
 
     fn zigzag(v: i64) -> Vec<u8> {
@@ -684,7 +673,7 @@ mod tests {
         let v1 = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"long"}]}"#;
         let v2 = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"long"},
             {"name":"b","type":"string","default":"x"}]}"#;
-        let writers = Map(HashMap::from([
+        let writers = HashMap::<i64, Arc<SchemaText>>::from([
             (1, Arc::new(avro(v1))),
             (2, Arc::new(avro(v2))),
             (
@@ -695,7 +684,7 @@ mod tests {
                     references: vec![],
                 }),
             ),
-        ]));
+        ]);
         let d = AvroDecoder::new(&avro(v2), Arc::new(writers)).unwrap();
         let one = zigzag(5);
         let mut two = zigzag(6);
@@ -757,7 +746,11 @@ mod tests {
 
     #[test]
     fn strings_that_are_not_utf8_are_bad_values_alone() {
-        let d = AvroDecoder::new(&avro(r#""string""#), Arc::new(Map(HashMap::new()))).unwrap();
+        let d = AvroDecoder::new(
+            &avro(r#""string""#),
+            Arc::new(HashMap::<i64, Arc<SchemaText>>::new()),
+        )
+        .unwrap();
         let good = [4u8, b'o', b'k'];
         let bad = [4u8, 0xff, 0xfe];
         let p = |bytes: &'static [u8]| {
@@ -779,7 +772,11 @@ mod tests {
     fn bytes_left_that_look_like_framing_are_still_bytes_left() {
         let schema = r#"{"type":"record","name":"F","fields":[{"name":"a","type":"long"},
             {"name":"f","type":{"type":"fixed","name":"E","size":8}}]}"#;
-        let d = AvroDecoder::new(&avro(schema), Arc::new(Map(HashMap::new()))).unwrap();
+        let d = AvroDecoder::new(
+            &avro(schema),
+            Arc::new(HashMap::<i64, Arc<SchemaText>>::new()),
+        )
+        .unwrap();
         let seed = d.state.lock().unwrap().seed;
         let framing = Keys::prefix(READER_ID, seed);
         // A record (a = 1, f = 8 bytes) and, after it, exactly a known schema's framing: fed
@@ -815,7 +812,11 @@ mod tests {
 
     #[test]
     fn primitive_schemas_and_references() {
-        let d = AvroDecoder::new(&avro(r#""string""#), Arc::new(Map(HashMap::new()))).unwrap();
+        let d = AvroDecoder::new(
+            &avro(r#""string""#),
+            Arc::new(HashMap::<i64, Arc<SchemaText>>::new()),
+        )
+        .unwrap();
         assert_eq!(d.data_type(), &DataType::Utf8);
         let bytes = [4u8, b'h', b'i'];
         let out = d
@@ -839,7 +840,7 @@ mod tests {
                     .into(),
             )],
         };
-        let d = AvroDecoder::new(&text, Arc::new(Map(HashMap::new()))).unwrap();
+        let d = AvroDecoder::new(&text, Arc::new(HashMap::<i64, Arc<SchemaText>>::new())).unwrap();
         let DataType::Struct(fields) = d.data_type() else {
             panic!("a struct")
         };

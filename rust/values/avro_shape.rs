@@ -675,11 +675,7 @@ mod tests {
     }
 
     fn avro(s: &str) -> SchemaText {
-        SchemaText {
-            schema_type: SchemaType::Avro,
-            schema: s.to_string(),
-            references: Vec::new(),
-        }
+        SchemaText::new(SchemaType::Avro, s)
     }
 
     fn zz(v: i64) -> Vec<u8> {

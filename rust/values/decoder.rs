@@ -8,6 +8,7 @@
 //! null in the array and its reason is in [`Decoded::errors`]; the caller decides whether that
 //! is an error (naming file, offset and schema id) or a null with a `value_error`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
@@ -39,10 +40,28 @@ pub struct SchemaText {
     pub references: Vec<(String, String)>,
 }
 
+impl SchemaText {
+    /// A schema of `schema_type` that references no other.
+    pub fn new(schema_type: SchemaType, schema: impl Into<String>) -> SchemaText {
+        SchemaText {
+            schema_type,
+            schema: schema.into(),
+            references: Vec::new(),
+        }
+    }
+}
+
 /// Writer schemas by id, as the registry (or the user) knows them.
 pub trait WriterSchemas: Send + Sync {
     /// The schema registered under `id`, or `None` if the registry does not have it.
     fn writer(&self, id: i64) -> Option<Arc<SchemaText>>;
+}
+
+/// Writer schemas given as a map from id to schema.
+impl WriterSchemas for HashMap<i64, Arc<SchemaText>> {
+    fn writer(&self, id: i64) -> Option<Arc<SchemaText>> {
+        self.get(&id).cloned()
+    }
 }
 
 /// One payload: a key's or a value's bytes after the framing.

@@ -214,11 +214,7 @@ mod tests {
     use arrow_array::Array;
 
     fn avro(s: &str) -> SchemaText {
-        SchemaText {
-            schema_type: SchemaType::Avro,
-            schema: s.to_string(),
-            references: Vec::new(),
-        }
+        SchemaText::new(SchemaType::Avro, s)
     }
 
     const A1: &str = r#"{"type":"record","name":"A","namespace":"shop","fields":[
