@@ -180,60 +180,18 @@ message All {
 }
 "#;
 
-/// Fuzz entry (`kafkalog::fuzzing::protobuf_value`): arbitrary bytes as payloads of a schema
-/// with every field kind; the first byte cuts the rest into payloads. Any panic is a bug, and
-/// the array must be valid Arrow.
+/// The decoder the fuzz target `kafkalog::fuzzing::protobuf_value` feeds arbitrary payloads to:
+/// the fuzz schema, which has every kind of field, and no writer schemas.
 #[doc(hidden)]
-pub fn fuzz_payloads(data: &[u8]) {
+pub fn fuzz_decoder() -> Arc<dyn PayloadDecoder> {
     static DECODER: std::sync::OnceLock<Arc<dyn PayloadDecoder>> = std::sync::OnceLock::new();
-    struct NoWriters;
-    impl WriterSchemas for NoWriters {
-        fn writer(&self, _id: i64) -> Option<Arc<SchemaText>> {
-            None
-        }
-    }
-    let decoder = DECODER.get_or_init(|| {
-        let schema = SchemaText {
-            schema_type: SchemaType::Protobuf,
-            schema: FUZZ_SCHEMA.to_owned(),
-            references: Vec::new(),
-        };
-        decoder(&schema, None, Arc::new(NoWriters)).expect("the fuzz schema compiles")
-    });
-    // The fuzzer's inputs are at most 64 KiB (`-max_len`); the replay of saved segments in
-    // `cargo test` skips what is larger.
-    if data.len() > 1 << 16 {
-        return;
-    }
-    let Some((&cut, rest)) = data.split_first() else {
-        return;
-    };
-    let size = usize::from(cut).max(1) * 4;
-    let payloads: Vec<Option<Payload<'_>>> = rest
-        .chunks(size)
-        .map(|bytes| {
-            Some(Payload {
-                bytes,
-                schema_id: None,
-                message_indexes: &[],
-            })
+    DECODER
+        .get_or_init(|| {
+            let schema = SchemaText::new(SchemaType::Protobuf, FUZZ_SCHEMA);
+            let writers = std::collections::HashMap::<i64, Arc<SchemaText>>::new();
+            decoder(&schema, None, Arc::new(writers)).expect("the fuzz schema compiles")
         })
-        .chain([None])
-        .chain(std::iter::once(Some(Payload {
-            bytes: rest,
-            schema_id: None,
-            message_indexes: &[],
-        })))
-        .collect();
-    let decoded = decoder
-        .decode(&payloads)
-        .expect("no writer schema is asked for");
-    assert_eq!(decoded.array.len(), payloads.len());
-    decoded
-        .array
-        .to_data()
-        .validate_full()
-        .expect("a valid array");
+        .clone()
 }
 
 #[cfg(test)]

@@ -412,20 +412,3 @@ fn proto2_presence_and_unknown_enum_numbers() {
     let (value, _) = decode_one(open.as_ref(), &[0x08, 0x05]);
     assert_eq!(value["e"], "5");
 }
-
-#[test]
-fn the_fuzz_entry_takes_every_kind_and_garbage() {
-    // str "abc", inner { s "hi" }, packed [1, 2, 3], by_name { "k": {} }, at { seconds 1 },
-    // attrs {}.
-    let good = b"\xa2\x01\x03abc\x92\x01\x04\x0a\x02hi\xa2\x01\x03\x01\x02\x03\
-        \xaa\x01\x05\x0a\x01k\x12\x00\xca\x01\x02\x08\x01\xea\x01\x00";
-    let mut data = vec![0x40];
-    data.extend_from_slice(good);
-    fuzz_payloads(&data);
-    for cut in [1u8, 3, 255] {
-        let mut data = vec![cut];
-        data.extend((0..600u32).map(|i| (i * 37 % 251) as u8));
-        fuzz_payloads(&data);
-    }
-    fuzz_payloads(&[]);
-}
