@@ -17,6 +17,7 @@
 //! - [`read`]: the paths-to-files pipeline and the readers (one core or several).
 //! - [`mod@write`]: writing and appending partitions, locally and to object stores.
 //! - [`cleanup`]: compaction, retention, index rebuilds, verification.
+//! - [`spark`]: Spark's data source options and column shapes, once for both Spark sources.
 //! - `python` (feature `python`): the PyO3 bindings, thin; errors mapped in one place.
 //! - `jni` (feature `jni`): the JNI bindings of the Spark connector written in Java (`jvm/`).
 //!
@@ -63,6 +64,7 @@ pub mod fuzzing;
 pub mod internal;
 pub mod log;
 pub mod read;
+pub mod spark;
 pub mod storage;
 pub mod values;
 pub mod write;
