@@ -8,6 +8,7 @@
 //! `cargo bench --bench decode`; criterion prints records/s (elements) and MB/s of segment bytes.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use kafkalog::arrow::schema::{Column, Projection};
 use kafkalog::format::batch::{CrcPolicy, TimestampType};
 use kafkalog::format::compression::Compression;
 use kafkalog::format::legacy::{write_entry, write_wrapper, Wrapper};
@@ -138,6 +139,16 @@ fn wanted(id: &str) -> bool {
 }
 
 fn bench_case(c: &mut Criterion, group: &str, name: &str, make: impl FnOnce() -> Vec<u8>) {
+    bench_read(c, group, name, ReaderBuilder::new(), make)
+}
+
+fn bench_read(
+    c: &mut Criterion,
+    group: &str,
+    name: &str,
+    builder: ReaderBuilder,
+    make: impl FnOnce() -> Vec<u8>,
+) {
     if !wanted(&format!("{group}/{name}")) {
         return;
     }
@@ -145,7 +156,6 @@ fn bench_case(c: &mut Criterion, group: &str, name: &str, make: impl FnOnce() ->
     let mut g = c.benchmark_group(group);
     g.sample_size(10);
     g.throughput(Throughput::Elements(record_count() as u64));
-    let builder = ReaderBuilder::new();
     g.bench_function(BenchmarkId::new(name, "records"), |b| {
         b.iter(|| {
             let (batches, _) = decode_bytes(&builder, black_box(bytes), Origin::default()).unwrap();
@@ -241,12 +251,21 @@ fn benches(c: &mut Criterion) {
         Compression::Zstd,
     ] {
         let name = format!("{}-100B", codec.name());
-        if wanted(&format!("v2/{name}")) || wanted(&format!("bare/{name}")) {
+        if wanted(&format!("v2/{name}"))
+            || wanted(&format!("bare/{name}"))
+            || wanted(&format!("spark/{name}"))
+        {
             let segment = v2_segment(&small, codec);
             bench_case(c, "v2", &name, || segment.clone());
             if wanted(&format!("bare/{name}")) {
                 bare_decompression(c, &name, &segment);
             }
+            // What the JVM Spark source asks for `sum(length(value)), max(offset)`: two
+            // columns, the values as views into the decompressed records.
+            let spark = ReaderBuilder::new()
+                .with_projection(Projection::new(vec![Column::Value, Column::Offset]).unwrap())
+                .with_binary_view(true);
+            bench_read(c, "spark", &name, spark, || segment.clone());
         }
     }
     for magic in [0i8, 1] {
