@@ -4,6 +4,11 @@
 //! partition's remote and local segments made one log. [`resolve`] is the one pipeline: the
 //! Rust [`ReaderBuilder::build`](crate::read::reader::ReaderBuilder::build) and every Python
 //! function that takes paths use it.
+//!
+//! Which topics a read takes is decided here too: a [`TopicFilter`] (Spark's
+//! `subscribePattern`: a regular expression matched against the whole topic name), and for a
+//! read of typed keys or values over several topics, Kafka's internal topics and the Schema
+//! Registry's storage topic left out unless the filter names them ([`typed_topics`]).
 
 use crate::error::{Error, Result};
 use crate::format::tiered::{SegmentName, TieredDir};
@@ -29,13 +34,24 @@ pub fn resolve(
     storage: &Arc<dyn Storage>,
     paths: &[PathBuf],
 ) -> Result<(Vec<SegmentFile>, Vec<String>)> {
+    resolve_topics(storage, paths, &TopicFilter::default())
+}
+
+/// [`resolve`] keeping only the files of the topics `topics` takes. A file whose topic is not
+/// known (a segment outside a `<topic>-<partition>` directory) is kept only when no pattern is
+/// given.
+pub fn resolve_topics(
+    storage: &Arc<dyn Storage>,
+    paths: &[PathBuf],
+    topics: &TopicFilter,
+) -> Result<(Vec<SegmentFile>, Vec<String>)> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for pattern in paths {
         for path in crate::storage::glob::expand(storage.as_ref(), pattern)? {
             for file in discover_noting(storage.as_ref(), &path, &mut skipped)? {
-                if seen.insert(file.path.clone()) {
+                if topics.keeps(file.origin.topic.as_deref()) && seen.insert(file.path.clone()) {
                     out.push(file);
                 }
             }
@@ -56,13 +72,124 @@ pub fn resolve(
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
+        let filtered = match topics.pattern() {
+            Some(p) => format!(" of a topic matching {p:?}"),
+            None => String::new(),
+        };
         notes.push(format!(
-            "no Kafka segment (<20-digit offset>.log) found under {}: not a segment file, a \
-             partition directory (<topic>-<partition>) or a log directory holding them",
+            "no Kafka segment (<20-digit offset>.log){filtered} found under {}: not a segment \
+             file, a partition directory (<topic>-<partition>) or a log directory holding them",
             listed.join(", ")
         ));
     }
     Ok((out, notes))
+}
+
+/// Which topics a read takes: every topic (the default), or those whose whole name matches a
+/// regular expression, as Spark's Kafka source's `subscribePattern` (Kafka's consumer tests
+/// `pattern.matcher(topic).matches()`, a match of the whole name). Java's syntax for the
+/// patterns topic names need (classes, alternation, repetition, groups); a construct Rust's
+/// `regex` does not have (look-around, back-references, possessive quantifiers) is an
+/// [`Error::invalid_argument`] naming the pattern.
+#[derive(Clone, Debug, Default)]
+pub struct TopicFilter {
+    pattern: Option<(String, regex::Regex)>,
+}
+
+impl TopicFilter {
+    /// The filter of `pattern` (`None`: every topic).
+    pub fn new(pattern: Option<&str>) -> Result<TopicFilter> {
+        let Some(pattern) = pattern else {
+            return Ok(TopicFilter::default());
+        };
+        // Anchored at both ends: Java's `matches()`, not `find()`.
+        let regex = regex::Regex::new(&format!(r"\A(?:{pattern})\z")).map_err(|e| {
+            Error::invalid_argument(format!(
+                "topics: {pattern:?} is not a pattern kafkalog can match: {}",
+                one_line(&e.to_string())
+            ))
+        })?;
+        Ok(TopicFilter {
+            pattern: Some((pattern.to_string(), regex)),
+        })
+    }
+
+    /// The pattern as given, if any.
+    pub fn pattern(&self) -> Option<&str> {
+        self.pattern.as_ref().map(|(p, _)| p.as_str())
+    }
+
+    /// Whether a file of `topic` is read (`None`: a file whose topic is not known).
+    pub fn keeps(&self, topic: Option<&str>) -> bool {
+        match (&self.pattern, topic) {
+            (None, _) => true,
+            (Some((_, regex)), Some(topic)) => regex.is_match(topic),
+            (Some(_), None) => false,
+        }
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The Schema Registry's storage topic unless the registry names another
+/// (`kafkastore.topic`).
+pub const DEFAULT_SCHEMAS_TOPIC: &str = "_schemas";
+
+/// Whether `topic` is one of Kafka's own topics, whose records are the cluster's state and
+/// never a producer's payload: the group and transaction coordinators' `__consumer_offsets`,
+/// `__transaction_state` and `__share_group_state` (Kafka's `Topic.isInternal`), KRaft's
+/// `__cluster_metadata` and tiered storage's `__remote_log_metadata`.
+pub fn is_internal_topic(topic: &str) -> bool {
+    topic.starts_with("__") && crate::format::internal::Topic::from_name(topic).is_some()
+}
+
+/// The files a read of typed keys or values decodes, and the topics it left out. A read over
+/// several topics (a log directory, a glob) leaves out Kafka's internal topics
+/// ([`is_internal_topic`]) and the registry's storage topic (`schemas_topic`, default
+/// [`DEFAULT_SCHEMAS_TOPIC`]): their records are not the producers' framed payloads, and each
+/// topic's schema is its own subject's. A topic is read all the same when `topics` names it
+/// (a pattern matching its name), or when it is the only topic read (a path naming it).
+pub fn typed_topics(
+    files: Vec<SegmentFile>,
+    topics: &TopicFilter,
+    schemas_topic: Option<&str>,
+) -> (Vec<SegmentFile>, Vec<String>) {
+    let registry = schemas_topic.unwrap_or(DEFAULT_SCHEMAS_TOPIC);
+    let names: Vec<&str> = distinct_topics(&files);
+    if names.len() <= 1 || topics.pattern().is_some() {
+        return (files, Vec::new());
+    }
+    let left_out: Vec<String> = names
+        .iter()
+        .filter(|t| is_internal_topic(t) || **t == registry)
+        .map(|t| t.to_string())
+        .collect();
+    if left_out.is_empty() {
+        return (files, left_out);
+    }
+    let kept = files
+        .into_iter()
+        .filter(|f| {
+            f.origin
+                .topic
+                .as_deref()
+                .is_none_or(|t| !left_out.iter().any(|l| l == t))
+        })
+        .collect();
+    (kept, left_out)
+}
+
+/// The topics of `files`, each once, in reading order.
+pub fn distinct_topics(files: &[SegmentFile]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for t in files.iter().filter_map(|f| f.origin.topic.as_deref()) {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
 }
 
 impl ReaderBuilder {
@@ -289,6 +416,91 @@ mod tests {
             glob.iter().map(|r| r.1).collect::<HashSet<_>>(),
             HashSet::from([0, 1])
         );
+    }
+
+    /// `topics` keeps the topics whose whole name matches, as Spark's `subscribePattern`
+    /// (Java's `matches()`): `orders` does not take `orders-eu`, `orders.*` does.
+    #[test]
+    fn topic_filter_matches_whole_names() {
+        let storage = default_storage();
+        let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/logs"));
+        let topics_of = |pattern: Option<&str>| -> Vec<String> {
+            let filter = TopicFilter::new(pattern).unwrap();
+            let (files, _) =
+                resolve_topics(&storage, std::slice::from_ref(&root), &filter).unwrap();
+            distinct_topics(&files)
+                .into_iter()
+                .map(String::from)
+                .collect()
+        };
+        let all = topics_of(None);
+        assert!(all.len() > 2, "{all:?}");
+        assert_eq!(topics_of(Some("orders")), ["orders"]);
+        assert_eq!(topics_of(Some("order")), Vec::<String>::new());
+        assert_eq!(topics_of(Some("ord.*")), ["orders"]);
+        let some = topics_of(Some("orders|clicks"));
+        assert_eq!(some.len(), 2, "{some:?}");
+        assert!(some.iter().all(|t| t == "orders" || t == "clicks"));
+        // No match is a note, never a silent empty read.
+        let filter = TopicFilter::new(Some("nothing")).unwrap();
+        let (files, notes) = resolve_topics(&storage, &[root], &filter).unwrap();
+        assert!(files.is_empty());
+        assert!(
+            notes[0].contains("of a topic matching \"nothing\""),
+            "{notes:?}"
+        );
+        // A file whose topic is unknown is left out by a pattern, kept without one.
+        let unknown = TopicFilter::new(Some(".*")).unwrap();
+        assert!(!unknown.keeps(None) && TopicFilter::default().keeps(None));
+        // What Java has and Rust's regex lacks is a clear error.
+        let err = TopicFilter::new(Some("(?=orders).*")).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::InvalidArgument);
+        assert!(err.message.starts_with("topics: \"(?=orders).*\""), "{err}");
+    }
+
+    /// A typed read over several topics leaves out Kafka's internal topics and the registry's
+    /// storage topic, unless a pattern names them or the read is of that topic alone.
+    #[test]
+    fn typed_reads_leave_out_internal_topics() {
+        let file = |topic: &str| {
+            SegmentFile::new(
+                PathBuf::from(format!("/l/{topic}-0/00000000000000000000.log")),
+                crate::log::origin::Origin {
+                    topic: Some(topic.to_string()),
+                    partition: Some(0),
+                },
+            )
+        };
+        let files = vec![
+            file("__consumer_offsets"),
+            file("_schemas"),
+            file("orders"),
+            file("__cluster_metadata"),
+            file("__transaction_state"),
+            file("__orders"),
+        ];
+        let (kept, left) = typed_topics(files.clone(), &TopicFilter::default(), None);
+        assert_eq!(distinct_topics(&kept), ["orders", "__orders"]);
+        assert_eq!(
+            left,
+            [
+                "__consumer_offsets",
+                "_schemas",
+                "__cluster_metadata",
+                "__transaction_state"
+            ]
+        );
+        // Another storage topic named: `_schemas` is then a topic like any other.
+        let (kept, _) = typed_topics(files.clone(), &TopicFilter::default(), Some("_registry"));
+        assert!(distinct_topics(&kept).contains(&"_schemas"));
+        // A pattern decides alone; one topic read is named by its path.
+        let named = TopicFilter::new(Some("_schemas|orders")).unwrap();
+        let (kept, left) = typed_topics(files.clone(), &named, None);
+        assert_eq!(kept.len(), files.len());
+        assert!(left.is_empty());
+        let (kept, _) = typed_topics(vec![file("_schemas")], &TopicFilter::default(), None);
+        assert_eq!(kept.len(), 1);
+        assert!(is_internal_topic("__share_group_state") && !is_internal_topic("consumer_offsets"));
     }
 
     /// A path with no segment is no silent empty read: `resolve` says so.
