@@ -25,6 +25,12 @@ from kafkalog.cli.arguments import (
     add_storage_arguments,
     storage,
 )
+from kafkalog.cli.convert_tables import (
+    TABLE_SCHEMES,
+    add_table_arguments,
+    cmd_table,
+    refuse_table_options,
+)
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK, EXIT_USAGE, CliError
 from kafkalog.cli.schemas import add_value_arguments, value_kwargs
 from kafkalog.cli.text import _human_bytes, _ms_column
@@ -192,6 +198,9 @@ def exact_topic(topic: str) -> str:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    if args.out.startswith(TABLE_SCHEMES):
+        return cmd_table(args)
+    refuse_table_options(args)
     directory = _is_directory(args.out)
     fmt = _out_format(args.out, args.format)
     if args.out == "-" and fmt != "jsonl":
@@ -407,6 +416,14 @@ OUT ending in "/" (or an existing directory) gets one file per topic: OUT/<topic
 one schema, and converting them into one file is an error saying so.
 OUT is written under a temporary name and renamed when complete.
 A progress line is shown on stderr when it is a terminal.
+
+Tables (docs/lakehouse.md): OUT delta://PATH-OR-URI (Delta Lake, through deltalake) or
+iceberg://NAMESPACE.TABLE (Apache Iceberg, through pyiceberg: --catalog NAME of pyiceberg's
+configuration, or --catalog-uri sqlite:///cat.db --warehouse file:///wh). Each commit records
+the next offset of every topic-partition in the same atomic table commit as its rows: run
+again to write only what is new, also after a run was killed. --mode upsert keeps the latest
+record of each key (a tombstone deletes it), as compaction does. Partitioned by topic and
+timestamp day (--partition-by); the summary is printed at the end. Needs kafkalog[lake].
 """
 
 
@@ -506,5 +523,6 @@ def register(sub: Any) -> None:
         "watermark and log start offset checkpoints (default); all: every record on disk",
     )
     add_value_arguments(c)
+    add_table_arguments(c)
     add_storage_arguments(c)
     c.set_defaults(func=cmd_convert)

@@ -1,0 +1,400 @@
+"""Apache Iceberg tables through ``pyiceberg``, in any catalog pyiceberg is configured with
+(its SQL catalog on a SQLite file is the embedded default: ``catalog_uri`` and ``warehouse``).
+
+Rows are written as data files by pyiceberg's own writer a chunk at a time; each commit is one
+snapshot (a fast append; for ``mode="upsert"`` a delete of the keys' rows and an append, in one
+transaction) whose summary carries ``kafkalog.offsets``: the next offset of every
+topic-partition the table holds (the Iceberg spec's snapshot ``summary`` map, written in the
+same atomic metadata swap as the files). A run reads it from the newest snapshot that has it,
+walking back through the current snapshot's ancestors (other writers' snapshots have none).
+pyiceberg retries a commit that lost a race by rebasing it on the new head; kafkalog lets it
+only when no other commit recorded offsets of the same partitions since this run read them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kafkalog.errors import ConcurrentWriteError, InvalidArgumentError
+from kafkalog.tables._lazy import require
+from kafkalog.tables._rows import DAY_COLUMN, TOMBSTONE, cast, groups, merge, table_schema
+from kafkalog.tables._run import (
+    OFFSETS_KEY,
+    Commit,
+    Mode,
+    TableCommitError,
+    latest_per_key,
+    offsets_json,
+    parse_offsets,
+)
+from kafkalog.tables._source import TopicPartition
+
+#: Rows handed to pyiceberg's writer at once (its data files are cut from them).
+CHUNK_BYTES = 128 << 20
+
+#: object_store's storage options (kafkalog's) and pyiceberg's FileIO properties of the same.
+_FILE_IO = {
+    "aws_endpoint": "s3.endpoint",
+    "aws_endpoint_url": "s3.endpoint",
+    "endpoint": "s3.endpoint",
+    "aws_access_key_id": "s3.access-key-id",
+    "access_key_id": "s3.access-key-id",
+    "aws_secret_access_key": "s3.secret-access-key",
+    "secret_access_key": "s3.secret-access-key",
+    "aws_session_token": "s3.session-token",
+    "session_token": "s3.session-token",
+    "aws_region": "s3.region",
+    "region": "s3.region",
+}
+
+
+def identifier(table: str) -> tuple[str, ...]:
+    """An ``iceberg://`` destination's table identifier: ``iceberg://db.events`` is
+    ``("db", "events")`` (a nested namespace: ``a.b.events``)."""
+    if table.startswith("iceberg://"):
+        table = table[len("iceberg://") :]
+    parts = tuple(p for p in table.split("."))
+    if len(parts) < 2 or not all(parts):
+        raise InvalidArgumentError(
+            f"iceberg://{table}: an Iceberg table is named <namespace>.<table>"
+        )
+    return parts
+
+
+def catalog_properties(
+    catalog: str | Mapping[str, Any] | None,
+    catalog_uri: str | None,
+    warehouse: str | None,
+    storage_options: Mapping[str, str] | None,
+) -> tuple[str, dict[str, Any]]:
+    """The catalog's name and the properties pyiceberg loads it with: ``catalog`` as a name of
+    pyiceberg's configuration (``~/.pyiceberg.yaml``, ``PYICEBERG_CATALOG__*``) or as
+    properties; ``catalog_uri`` and ``warehouse`` make a SQL catalog (a SQLite file:
+    ``sqlite:///cat.db``); the read's storage options become the FileIO's where the catalog
+    does not give them."""
+    name = "default"
+    props: dict[str, Any] = {}
+    if isinstance(catalog, str):
+        name = catalog
+    elif catalog is not None:
+        props = {str(k): v for k, v in catalog.items()}
+        name = str(props.pop("name", name))
+    if catalog_uri is not None:
+        props.setdefault("type", "sql")
+        props["uri"] = catalog_uri
+    if warehouse is not None:
+        props["warehouse"] = warehouse
+    for key, value in dict(storage_options or {}).items():
+        mapped = _FILE_IO.get(key.lower())
+        if mapped is not None:
+            props.setdefault(mapped, value)
+    if "s3.endpoint" not in props and os.environ.get("AWS_ENDPOINT_URL"):
+        props["s3.endpoint"] = os.environ["AWS_ENDPOINT_URL"]
+    return name, props
+
+
+class IcebergSink:
+    """An Iceberg table as a run writes it."""
+
+    def __init__(
+        self,
+        table: str,
+        *,
+        mode: Mode,
+        partition_by: Sequence[str],
+        catalog: str | Mapping[str, Any] | None,
+        catalog_uri: str | None,
+        warehouse: str | None,
+        storage_options: Mapping[str, str] | None,
+        target_file_size: int,
+    ) -> None:
+        require("pyiceberg", "pyiceberg[sql-sqlite,pyiceberg-core]")
+        from pyiceberg.catalog import load_catalog
+
+        self.identifier = identifier(table)
+        self.name = ".".join(self.identifier)
+        self.mode = mode
+        self.partition_by = list(partition_by)
+        self.target_file_size = target_file_size
+        name, props = catalog_properties(catalog, catalog_uri, warehouse, storage_options)
+        try:
+            self.catalog = load_catalog(name, **props)
+        except Exception as e:
+            raise InvalidArgumentError(
+                f"iceberg://{self.name}: catalog {name!r} could not be loaded "
+                f"({type(e).__name__}: {' '.join(str(e).split())}); name one of pyiceberg's "
+                "configuration (--catalog NAME), or give --catalog-uri and --warehouse"
+            ) from e
+        self.table: Any = None
+        self.expected: dict[TopicPartition, int | None] = {}
+        self.schema: pa.Schema | None = None
+        self.buffer: list[pa.Table] = []
+        self.buffered = 0
+        self.written = 0
+        self.files: list[Any] = []
+        self.write_uuid = uuid.uuid4()
+        self.counter = itertools.count(0)
+        self.commit_id = uuid.uuid4().hex
+
+    # -- the table ---------------------------------------------------------------------------
+
+    def _load(self) -> Any:
+        from pyiceberg.exceptions import NoSuchTableError
+
+        try:
+            return self.catalog.load_table(self.identifier)
+        except NoSuchTableError:
+            return None
+
+    def _offsets(self, table: Any) -> dict[TopicPartition, int]:
+        """``kafkalog.offsets`` of the newest snapshot in the current one's ancestry that has
+        them."""
+        snapshot = table.current_snapshot()
+        while snapshot is not None:
+            summary = snapshot.summary
+            props = summary.additional_properties if summary is not None else {}
+            if OFFSETS_KEY in props:
+                return parse_offsets(props[OFFSETS_KEY])
+            parent = snapshot.parent_snapshot_id
+            snapshot = None if parent is None else table.metadata.snapshot_by_id(parent)
+        return {}
+
+    def committed(self, keys: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        self.table = self._load()
+        state = {} if self.table is None else self._offsets(self.table)
+        self.state = state
+        out = {}
+        for key in keys:
+            self.expected[key] = state.get(key)
+            if key in state:
+                out[key] = state[key]
+        if self.table is not None:
+            self.schema = self._arrow_schema(self.table)
+        return out
+
+    def _arrow_schema(self, table: Any) -> pa.Schema:
+        return table_schema(table.schema().as_arrow(), "iceberg")
+
+    def _create(self, rows: pa.Schema) -> Any:
+        from pyiceberg.exceptions import NamespaceAlreadyExistsError, TableAlreadyExistsError
+        from pyiceberg.transforms import DayTransform
+
+        namespace = self.identifier[:-1]
+        try:
+            self.catalog.create_namespace(namespace)
+        except NamespaceAlreadyExistsError:
+            pass
+        properties = {"write.target-file-size-bytes": str(self.target_file_size)}
+        try:
+            tx = self.catalog.create_table_transaction(
+                self.identifier, schema=rows, properties=properties
+            )
+            with tx.update_spec() as spec:
+                if "topic" in self.partition_by:
+                    spec.add_identity("topic")
+                if "partition" in self.partition_by:
+                    spec.add_identity("partition")
+                if "day" in self.partition_by:
+                    spec.add_field("timestamp", DayTransform(), DAY_COLUMN)
+            tx.commit_transaction()
+        except TableAlreadyExistsError:
+            pass
+        return self.catalog.load_table(self.identifier)
+
+    def open(self, records: pa.Schema, what: str) -> None:
+        rows = table_schema(records, "iceberg")
+        rows = pa.schema([f for f in rows if f.name != TOMBSTONE])
+        if self.table is None:
+            self.table = self._create(rows)
+            self.schema = self._arrow_schema(self.table)
+        assert self.schema is not None
+        merged = merge(self.schema, rows, f"{self.name}: {what}")
+        if merged != self.schema:
+            self._flush()  # rows of the old schema are written with it
+            try:
+                with self.table.update_schema() as update:
+                    update.union_by_name(merged)
+            except Exception as e:
+                raise _error(self.name, e) from e
+            self.table = self._load()
+            self.schema = self._arrow_schema(self.table)
+
+    # -- rows --------------------------------------------------------------------------------
+
+    def write(self, rows: pa.Table) -> None:
+        assert self.schema is not None
+        if self.mode == "upsert":
+            dead = rows.column(TOMBSTONE)
+            rows = cast(rows.drop_columns([TOMBSTONE]), self.schema).append_column(TOMBSTONE, dead)
+        else:
+            rows = cast(rows, self.schema)
+        self.buffer.append(rows)
+        self.buffered += rows.nbytes
+        self.written += rows.nbytes
+        if self.mode == "append" and self.buffered >= CHUNK_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        """The waiting rows written as data files (not yet in the table)."""
+        if not self.buffer or self.mode == "upsert":
+            return
+        from pyiceberg.io.pyarrow import _dataframe_to_data_files
+
+        data = pa.concat_tables(self.buffer)
+        self.buffer, self.buffered = [], 0
+        self.files += list(
+            _dataframe_to_data_files(
+                table_metadata=self.table.metadata,
+                df=data,
+                io=self.table.io,
+                write_uuid=self.write_uuid,
+                counter=self.counter,
+            )
+        )
+
+    def pending_bytes(self) -> int:
+        return self.written
+
+    # -- commits -----------------------------------------------------------------------------
+
+    def _check(self, table: Any, changed: Mapping[TopicPartition, int]) -> None:
+        now = self._offsets(table)
+        for key in changed:
+            if now.get(key) != self.expected.get(key):
+                raise ConcurrentWriteError(
+                    f"{self.name}: another writer committed {key[0]}-{key[1]} up to offset "
+                    f"{now.get(key)} while this run was writing from {self.expected.get(key)}; "
+                    "nothing of this commit is in the table, and a new run continues from there"
+                )
+
+    def commit(self, changed: Mapping[TopicPartition, int]) -> Commit:
+        self._flush()
+        table = self._load()
+        if table is None:
+            raise TableCommitError(f"{self.name}: the table is gone")
+        self._check(table, changed)
+        state = dict(self._offsets(table))
+        state.update(changed)
+        props = {OFFSETS_KEY: offsets_json(state), "kafkalog.commit": self.commit_id}
+        files, self.files = self.files, []
+        tx = table.transaction()
+        if self.mode == "upsert":
+            files = self._upsert(tx, props)
+            for producer in getattr(tx, "_snapshot_producers", []):
+                self._guard(producer, tx, changed)
+        else:
+            append = tx.update_snapshot(snapshot_properties=props).fast_append()
+            with append:
+                for f in files:
+                    append.append_data_file(f)
+            self._guard(append, tx, changed)
+        self._publish(tx)
+        self.expected.update(changed)
+        self.written = 0
+        self.table = self._load()
+        size = sum(int(f.file_size_in_bytes) for f in files)
+        version = self._snapshot_id(self.table)
+        self.commit_id = uuid.uuid4().hex
+        return Commit(files=len(files), bytes=size, version=version)
+
+    def _guard(self, producer: Any, tx: Any, changed: Mapping[TopicPartition, int]) -> None:
+        """pyiceberg's retry of a commit that lost a race re-validates the producer on the
+        new head: let it go on only while no other commit advanced these partitions."""
+        if not hasattr(producer, "_validate_concurrency"):
+            return
+        check = self._check
+
+        def validate() -> None:
+            check(tx._table, changed)  # the refreshed table
+
+        producer._validate_concurrency = validate
+
+    def _publish(self, tx: Any) -> None:
+        """The commit: one metadata swap in the catalog holding the snapshot(s) with their
+        files and offsets; atomic."""
+        try:
+            tx.commit_transaction()
+        except ConcurrentWriteError:
+            raise
+        except Exception as e:
+            raise _error(self.name, e) from e
+
+    def _upsert(self, tx: Any, props: dict[str, str]) -> list[Any]:
+        from pyiceberg.expressions import And, EqualTo, In, Or
+        from pyiceberg.io.pyarrow import _dataframe_to_data_files
+
+        if not self.buffer:
+            with tx.update_snapshot(snapshot_properties=props).fast_append():
+                pass
+            return []
+        rows, _keyless = latest_per_key(pa.concat_tables(self.buffer))
+        self.buffer, self.buffered = [], 0
+        conditions = []
+        for (topic, partition), mask in groups([rows.column("topic"), rows.column("partition")]):
+            keys = set(pc.filter(rows.column("key"), mask).to_pylist())
+            conditions.append(
+                And(EqualTo("topic", topic), EqualTo("partition", partition), In("key", keys))
+            )
+        if conditions:
+            condition = conditions[0] if len(conditions) == 1 else Or(*conditions)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "did not match any records": new keys
+                tx.delete(delete_filter=condition, snapshot_properties=props)
+        live = rows.filter(pc.invert(rows.column(TOMBSTONE))).drop_columns([TOMBSTONE])
+        files = list(
+            _dataframe_to_data_files(
+                table_metadata=tx.table_metadata,
+                df=live,
+                io=tx._table.io,
+                write_uuid=self.write_uuid,
+                counter=self.counter,
+            )
+        )
+        with tx.update_snapshot(snapshot_properties=props).fast_append() as append:
+            for f in files:
+                append.append_data_file(f)
+        return files
+
+    def _snapshot_id(self, table: Any) -> int:
+        snapshot = table.current_snapshot()
+        while snapshot is not None:
+            if (
+                snapshot.summary
+                and snapshot.summary.additional_properties.get("kafkalog.commit") == self.commit_id
+            ):
+                return int(snapshot.snapshot_id)
+            parent = snapshot.parent_snapshot_id
+            snapshot = None if parent is None else table.metadata.snapshot_by_id(parent)
+        current = table.current_snapshot()
+        return int(current.snapshot_id) if current is not None else -1
+
+    def abort(self) -> None:
+        self.buffer = []
+        self.files = []
+
+
+def _error(name: str, e: Exception) -> Exception:
+    text = " ".join(str(e).split())
+    if type(e).__name__ == "CommitFailedException":
+        return ConcurrentWriteError(
+            f"{name}: the catalog refused the commit ({type(e).__name__}: {text}); nothing of "
+            "this commit is in the table, and a new run continues from the last commit"
+        )
+    if type(e).__name__ == "CommitStateUnknownException":
+        return TableCommitError(
+            f"{name}: the catalog did not say whether the commit was made ({text}); the "
+            "offsets are in the same commit as the rows, so a new run continues from whichever "
+            "commit is the table's last"
+        )
+    return TableCommitError(
+        f"{name}: the commit failed ({type(e).__name__}: {text}); the table is at its last "
+        "commit, and a new run continues from there"
+    )
