@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 
-def _source(
+def _make_source(
     path: _Paths,
     *,
     mode: Mode,
@@ -171,7 +171,7 @@ def to_delta(
     """
     from kafkalog.tables.delta import DeltaSink
 
-    source = _source(
+    source = _make_source(
         path,
         mode=mode,
         topics=topics,
@@ -262,7 +262,7 @@ def to_iceberg(
     """
     from kafkalog.tables.iceberg import IcebergSink
 
-    source = _source(
+    source = _make_source(
         path,
         mode=mode,
         topics=topics,

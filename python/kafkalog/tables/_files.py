@@ -19,10 +19,10 @@ import pyarrow.parquet as pq
 from kafkalog._storage import is_remote, local_path
 from kafkalog.tables._rows import groups
 
-#: Rows of one partition written as one row group once they reach this many bytes.
-ROW_GROUP_BYTES = 64 << 20
+#: Rows of one partition written as one row group once there are this many.
+ROW_GROUP_ROWS = 32 * 1024
 #: All partitions' waiting rows together: past this the largest buffer is written.
-BUFFER_CAP_BYTES = 256 << 20
+BUFFER_CAP_ROWS = 256 * 1024
 #: A data file is closed once it holds this many bytes.
 DEFAULT_TARGET_FILE_SIZE = 128 << 20
 
@@ -90,13 +90,16 @@ class PartitionedFiles:
             if f is None:
                 f = self._new(key, part.schema)
             f.buffer.append(part)
-            f.buffered += part.nbytes
-            if f.buffered >= ROW_GROUP_BYTES:
+            f.buffered += len(part)
+            # A reader's batch is a row group of its own, as `convert` writes them; the rows
+            # of a batch split across partitions wait for more (a row group of a few rows
+            # would make the file slow to read).
+            if f.buffered >= ROW_GROUP_ROWS:
                 self._flush(key, f)
-        total = sum(f.buffered for f in self.open.values())
-        while total > BUFFER_CAP_BYTES:
+        waiting = sum(f.buffered for f in self.open.values())
+        while waiting > BUFFER_CAP_ROWS:
             key, f = max(self.open.items(), key=lambda kv: kv[1].buffered)
-            total -= f.buffered
+            waiting -= f.buffered
             self._flush(key, f)
 
     def _split(self, rows: pa.Table) -> list[tuple[PartitionKey, pa.Table]]:
@@ -106,7 +109,7 @@ class PartitionedFiles:
         cols = [rows.column(c) for c in self.partition_by]
         if all(pc.count_distinct(c, mode="all").as_py() == 1 for c in cols):
             return [(tuple(c[0].as_py() for c in cols), data)]
-        return [(key, data.filter(mask)) for key, mask in groups(cols)]
+        return [(key, data if mask is None else data.filter(mask)) for key, mask in groups(cols)]
 
     def _new(self, key: PartitionKey, schema: pa.Schema) -> _Open:
         self.count += 1

@@ -87,26 +87,42 @@ def shape(batch: pa.RecordBatch, layout: ValueLayout, *, tombstones: bool = Fals
 
 def groups(
     columns: Sequence[pa.ChunkedArray | pa.Array],
-) -> list[tuple[tuple[object, ...], pa.Array]]:
+) -> list[tuple[tuple[object, ...], pa.Array | None]]:
     """The distinct combinations of ``columns``' values (null a value of its own), each with
-    the mask of its rows, in order of first appearance; without pyarrow's query engine
-    (whose import takes seconds)."""
+    the mask of its rows (``None``: every row), without pyarrow's query engine (whose import
+    takes seconds). The common cases are cheap: every column of one value (a batch of one
+    partition and day), or one column with a few."""
+    varying = []
+    for i, c in enumerate(columns):
+        if len(c) == 0 or c.null_count == len(c):
+            continue
+        if c.null_count == 0 and pc.all(pc.equal(c, c[0])).as_py():
+            continue
+        varying.append(i)
+    first = tuple(c[0].as_py() if len(c) else None for c in columns)
+    if not varying:
+        return [(first, None)]
+    if len(varying) == 1:
+        i = varying[0]
+        c = columns[i]
+        out = []
+        for value in pc.unique(c).to_pylist():
+            mask = pc.is_null(c) if value is None else pc.fill_null(pc.equal(c, value), False)
+            key = tuple(value if j == i else first[j] for j in range(len(columns)))
+            out.append((key, mask))
+        return out
     n = len(columns[0])
-    code = pa.array([0] * n, pa.int64()) if n else pa.array([], pa.int64())
-    dictionaries = []
-    for c in columns:
-        encoded = pc.dictionary_encode(c, null_encoding="encode")
+    code = pa.array([0] * n, pa.int64())
+    for i in varying:
+        encoded = pc.dictionary_encode(columns[i], null_encoding="encode")
         if isinstance(encoded, pa.ChunkedArray):
             encoded = encoded.unify_dictionaries().combine_chunks()
-        dictionaries.append(encoded.dictionary)
         radix = len(encoded.dictionary) + 1
         code = pc.add(pc.multiply(code, radix), pc.cast(encoded.indices, pa.int64()))
     out = []
     for value in pc.unique(code).to_pylist():
-        mask = pc.equal(code, value)
-        first = pc.index(code, value).as_py()
-        key = tuple(c[first].as_py() for c in columns)
-        out.append((key, mask))
+        row = pc.index(code, value).as_py()
+        out.append((tuple(c[row].as_py() for c in columns), pc.equal(code, value)))
     return out
 
 
@@ -129,7 +145,9 @@ def table_type(t: pa.DataType, fmt: Literal["delta", "iceberg"], where: str) -> 
     since midnight as int64). A type neither format has (unions) is a
     :class:`TableSchemaError` naming ``where``."""
     if pa.types.is_timestamp(t):
-        return pa.timestamp("us", t.tz)
+        # An instant whatever zone it is shown in ("+00:00", "Etc/UTC"): both formats keep it
+        # in UTC (Delta takes no other zone name).
+        return pa.timestamp("us", None if t.tz is None else "UTC")
     if pa.types.is_dictionary(t):
         return table_type(t.value_type, fmt, where)
     if pa.types.is_large_string(t) or pa.types.is_string_view(t):
@@ -251,7 +269,7 @@ def _merge_type(old: pa.DataType, new: pa.DataType, where: str, what: str) -> pa
         k = _merge_type(old.key_type, new.key_type, f"{where}.key", what)
         v = _merge_type(old.item_type, new.item_type, f"{where}.value", what)
         return pa.map_(k, v)
-    if pa.types.is_timestamp(old) and pa.types.is_timestamp(new) and old.unit == new.unit:
+    if pa.types.is_timestamp(old) and pa.types.is_timestamp(new):
         if (old.tz is None) == (new.tz is None):
             return old
     raise TableSchemaError(

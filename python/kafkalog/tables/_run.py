@@ -223,7 +223,7 @@ def _advance(changed: dict[TopicPartition, int], batch: pa.RecordBatch) -> None:
         changed[first] = max(changed.get(first, 0), offsets[-1].as_py() + 1)
         return
     for (topic, partition), mask in groups([topics, partitions]):
-        last = pc.max(pc.filter(offsets, mask)).as_py()
+        last = pc.max(offsets if mask is None else pc.filter(offsets, mask)).as_py()
         key = (topic, partition)
         changed[key] = max(changed.get(key, 0), last + 1)
 

@@ -339,7 +339,11 @@ class IcebergSink:
         self.buffer, self.buffered = [], 0
         conditions = []
         for (topic, partition), mask in groups([rows.column("topic"), rows.column("partition")]):
-            keys = set(pc.filter(rows.column("key"), mask).to_pylist())
+            keys = set(
+                (
+                    rows.column("key") if mask is None else pc.filter(rows.column("key"), mask)
+                ).to_pylist()
+            )
             conditions.append(
                 And(EqualTo("topic", topic), EqualTo("partition", partition), In("key", keys))
             )
