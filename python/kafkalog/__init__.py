@@ -85,6 +85,7 @@ from kafkalog.reading import (
     schema,
     segments,
 )
+from kafkalog.tables import to_delta, to_iceberg
 from kafkalog.types import (
     CompactReport,
     Compression,
@@ -101,7 +102,6 @@ from kafkalog.types import (
 from kafkalog.types import (
     Visibility as Visibility,
 )
-from kafkalog.tables import to_delta, to_iceberg
 from kafkalog.values import schemas
 from kafkalog.writing import write
 

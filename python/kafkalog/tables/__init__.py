@@ -44,6 +44,7 @@ from kafkalog.values import Format, OnValueError
 __all__ = [
     "to_delta",
     "to_iceberg",
+    "foreach_batch_to_delta",
     "TableSummary",
     "PartitionSummary",
     "TableSchemaError",
@@ -208,6 +209,34 @@ def to_delta(
         layout=check_layout(value_layout),
         commit_bytes=commit_bytes,
         progress=progress,
+    )
+
+
+def foreach_batch_to_delta(
+    table: str | os.PathLike[str],
+    *,
+    app_id: str,
+    partition_by: PartitionBy | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Any:
+    """The incremental route through Spark: a ``foreachBatch`` function for a Structured
+    Streaming query on the ``kafkalog`` source (with a checkpoint) that writes each micro-batch
+    into the Delta table ``table`` exactly once, by its batch id (the version of the
+    application transaction ``app_id``)::
+
+        (spark.readStream.format("kafkalog").load("/backup/kafka-logs")
+              .writeStream.foreachBatch(kafkalog.tables.foreach_batch_to_delta(
+                  "/lake/events", app_id="events-stream"))
+              .option("checkpointLocation", "/lake/_checkpoints/events")
+              .trigger(availableNow=True).start())
+    """
+    from kafkalog.tables.delta import foreach_batch
+
+    return foreach_batch(
+        os.fspath(table),
+        app_id=app_id,
+        partition_by=check_partition_by(partition_by),
+        storage_options=_storage_kwargs(storage_options, None)["storage_options"],
     )
 
 

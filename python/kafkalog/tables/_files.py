@@ -67,11 +67,17 @@ class PartitionedFiles:
         target_file_size: int = DEFAULT_TARGET_FILE_SIZE,
         compression: str = "snappy",
         path_value: Callable[[Any], str],
+        drop: Sequence[str] | None = None,
+        schema: pa.Schema | None = None,
     ) -> None:
         self.root = root.rstrip("/")
         self.remote = is_remote(root)
         self.local_root = None if self.remote else local_path(root)
         self.partition_by = list(partition_by)
+        #: Columns left out of the files (Delta keeps partition values only in its log).
+        self.drop = list(partition_by if drop is None else drop)
+        #: The files' schema (e.g. with Iceberg's field ids), else the rows'.
+        self.schema = schema
         self.storage_options = storage_options
         self.target = target_file_size
         self.compression = compression
@@ -103,7 +109,7 @@ class PartitionedFiles:
             self._flush(key, f)
 
     def _split(self, rows: pa.Table) -> list[tuple[PartitionKey, pa.Table]]:
-        data = rows.drop_columns(self.partition_by)
+        data = rows.drop_columns(self.drop)
         if not self.partition_by:
             return [((), data)]
         cols = [rows.column(c) for c in self.partition_by]
@@ -123,7 +129,7 @@ class PartitionedFiles:
             if self.tmpdir is None:
                 self.tmpdir = tempfile.mkdtemp(prefix=".kafkalog-table-")
             local = os.path.join(self.tmpdir, f"{self.count:05d}.parquet")
-        f = _Open(local, rel, schema, self.compression)
+        f = _Open(local, rel, self.schema or schema, self.compression)
         self.open[key] = f
         return f
 

@@ -185,7 +185,7 @@ def table_type(t: pa.DataType, fmt: Literal["delta", "iceberg"], where: str) -> 
     if pa.types.is_map(t):
         k = table_type(t.key_type, fmt, f"{where}.key")
         v = table_type(t.item_type, fmt, f"{where}.value")
-        return pa.map_(k, v)
+        return pa.map_(t.key_field.with_type(k), t.item_field.with_type(v))
     if pa.types.is_struct(t):
         return pa.struct(
             [

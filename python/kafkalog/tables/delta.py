@@ -361,3 +361,51 @@ def _iso(t: datetime.datetime) -> str:
     if t.tzinfo is None:
         t = t.replace(tzinfo=datetime.UTC)
     return t.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def foreach_batch(
+    table: str,
+    *,
+    app_id: str,
+    partition_by: Sequence[str] | None = ("topic", "day"),
+    storage_options: Mapping[str, str] | None = None,
+) -> Any:
+    """A Structured Streaming ``foreachBatch`` function writing each micro-batch (Spark's
+    Kafka columns, from the ``kafkalog`` source) into the Delta table ``table`` exactly once:
+    the micro-batch's id is the ``version`` of the application transaction ``app_id`` it
+    commits with, and a micro-batch Spark runs again after a failure (same id, same offsets,
+    from the checkpoint) is skipped once the table has it. Each micro-batch is collected on
+    the driver (``toArrow``): bound it with ``maxOffsetsPerTrigger``."""
+    deltalake = require("deltalake", "deltalake")
+    from deltalake.transaction import CommitProperties, Transaction
+
+    from kafkalog.tables._rows import check_partition_by
+
+    uri = table_uri(table)
+    options = dict(storage_options) if storage_options else None
+    columns = [_COLUMNS[p] for p in check_partition_by(partition_by)]
+
+    def write(batch: Any, batch_id: int) -> None:
+        try:
+            done = deltalake.DeltaTable(uri, storage_options=options).transaction_version(app_id)
+        except deltalake.exceptions.TableNotFoundError:
+            done = None
+        if done is not None and batch_id <= done:
+            return
+        data = batch.toArrow()
+        if DAY_COLUMN in columns:
+            data = add_day(data)
+        data = cast(data, table_schema(data.schema, "delta"))
+        deltalake.write_deltalake(
+            uri,
+            data,
+            mode="append",
+            schema_mode="merge",
+            partition_by=columns or None,
+            storage_options=options,
+            commit_properties=CommitProperties(
+                app_transactions=[Transaction(app_id, int(batch_id))]
+            ),
+        )
+
+    return write

@@ -13,6 +13,7 @@ only when no other commit recorded offsets of the same partitions since this run
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import os
 import uuid
@@ -24,8 +25,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kafkalog.errors import ConcurrentWriteError, InvalidArgumentError
+from kafkalog.tables._files import PartitionedFiles
 from kafkalog.tables._lazy import require
-from kafkalog.tables._rows import DAY_COLUMN, TOMBSTONE, cast, groups, merge, table_schema
+from kafkalog.tables._rows import (
+    DAY_COLUMN,
+    TOMBSTONE,
+    TableSchemaError,
+    add_day,
+    cast,
+    groups,
+    merge,
+    table_schema,
+)
 from kafkalog.tables._run import (
     OFFSETS_KEY,
     Commit,
@@ -37,8 +48,17 @@ from kafkalog.tables._run import (
 )
 from kafkalog.tables._source import TopicPartition
 
-#: Rows handed to pyiceberg's writer at once (its data files are cut from them).
-CHUNK_BYTES = 128 << 20
+_EPOCH = datetime.date(1970, 1, 1)
+
+
+def _days(value: Any) -> int | None:
+    """A ``day`` partition value: days since 1970-01-01 (Iceberg's day transform)."""
+    return None if value is None else (value - _EPOCH).days
+
+
+def _path_value(v: Any) -> str:
+    return "null" if v is None else str(v)
+
 
 #: object_store's storage options (kafkalog's) and pyiceberg's FileIO properties of the same.
 _FILE_IO = {
@@ -139,6 +159,9 @@ class IcebergSink:
         self.buffer: list[pa.Table] = []
         self.buffered = 0
         self.written = 0
+        self.storage_options = dict(storage_options) if storage_options else None
+        self.writer: PartitionedFiles | None = None
+        self.spec_columns: list[str] = []
         self.files: list[Any] = []
         self.write_uuid = uuid.uuid4()
         self.counter = itertools.count(0)
@@ -181,7 +204,11 @@ class IcebergSink:
         return out
 
     def _arrow_schema(self, table: Any) -> pa.Schema:
-        return table_schema(table.schema().as_arrow(), "iceberg")
+        """The table's schema as Arrow, in kafkalog's types, each field carrying its Iceberg
+        field id (the data files' Parquet schema needs them)."""
+        from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+        return table_schema(schema_to_pyarrow(table.schema(), include_field_ids=True), "iceberg")
 
     def _create(self, rows: pa.Schema) -> Any:
         from pyiceberg.exceptions import NamespaceAlreadyExistsError, TableAlreadyExistsError
@@ -192,7 +219,11 @@ class IcebergSink:
             self.catalog.create_namespace(namespace)
         except NamespaceAlreadyExistsError:
             pass
-        properties = {"write.target-file-size-bytes": str(self.target_file_size)}
+        properties = {
+            "write.target-file-size-bytes": str(self.target_file_size),
+            # As `kafkalog convert` writes Parquet (pyiceberg's default is zstd).
+            "write.parquet.compression-codec": "snappy",
+        }
         try:
             tx = self.catalog.create_table_transaction(
                 self.identifier, schema=rows, properties=properties
@@ -231,34 +262,90 @@ class IcebergSink:
 
     def write(self, rows: pa.Table) -> None:
         assert self.schema is not None
+        self.written += rows.nbytes
         if self.mode == "upsert":
             dead = rows.column(TOMBSTONE)
             rows = cast(rows.drop_columns([TOMBSTONE]), self.schema).append_column(TOMBSTONE, dead)
-        else:
-            rows = cast(rows, self.schema)
-        self.buffer.append(rows)
-        self.buffered += rows.nbytes
-        self.written += rows.nbytes
-        if self.mode == "append" and self.buffered >= CHUNK_BYTES:
-            self._flush()
+            self.buffer.append(rows)
+            return
+        if self.writer is None:
+            self.writer = self._writer()
+        rows = cast(rows, self.schema)
+        if "day" in self.spec_columns:
+            rows = add_day(rows)
+        self.writer.write(rows)
+
+    def _writer(self) -> PartitionedFiles:
+        """Data files written as the rows come, under the table's ``data/``."""
+        assert self.schema is not None
+        spec = self.table.spec()
+        schema = self.table.schema()
+        names = []
+        for field in spec.fields:
+            source = schema.find_column_name(field.source_id)
+            kind = str(field.transform)
+            if kind == "identity" and source in ("topic", "partition"):
+                names.append(source)
+            elif kind == "day" and source == "timestamp":
+                names.append("day")
+            else:
+                raise TableSchemaError(
+                    f"{self.name}: kafkalog writes tables partitioned by identity(topic), "
+                    f"identity(partition) and day(timestamp), not {kind}({source})"
+                )
+        self.spec_columns = names
+        columns = [DAY_COLUMN if n == "day" else n for n in names]
+        codec = self.table.properties.get("write.parquet.compression-codec", "zstd")
+        return PartitionedFiles(
+            f"{self.table.location().rstrip('/')}/data",
+            columns,
+            storage_options=self.storage_options,
+            target_file_size=self.target_file_size,
+            compression="none" if codec == "uncompressed" else codec,
+            path_value=_path_value,
+            drop=[DAY_COLUMN] if "day" in names else [],
+            schema=self.schema,
+        )
 
     def _flush(self) -> None:
-        """The waiting rows written as data files (not yet in the table)."""
-        if not self.buffer or self.mode == "upsert":
+        """The data files written so far closed and described (not yet in the table)."""
+        if self.writer is None:
             return
-        from pyiceberg.io.pyarrow import _dataframe_to_data_files
-
-        data = pa.concat_tables(self.buffer)
-        self.buffer, self.buffered = [], 0
-        self.files += list(
-            _dataframe_to_data_files(
-                table_metadata=self.table.metadata,
-                df=data,
-                io=self.table.io,
-                write_uuid=self.write_uuid,
-                counter=self.counter,
-            )
+        from pyiceberg.io.pyarrow import (
+            compute_statistics_plan,
+            data_file_statistics_from_parquet_metadata,
+            parquet_path_to_id_mapping,
         )
+        from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+        from pyiceberg.typedef import Record
+
+        done = self.writer.take()
+        self.writer = None
+        if not done:
+            return
+        schema = self.table.schema()
+        plan = compute_statistics_plan(schema, self.table.properties)
+        mapping = parquet_path_to_id_mapping(schema)
+        root = f"{self.table.location().rstrip('/')}/data"
+        for f in done:
+            stats = data_file_statistics_from_parquet_metadata(f.metadata, plan, mapping)
+            values = [
+                _days(v) if n == "day" else v for n, v in zip(self.spec_columns, f.key, strict=True)
+            ]
+            self.files.append(
+                DataFile.from_args(
+                    content=DataFileContent.DATA,
+                    file_path=f"{root}/{f.path}",
+                    file_format=FileFormat.PARQUET,
+                    partition=Record(*values),
+                    file_size_in_bytes=f.size,
+                    sort_order_id=None,
+                    spec_id=self.table.metadata.default_spec_id,
+                    equality_ids=None,
+                    key_metadata=None,
+                    **stats.to_serialized_dict(),
+                )
+            )
 
     def pending_bytes(self) -> int:
         return self.written
@@ -336,7 +423,7 @@ class IcebergSink:
                 pass
             return []
         rows, _keyless = latest_per_key(pa.concat_tables(self.buffer))
-        self.buffer, self.buffered = [], 0
+        self.buffer = []
         conditions = []
         for (topic, partition), mask in groups([rows.column("topic"), rows.column("partition")]):
             keys = set(
@@ -381,6 +468,8 @@ class IcebergSink:
         return int(current.snapshot_id) if current is not None else -1
 
     def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.abort()
         self.buffer = []
         self.files = []
 
