@@ -513,10 +513,10 @@ def read_index(
 def segments(
     path: _Paths,
     *,
-    topics: str | None = None,
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
+    topics: str | None = None,
 ) -> list[Segment]:
     """The segment files :func:`read` reads for ``path``, in its order: the file itself; a
     partition directory's ``<20-digit offset>.log`` files in offset order; or, for a log

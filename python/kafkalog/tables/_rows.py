@@ -39,12 +39,13 @@ def check_layout(layout: str) -> ValueLayout:
     return layout  # type: ignore[return-value]
 
 
-def check_partition_by(partition_by: PartitionBy | None) -> tuple[str, ...]:
+def check_partition_by(partition_by: PartitionBy | Sequence[str] | str | None) -> tuple[str, ...]:
     if partition_by is None:
         return DEFAULT_PARTITION_BY
     if isinstance(partition_by, str):
-        partition_by = [p.strip() for p in partition_by.split(",") if p.strip()]  # type: ignore[assignment]
-    out = tuple(partition_by)
+        out: tuple[str, ...] = tuple(p.strip() for p in partition_by.split(",") if p.strip())
+    else:
+        out = tuple(partition_by)
     for p in out:
         if p not in ("topic", "partition", "day"):
             raise InvalidArgumentError(
@@ -106,23 +107,28 @@ def groups(
         i = varying[0]
         c = columns[i]
         out = []
-        for value in pc.unique(c).to_pylist():
-            mask = pc.is_null(c) if value is None else pc.fill_null(pc.equal(c, value), False)
+        # Arrow scalars, not Python values: any conversion from Python (pa.array, pa.scalar,
+        # a fill value) makes pyarrow import pandas, which takes seconds.
+        for scalar in pc.unique(c):
+            value = scalar.as_py()
+            valid = pc.is_valid(c)
+            mask = pc.invert(valid) if value is None else pc.and_kleene(valid, pc.equal(c, scalar))
             key = tuple(value if j == i else first[j] for j in range(len(columns)))
             out.append((key, mask))
         return out
-    n = len(columns[0])
-    code = pa.array([0] * n, pa.int64())
+    code = None
     for i in varying:
         encoded = pc.dictionary_encode(columns[i], null_encoding="encode")
         if isinstance(encoded, pa.ChunkedArray):
             encoded = encoded.unify_dictionaries().combine_chunks()
+        indices = pc.cast(encoded.indices, pa.int64())
         radix = len(encoded.dictionary) + 1
-        code = pc.add(pc.multiply(code, radix), pc.cast(encoded.indices, pa.int64()))
+        code = indices if code is None else pc.add(pc.multiply(code, radix), indices)
+    assert code is not None
     out = []
-    for value in pc.unique(code).to_pylist():
-        row = pc.index(code, value).as_py()
-        out.append((tuple(c[row].as_py() for c in columns), pc.equal(code, value)))
+    for scalar in pc.unique(code):
+        row = pc.index(code, scalar).as_py()
+        out.append((tuple(c[row].as_py() for c in columns), pc.equal(code, scalar)))
     return out
 
 

@@ -224,7 +224,7 @@ def _advance(changed: dict[TopicPartition, int], batch: pa.RecordBatch) -> None:
         return
     for (topic, partition), mask in groups([topics, partitions]):
         last = pc.max(offsets if mask is None else pc.filter(offsets, mask)).as_py()
-        key = (topic, partition)
+        key = (str(topic), int(partition))  # type: ignore[call-overload]
         changed[key] = max(changed.get(key, 0), last + 1)
 
 

@@ -180,7 +180,9 @@ class Source:
     def read(self, ranges: Sequence[PartitionRange]) -> pa.RecordBatchReader:
         """The records of ``ranges`` (all of one topic), decoded on every core."""
         segs = [seg for r in ranges for seg in r.segments]
-        bounds = {(r.topic, r.partition): (r.start, r.end, None, None) for r in ranges}
+        bounds: dict[
+            tuple[str | None, int | None], tuple[int | None, int | None, int | None, int | None]
+        ] = {(r.topic, r.partition): (r.start, r.end, None, None) for r in ranges}
         items, _issues = plan_segments(
             segs,
             default_bounds=(None, None, None, None),

@@ -323,14 +323,10 @@ def _stats(f: DataFile) -> dict[str, Any]:
     mins: dict[str, Any] = {}
     maxs: dict[str, Any] = {}
     nulls: dict[str, int] = {}
-    schema = meta.schema.to_arrow_schema()
-    for i, field in enumerate(schema):
-        if field.name not in ("offset", "partition", "timestamp", "timestampType"):
-            continue
-        col = next(
-            (j for j in range(meta.num_columns) if meta.schema.column(j).path == field.name),
-            None,
-        )
+    # The footer's columns by path (its Arrow schema would make pyarrow import pandas).
+    paths = {meta.schema.column(j).path: j for j in range(meta.num_columns)}
+    for name in ("offset", "partition", "timestamp", "timestampType"):
+        col = paths.get(name)
         if col is None:
             continue
         lo = hi = None
@@ -339,28 +335,28 @@ def _stats(f: DataFile) -> dict[str, Any]:
             st = meta.row_group(g).column(col).statistics
             if st is None or not st.has_min_max:
                 lo = hi = None
-                count = -1
                 break
-            lo = st.min if lo is None else min(lo, st.min)
-            hi = st.max if hi is None else max(hi, st.max)
+            # The physical values (the logical ones go through pandas for timestamps).
+            lo = st.min_raw if lo is None else min(lo, st.min_raw)
+            hi = st.max_raw if hi is None else max(hi, st.max_raw)
             count += st.null_count or 0
-        if lo is None or count < 0:
+        if lo is None or hi is None:
             continue
-        if isinstance(lo, datetime.datetime):
-            # Delta's statistics keep milliseconds: the largest value rounded up, so that no
-            # reader skips the file for a time inside it.
-            lo, hi = _iso(lo), _iso(hi + datetime.timedelta(microseconds=999))
-        mins[field.name], maxs[field.name], nulls[field.name] = lo, hi, count
-        del i
+        if name == "timestamp":
+            # Microseconds since the epoch (the files' unit). Delta's statistics keep
+            # milliseconds: the largest rounded up, so that no reader skips the file for a
+            # time inside it.
+            lo, hi = _iso(lo // 1000), _iso(-(-hi // 1000))
+        mins[name], maxs[name], nulls[name] = lo, hi, count
     if mins:
         out.update(minValues=mins, maxValues=maxs, nullCount=nulls)
     return out
 
 
-def _iso(t: datetime.datetime) -> str:
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=datetime.UTC)
-    return t.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+def _iso(ms: int) -> str:
+    """Milliseconds since the epoch as Delta's statistics write a timestamp."""
+    t = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC) + datetime.timedelta(milliseconds=ms)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def foreach_batch(

@@ -432,7 +432,11 @@ class IcebergSink:
                 ).to_pylist()
             )
             conditions.append(
-                And(EqualTo("topic", topic), EqualTo("partition", partition), In("key", keys))
+                And(
+                    EqualTo("topic", topic),  # type: ignore[call-arg, arg-type]
+                    EqualTo("partition", partition),  # type: ignore[call-arg, arg-type]
+                    In("key", keys),  # type: ignore[call-arg, arg-type]
+                )
             )
         if conditions:
             condition = conditions[0] if len(conditions) == 1 else Or(*conditions)
