@@ -210,6 +210,16 @@ def test_bounds_and_read_committed(fmt, tmp_path, log):
         if r["offset"] >= 10 and r["timestamp"].timestamp() * 1000 < t0
     ]
     assert bounded.read() == want
+    # The broker's high watermark bounds what a consumer could fetch (visibility="consumer").
+    hw = tmp_path / "hw"
+    shutil.copytree(log / "events-0", hw / "events-0")
+    (hw / "replication-offset-checkpoint").write_text("0\n1\nevents 0 100\n")
+    visible = make(tmp_path / "v")
+    summary = visible.write(hw)
+    assert [(p["start"], p["end"]) for p in summary["partitions"]] == [(0, 100)]
+    assert visible.read() == expected(hw)
+    assert len(visible.read()) == 100
+    assert visible.write(hw, visibility="all")["partitions"][0]["end"] == 120
 
 
 def test_typed_values_and_schema_evolution(tmp_path):
@@ -306,6 +316,32 @@ def test_concurrent_writer_is_refused(table, log):
         sink_type._publish = original
     assert table.read() == expected(log, topics="events")
     assert table.write(log, topics="events")["records"] == 0
+
+
+def test_a_catalog_that_refuses_the_commit(tmp_path, log):
+    """The catalog fails the commit: a clear error, the table at its last commit, and the
+    next run writes the rest once."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from kafkalog.tables import TableCommitError
+
+    ice = Iceberg(tmp_path)
+    ice.write(log, topics="events")
+    before = ice.versions()
+    original = SqlCatalog.commit_table
+
+    def refuse(self, *args, **kwargs):
+        raise RuntimeError("the catalog's database is read-only")
+
+    SqlCatalog.commit_table = refuse
+    try:
+        with pytest.raises(TableCommitError, match="read-only.*last commit"):
+            ice.write(log)
+    finally:
+        SqlCatalog.commit_table = original
+    assert ice.versions() == before
+    ice.write(log)
+    assert ice.read() == expected(log)
 
 
 KILL = """
