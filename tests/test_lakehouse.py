@@ -377,18 +377,18 @@ else:
 @pytest.mark.parametrize("point,n", [("before_commit", 2), ("after_commit", 1), ("writing", 3)])
 def test_killed_and_run_again_holds_every_record_once(table, log, point, n):
     if table.fmt == "delta":
-        call = f"kafkalog.to_delta({str(log)!r}, {table.uri!r}, commit_bytes=1)"
+        call = f"kafkalog.to_delta({str(log)!r}, {table.uri!r}, commit_bytes=8192)"
     else:
         call = (
             f"kafkalog.to_iceberg({str(log)!r}, {table.name!r}, catalog={table.catalog!r}, "
-            "commit_bytes=1)"
+            "commit_bytes=8192)"
         )
     script = textwrap.dedent(KILL).replace("{fmt}", table.fmt).replace("{call}", call)
     p = subprocess.run(
         [sys.executable, "-c", script, point, str(n)], capture_output=True, text=True, timeout=300
     )
     assert p.returncode == -9, p.stderr
-    table.write(log, commit_bytes=1)
+    table.write(log)
     assert table.read() == expected(log)
 
 
