@@ -22,6 +22,7 @@ def run(spark, src, checkpoint, write) -> None:
         spark.readStream.format("kafkalog")
         .option("subscribePattern", "events")
         .option("startingOffsets", "earliest")
+        .option("includeHeaders", "true")
         .option("maxOffsetsPerTrigger", "40")
         .load(str(src))
         .writeStream.foreachBatch(write)

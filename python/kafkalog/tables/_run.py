@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Protocol, TypedDict
 
 import pyarrow as pa
@@ -90,6 +90,9 @@ class Sink(Protocol):
     def pending_bytes(self) -> int:
         """Bytes of rows written since the last commit."""
 
+    def exists(self) -> bool:
+        """Whether the table exists."""
+
     def commit(self, changed: Mapping[TopicPartition, int]) -> Commit:
         """Makes the rows written since the last commit part of the table, with the next
         offsets of ``changed`` (the partitions this commit advances) in the same atomic
@@ -151,7 +154,6 @@ def run(
     layout: ValueLayout,
     commit_bytes: int = DEFAULT_COMMIT_BYTES,
     progress: bool = False,
-    shape_rows: Callable[[pa.Table], pa.Table] | None = None,
 ) -> TableSummary:
     """Write what ``source`` holds past the table's recorded offsets into ``sink``."""
     started = time.monotonic()
@@ -169,6 +171,7 @@ def run(
     )
     bar = _Progress(progress, sum(r.end - r.start for r in ranges))
     changed: dict[TopicPartition, int] = {}
+    wrote = False
 
     def commit() -> None:
         done = sink.commit(dict(changed))
@@ -186,11 +189,9 @@ def run(
                 if batch.num_rows == 0:
                     continue
                 rows = shape(batch, layout, tombstones=mode == "upsert")
-                if shape_rows is not None:
-                    rows = shape_rows(rows)
                 if not opened:
                     sink.open(rows.schema, f"topic {topic}")
-                    opened = True
+                    opened = wrote = True
                 sink.write(rows)
                 summary["records"] += batch.num_rows
                 _advance(changed, batch)
@@ -200,7 +201,10 @@ def run(
             # The whole range of each partition was read: its next offset is the range's end
             # (past control records and aborted transactions at its tail).
             changed.update({(r.topic, r.partition): r.end for r in group})
-        if changed or sink.pending_bytes():
+        # Offsets alone (ranges holding only control records or aborted transactions) are
+        # committed to a table that has rows; a table never written to is not created for
+        # them (the next run reads those ranges again, and finds nothing again).
+        if (changed and (wrote or sink.exists())) or sink.pending_bytes():
             commit()
     except BaseException:
         sink.abort()

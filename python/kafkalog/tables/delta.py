@@ -183,6 +183,9 @@ class DeltaSink:
         assert self.files is not None
         self.files.write(cast(rows, self.schema))
 
+    def exists(self) -> bool:
+        return self.schema is not None or self._load() is not None
+
     def pending_bytes(self) -> int:
         if self.mode == "upsert":
             return self.upsert_bytes

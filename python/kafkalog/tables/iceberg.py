@@ -347,6 +347,9 @@ class IcebergSink:
                 )
             )
 
+    def exists(self) -> bool:
+        return self.table is not None or self._load() is not None
+
     def pending_bytes(self) -> int:
         return self.written
 
