@@ -344,6 +344,29 @@ def test_a_catalog_that_refuses_the_commit(tmp_path, log):
     assert ice.read() == expected(log)
 
 
+def test_offsets_deleted_before_they_were_written_warn(tmp_path, log):
+    """Retention moved the log start past the table's next offset: the run says which offsets
+    were lost, and continues from the log start offset."""
+    from kafkalog.tables import OffsetsLostWarning
+
+    uri = str(tmp_path / "d")
+    kafkalog.to_delta(log, uri, topics="events", end_offset=10)
+    later = tmp_path / "later"
+    shutil.copytree(log / "events-0", later / "events-0")
+    (later / "log-start-offset-checkpoint").write_text("0\n1\nevents 0 50\n")
+    with pytest.warns(OffsetsLostWarning, match="offsets 10 to 50 were deleted"):
+        summary = kafkalog.to_delta(later, uri)
+    assert [(p["start"], p["end"]) for p in summary["partitions"]] == [(50, 120)]
+
+
+def test_a_missing_library_says_which_extra(monkeypatch, tmp_path, log):
+    from kafkalog.tables._lazy import MissingLibraryError
+
+    monkeypatch.setitem(sys.modules, "deltalake", None)
+    with pytest.raises(MissingLibraryError, match=r"pip install 'kafkalog\[lake\]'"):
+        kafkalog.to_delta(log, str(tmp_path / "d"))
+
+
 KILL = """
 import os, signal, sys
 import kafkalog
