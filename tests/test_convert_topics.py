@@ -96,6 +96,30 @@ def test_a_named_internal_topic_is_read(capsys, backup, tmp_path):
     assert bad[0]["value"] is None and "schema id" in bad[0]["value_error"]
 
 
+def test_patterns_take_internal_topics_only_by_name(capsys, backup, tmp_path):
+    # Kafka's consumer leaves internal topics out of a pattern subscription unless they are
+    # named (exclude.internal.topics=true), and Spark's subscribePattern goes through it.
+    def topics(pattern: str | None) -> set[str]:
+        t = kafkalog.read(backup.root, topics=pattern, columns=["topic"]).read_all()
+        return set(t.column("topic").to_pylist())
+
+    assert topics(".*") == {"orders", "orders.eu", "clicks", "_schemas"}
+    assert topics("__consumer_offsets") == {"__consumer_offsets"}
+    assert topics("clicks|__consumer_offsets") == {"clicks", "__consumer_offsets"}
+    assert "__consumer_offsets" in topics(None)  # a directory read without a pattern: all
+    segs = kafkalog.segments(backup.root, topics="_.*")
+    assert {s["topic"] for s in segs} == {"_schemas"}
+    # Only internal topics matched: nothing to read, and the message says why.
+    code, _, err = run(capsys, "convert", backup.root, f"{tmp_path}/o/", "--topics", "__.*")
+    assert code == 1 and "it matches Kafka's internal topics __consumer_offsets" in err, err
+    # A typed read of `.*` is the producers' topics: the registry's is left out unless named.
+    typed = kafkalog.read(
+        backup.root, value_format="avro", schemas=backup.root, topics=".*",
+        value_options={"value_subject": "orders-value"}, columns=["topic"],
+    ).read_all()  # fmt: skip
+    assert set(typed.column("topic").to_pylist()) == {"orders", "orders.eu", "clicks"}
+
+
 def test_bad_patterns_and_no_match(capsys, backup, tmp_path):
     code, _, err = run(capsys, "convert", backup.root, tmp_path / "o.parquet", "--topics", "(?=x)")
     assert code == 2 and "topics: " in err

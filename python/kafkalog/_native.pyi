@@ -193,8 +193,8 @@ def read_topics(
 ) -> tuple[list[str], list[str]]:
     """The topics a read of ``paths`` takes (``topics``: a pattern of whole topic names), in
     reading order, and those a typed read (``typed``) leaves out: Kafka's internal topics and
-    the registry's storage topic, when the read spans several topics and no pattern is
-    given."""
+    the registry's storage topic, when the read spans several topics and the pattern does not
+    name them."""
 
 def plan(
     segments: Sequence[tuple[str, str | None, int | None, int | None]],

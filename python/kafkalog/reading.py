@@ -266,8 +266,12 @@ def read(
     - ``topics``: only the topics whose whole name matches this regular expression, as Spark's
       Kafka source's ``subscribePattern`` (``"orders-.*"``; ``"orders"`` does not take
       ``orders-eu``). Java's syntax for what topic names need; look-around and
-      back-references are an :class:`InvalidArgumentError`. A file whose topic is not known
-      (outside a ``<topic>-<partition>`` directory) is left out when a pattern is given.
+      back-references are an :class:`InvalidArgumentError`. As Kafka's consumer
+      (``exclude.internal.topics``, true by default), Kafka's internal topics
+      (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``) are taken
+      only where the pattern names them (``"orders|__consumer_offsets"``), not where it only
+      matches them (``".*"``). A file whose topic is not known (outside a
+      ``<topic>-<partition>`` directory) is left out when a pattern is given.
     - ``start_offset``, ``end_offset``: read offsets from ``start_offset`` up to (not
       including) ``end_offset``, in every partition read. Segments are picked by their base
       offsets and the first is entered through its ``.index``, not scanned.
@@ -321,7 +325,7 @@ def read(
       of several topics (a log directory) leaves out Kafka's internal topics
       (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``,
       ``__cluster_metadata``, ``__remote_log_metadata``) and the registry's storage topic
-      unless ``topics`` is given; one read gives one column type, so the topics left must
+      unless ``topics`` names them (``"_schemas|orders"``; ``".*"`` does not); one read gives one column type, so the topics left must
       share a subject (``value_subject``), or be read one at a time
       (``kafkalog convert`` writes one file per topic).
     - ``on_value_error``: ``"error"`` raises a :class:`ValueDecodeError` naming file, offset,

@@ -12,6 +12,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::tiered::{SegmentName, TieredDir};
+use crate::format::topic::{is_internal, TopicPattern};
 use crate::internal::fold::Fold;
 use crate::internal::input::{FoldOptions, Kind};
 use crate::internal::remote_log_metadata::{RemoteSegmentState, COPY_SEGMENT_FINISHED};
@@ -48,11 +49,20 @@ pub fn resolve_topics(
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut skipped = Vec::new();
+    // Internal topics the pattern matches but does not name: said when nothing else matches.
+    let mut internal: Vec<String> = Vec::new();
     for pattern in paths {
         for path in crate::storage::glob::expand(storage.as_ref(), pattern)? {
             for file in discover_noting(storage.as_ref(), &path, &mut skipped)? {
-                if topics.keeps(file.origin.topic.as_deref()) && seen.insert(file.path.clone()) {
-                    out.push(file);
+                let topic = file.origin.topic.as_deref();
+                if topics.keeps(topic) {
+                    if seen.insert(file.path.clone()) {
+                        out.push(file);
+                    }
+                } else if let Some(t) = topic.filter(|t| topics.leaves_out_internal(Some(t))) {
+                    if !internal.iter().any(|i| i == t) {
+                        internal.push(t.to_string());
+                    }
                 }
             }
         }
@@ -76,61 +86,92 @@ pub fn resolve_topics(
             Some(p) => format!(" of a topic matching {p:?}"),
             None => String::new(),
         };
+        let internal = if internal.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (it matches Kafka's internal topics {}, which a pattern takes only where \
+                 it names them, as Kafka's consumer does: {:?} names them)",
+                internal.join(", "),
+                internal.join("|")
+            )
+        };
         notes.push(format!(
             "no Kafka segment (<20-digit offset>.log){filtered} found under {}: not a segment \
-             file, a partition directory (<topic>-<partition>) or a log directory holding them",
+             file, a partition directory (<topic>-<partition>) or a log directory holding \
+             them{internal}",
             listed.join(", ")
         ));
     }
     Ok((out, notes))
 }
 
-/// Which topics a read takes: every topic (the default), or those whose whole name matches a
-/// regular expression, as Spark's Kafka source's `subscribePattern` (Kafka's consumer tests
-/// `pattern.matcher(topic).matches()`, a match of the whole name). Java's syntax for the
-/// patterns topic names need (classes, alternation, repetition, groups); a construct Rust's
-/// `regex` does not have (look-around, back-references, possessive quantifiers) is an
-/// [`Error::invalid_argument`] naming the pattern.
-#[derive(Clone, Debug, Default)]
+/// Which topics a read takes: every topic (the default), or those a Kafka consumer subscribed
+/// with a pattern takes, as Spark's Kafka source's `subscribePattern`
+/// ([`TopicPattern`](crate::format::topic::TopicPattern), Kafka's rule): the whole name
+/// matches, and Kafka's internal topics (`__consumer_offsets`, `__transaction_state`,
+/// `__share_group_state`) only where the pattern names them, as the consumer's
+/// `exclude.internal.topics=true` (its default) has it. [`TopicFilter::including_internal`]
+/// is that option set to false.
+#[derive(Clone, Debug)]
 pub struct TopicFilter {
-    pattern: Option<(String, regex::Regex)>,
+    pattern: Option<TopicPattern>,
+    exclude_internal: bool,
+}
+
+impl Default for TopicFilter {
+    fn default() -> TopicFilter {
+        TopicFilter {
+            pattern: None,
+            exclude_internal: true,
+        }
+    }
 }
 
 impl TopicFilter {
     /// The filter of `pattern` (`None`: every topic).
     pub fn new(pattern: Option<&str>) -> Result<TopicFilter> {
-        let Some(pattern) = pattern else {
-            return Ok(TopicFilter::default());
-        };
-        // Anchored at both ends: Java's `matches()`, not `find()`.
-        let regex = regex::Regex::new(&format!(r"\A(?:{pattern})\z")).map_err(|e| {
-            Error::invalid_argument(format!(
-                "topics: {pattern:?} is not a pattern kafkalog can match: {}",
-                one_line(&e.to_string())
-            ))
-        })?;
         Ok(TopicFilter {
-            pattern: Some((pattern.to_string(), regex)),
+            pattern: pattern.map(TopicPattern::new).transpose()?,
+            exclude_internal: true,
         })
+    }
+
+    /// The same filter with internal topics matched like any other (Kafka's consumer with
+    /// `exclude.internal.topics=false`).
+    pub fn including_internal(mut self) -> TopicFilter {
+        self.exclude_internal = false;
+        self
     }
 
     /// The pattern as given, if any.
     pub fn pattern(&self) -> Option<&str> {
-        self.pattern.as_ref().map(|(p, _)| p.as_str())
+        self.pattern.as_ref().map(TopicPattern::as_str)
+    }
+
+    /// Whether the pattern names `topic` explicitly ([`TopicPattern::names`]).
+    pub fn names(&self, topic: &str) -> bool {
+        self.pattern.as_ref().is_some_and(|p| p.names(topic))
     }
 
     /// Whether a file of `topic` is read (`None`: a file whose topic is not known).
     pub fn keeps(&self, topic: Option<&str>) -> bool {
         match (&self.pattern, topic) {
             (None, _) => true,
-            (Some((_, regex)), Some(topic)) => regex.is_match(topic),
+            (Some(pattern), Some(topic)) => pattern.subscribes(topic, self.exclude_internal),
             (Some(_), None) => false,
         }
     }
-}
 
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    /// Whether `topic` is an internal topic the pattern matches but does not take.
+    fn leaves_out_internal(&self, topic: Option<&str>) -> bool {
+        match (&self.pattern, topic) {
+            (Some(pattern), Some(topic)) => {
+                pattern.matches(topic) && !pattern.subscribes(topic, self.exclude_internal)
+            }
+            _ => false,
+        }
+    }
 }
 
 /// The Schema Registry's storage topic unless the registry names another
@@ -138,19 +179,23 @@ fn one_line(text: &str) -> String {
 pub const DEFAULT_SCHEMAS_TOPIC: &str = "_schemas";
 
 /// Whether `topic` is one of Kafka's own topics, whose records are the cluster's state and
-/// never a producer's payload: the group and transaction coordinators' `__consumer_offsets`,
-/// `__transaction_state` and `__share_group_state` (Kafka's `Topic.isInternal`), KRaft's
-/// `__cluster_metadata` and tiered storage's `__remote_log_metadata`.
+/// never a producer's payload: Kafka's internal topics (`__consumer_offsets`,
+/// `__transaction_state`, `__share_group_state`: [`is_internal`]), KRaft's
+/// `__cluster_metadata` and tiered storage's `__remote_log_metadata`. Wider than Kafka's
+/// `Topic.isInternal`: typed reads leave these out ([`typed_topics`]); pattern subscriptions
+/// leave out only Kafka's ([`TopicFilter`]).
 pub fn is_internal_topic(topic: &str) -> bool {
-    topic.starts_with("__") && crate::format::internal::Topic::from_name(topic).is_some()
+    is_internal(topic)
+        || (topic.starts_with("__") && crate::format::internal::Topic::from_name(topic).is_some())
 }
 
 /// The files a read of typed keys or values decodes, and the topics it left out. A read over
 /// several topics (a log directory, a glob) leaves out Kafka's internal topics
 /// ([`is_internal_topic`]) and the registry's storage topic (`schemas_topic`, default
 /// [`DEFAULT_SCHEMAS_TOPIC`]): their records are not the producers' framed payloads, and each
-/// topic's schema is its own subject's. A topic is read all the same when `topics` names it
-/// (a pattern matching its name), or when it is the only topic read (a path naming it).
+/// topic's schema is its own subject's. A topic is read all the same when the `topics` pattern
+/// names it ([`TopicFilter::names`]: `_schemas|orders`; a pattern that only matches it, `.*`,
+/// does not), or when it is the only topic read (a path naming it).
 pub fn typed_topics(
     files: Vec<SegmentFile>,
     topics: &TopicFilter,
@@ -158,12 +203,12 @@ pub fn typed_topics(
 ) -> (Vec<SegmentFile>, Vec<String>) {
     let registry = schemas_topic.unwrap_or(DEFAULT_SCHEMAS_TOPIC);
     let names: Vec<&str> = distinct_topics(&files);
-    if names.len() <= 1 || topics.pattern().is_some() {
+    if names.len() <= 1 {
         return (files, Vec::new());
     }
     let left_out: Vec<String> = names
         .iter()
-        .filter(|t| is_internal_topic(t) || **t == registry)
+        .filter(|t| (is_internal_topic(t) || **t == registry) && !topics.names(t))
         .map(|t| t.to_string())
         .collect();
     if left_out.is_empty() {
@@ -443,12 +488,60 @@ mod tests {
         assert!(some.iter().all(|t| t == "orders" || t == "clicks"));
         // No match is a note, never a silent empty read.
         let filter = TopicFilter::new(Some("nothing")).unwrap();
-        let (files, notes) = resolve_topics(&storage, &[root], &filter).unwrap();
+        let (files, notes) =
+            resolve_topics(&storage, std::slice::from_ref(&root), &filter).unwrap();
         assert!(files.is_empty());
         assert!(
             notes[0].contains("of a topic matching \"nothing\""),
             "{notes:?}"
         );
+        // Kafka's internal topics: a pattern takes them only where it names them, as Kafka's
+        // consumer (`exclude.internal.topics=true`); no pattern reads the whole directory.
+        let dir = std::env::temp_dir().join(format!("kafkalog-internal-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for topic in [
+            "orders",
+            "__consumer_offsets",
+            "__transaction_state",
+            "_schemas",
+        ] {
+            let part = dir.join(format!("{topic}-0"));
+            std::fs::create_dir_all(&part).unwrap();
+            std::fs::copy(
+                root.join("orders-0/00000000000000000000.log"),
+                part.join("00000000000000000000.log"),
+            )
+            .unwrap();
+        }
+        let of = |pattern: Option<&str>| -> (Vec<String>, Vec<String>) {
+            let filter = TopicFilter::new(pattern).unwrap();
+            let (files, notes) =
+                resolve_topics(&storage, std::slice::from_ref(&dir), &filter).unwrap();
+            let mut topics: Vec<String> = distinct_topics(&files)
+                .into_iter()
+                .map(String::from)
+                .collect();
+            topics.sort();
+            (topics, notes)
+        };
+        assert_eq!(of(Some(".*")).0, ["_schemas", "orders"]);
+        assert_eq!(
+            of(Some("orders|__consumer_offsets")).0,
+            ["__consumer_offsets", "orders"]
+        );
+        assert_eq!(of(Some("__consumer_offsets")).0, ["__consumer_offsets"]);
+        assert_eq!(of(None).0.len(), 4);
+        let (none, notes) = of(Some("__.*"));
+        assert!(none.is_empty());
+        assert!(
+            notes[0].contains("internal topics __consumer_offsets, __transaction_state, which")
+                || notes[0].contains("internal topics __transaction_state, __consumer_offsets,"),
+            "{notes:?}"
+        );
+        let all = TopicFilter::new(Some("__.*")).unwrap().including_internal();
+        let (files, _) = resolve_topics(&storage, std::slice::from_ref(&dir), &all).unwrap();
+        assert_eq!(distinct_topics(&files).len(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
         // A file whose topic is unknown is left out by a pattern, kept without one.
         let unknown = TopicFilter::new(Some(".*")).unwrap();
         assert!(!unknown.keeps(None) && TopicFilter::default().keeps(None));
@@ -493,11 +586,18 @@ mod tests {
         // Another storage topic named: `_schemas` is then a topic like any other.
         let (kept, _) = typed_topics(files.clone(), &TopicFilter::default(), Some("_registry"));
         assert!(distinct_topics(&kept).contains(&"_schemas"));
-        // A pattern decides alone; one topic read is named by its path.
-        let named = TopicFilter::new(Some("_schemas|orders")).unwrap();
+        // A pattern naming a topic reads it; one that only matches it does not (`.*` of a
+        // typed read is the producers' topics); one topic read is named by its path.
+        let named = TopicFilter::new(Some("_schemas|orders|__consumer_offsets")).unwrap();
         let (kept, left) = typed_topics(files.clone(), &named, None);
-        assert_eq!(kept.len(), files.len());
-        assert!(left.is_empty());
+        assert_eq!(
+            distinct_topics(&kept),
+            ["__consumer_offsets", "_schemas", "orders", "__orders"]
+        );
+        assert_eq!(left, ["__cluster_metadata", "__transaction_state"]);
+        let every = TopicFilter::new(Some(".*")).unwrap();
+        let (kept, _) = typed_topics(files.clone(), &every, None);
+        assert_eq!(distinct_topics(&kept), ["orders", "__orders"]);
         let (kept, _) = typed_topics(vec![file("_schemas")], &TopicFilter::default(), None);
         assert_eq!(kept.len(), 1);
         assert!(is_internal_topic("__share_group_state") && !is_internal_topic("consumer_offsets"));

@@ -410,7 +410,8 @@ offset, timestamp, timestampType, headers; --batch-metadata adds Kafka's per-bat
 columns (typed Parquet): see docs/values.md. Each topic is decoded with its own subject
 (<topic>-value, <topic>-key); a log directory's internal topics (__consumer_offsets, ...)
 and the registry's storage topic (_schemas) are left out unless --topics names them.
---topics REGEX converts only the topics whose whole name matches (Spark's subscribePattern).
+--topics REGEX converts only the topics whose whole name matches (Spark's subscribePattern);
+as Kafka's consumer, internal topics only where REGEX names them ('orders|__consumer_offsets').
 OUT ending in "/" (or an existing directory) gets one file per topic: OUT/<topic>.parquet
 (.arrow, .jsonl with --format). Topics whose typed schemas differ need that: one file holds
 one schema, and converting them into one file is an error saying so.
