@@ -1,21 +1,27 @@
 """Apache Iceberg tables through ``pyiceberg``, in any catalog pyiceberg is configured with
 (its SQL catalog on a SQLite file is the embedded default: ``catalog_uri`` and ``warehouse``).
 
-Rows are written as data files by pyiceberg's own writer a chunk at a time; each commit is one
-snapshot (a fast append; for ``mode="upsert"`` a delete of the keys' rows and an append, in one
-transaction) whose summary carries ``kafkalog.offsets``: the next offset of every
-topic-partition the table holds (the Iceberg spec's snapshot ``summary`` map, written in the
-same atomic metadata swap as the files). A run reads it from the newest snapshot that has it,
-walking back through the current snapshot's ancestors (other writers' snapshots have none).
-pyiceberg retries a commit that lost a race by rebasing it on the new head; kafkalog lets it
-only when no other commit recorded offsets of the same partitions since this run read them.
+Rows are written as data files by kafkalog's streaming writer (as Delta's), their Iceberg
+metrics taken from the Parquet footers it wrote (``_iceberg_files.py``); each commit is one
+pyiceberg transaction (a fast append of the files; for ``mode="upsert"`` a delete of the keys'
+rows and an append) whose snapshots' summary carries ``kafkalog.offsets``: the next offset of
+every topic-partition the table holds (the Iceberg spec's snapshot ``summary`` map, written in
+the same atomic metadata swap as the files). A run reads it from the newest snapshot that has
+it, walking back through the current snapshot's ancestors (other writers' snapshots have
+none). A commit that lost a race to another writer is built again on the new head by kafkalog
+(never rebased by pyiceberg), only when no other commit recorded offsets of the same
+partitions since this run read them.
+
+Only pyiceberg's public API is used; its modules are imported when a table is written, and its
+pyarrow FileIO (which imports pandas) only for tables outside the local disk
+(``_iceberg_io.py``).
 """
 
 from __future__ import annotations
 
 import datetime
-import itertools
 import os
+import time
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -121,6 +127,32 @@ def catalog_properties(
     return name, props
 
 
+class _Conflict(Exception):
+    """The catalog refused a commit because the table moved since the commit was built (another
+    writer's commit): kafkalog checks the offsets on the new head, and builds it again."""
+
+
+class _NoRebase:
+    """The catalog as a pyiceberg ``Table`` of one commit sees it: a commit the catalog refuses
+    because the table moved comes back as :class:`_Conflict`, which pyiceberg's transaction
+    does not retry (it would rebase the snapshots on the new head without knowing that another
+    run may have written the same offsets). Everything else is the catalog's."""
+
+    def __init__(self, catalog: Any) -> None:
+        self._catalog = catalog
+
+    def commit_table(self, table: Any, requirements: Any, updates: Any) -> Any:
+        from pyiceberg.exceptions import CommitFailedException
+
+        try:
+            return self._catalog.commit_table(table, requirements, updates)
+        except CommitFailedException as e:
+            raise _Conflict(" ".join(str(e).split())) from e
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._catalog, name)
+
+
 class IcebergSink:
     """An Iceberg table as a run writes it."""
 
@@ -139,6 +171,8 @@ class IcebergSink:
         require("pyiceberg", "pyiceberg[sql-sqlite,pyiceberg-core]")
         from pyiceberg.catalog import load_catalog
 
+        from kafkalog.tables._iceberg_io import use_for
+
         self.identifier = identifier(table)
         self.name = ".".join(self.identifier)
         self.mode = mode
@@ -153,18 +187,18 @@ class IcebergSink:
                 f"({type(e).__name__}: {' '.join(str(e).split())}); name one of pyiceberg's "
                 "configuration (--catalog NAME), or give --catalog-uri and --warehouse"
             ) from e
+        use_for(self.catalog)
         self.table: Any = None
         self.expected: dict[TopicPartition, int | None] = {}
         self.schema: pa.Schema | None = None
         self.buffer: list[pa.Table] = []
-        self.buffered = 0
         self.written = 0
         self.storage_options = dict(storage_options) if storage_options else None
         self.writer: PartitionedFiles | None = None
         self.spec_columns: list[str] = []
         self.files: list[Any] = []
-        self.write_uuid = uuid.uuid4()
-        self.counter = itertools.count(0)
+        #: An upsert's keys of the commit being made (their old rows are deleted).
+        self.keys: pa.Table | None = None
         self.commit_id = uuid.uuid4().hex
 
     # -- the table ---------------------------------------------------------------------------
@@ -193,7 +227,6 @@ class IcebergSink:
     def committed(self, keys: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         self.table = self._load()
         state = {} if self.table is None else self._offsets(self.table)
-        self.state = state
         out = {}
         for key in keys:
             self.expected[key] = state.get(key)
@@ -206,39 +239,53 @@ class IcebergSink:
     def _arrow_schema(self, table: Any) -> pa.Schema:
         """The table's schema as Arrow, in kafkalog's types, each field carrying its Iceberg
         field id (the data files' Parquet schema needs them)."""
-        from pyiceberg.io.pyarrow import schema_to_pyarrow
+        from kafkalog.tables._iceberg_files import to_arrow
 
-        return table_schema(schema_to_pyarrow(table.schema(), include_field_ids=True), "iceberg")
+        return table_schema(to_arrow(table.schema()), "iceberg")
 
     def _create(self, rows: pa.Schema) -> Any:
+        """The table, created in one catalog call with its partition spec (the namespace too,
+        if missing)."""
         from pyiceberg.exceptions import NamespaceAlreadyExistsError, TableAlreadyExistsError
-        from pyiceberg.transforms import DayTransform
+        from pyiceberg.partitioning import PartitionField, PartitionSpec
+        from pyiceberg.transforms import DayTransform, IdentityTransform
 
-        namespace = self.identifier[:-1]
-        try:
-            self.catalog.create_namespace(namespace)
-        except NamespaceAlreadyExistsError:
-            pass
+        from kafkalog.tables._iceberg_files import to_iceberg
+
+        schema = to_iceberg(rows)
+        fields: list[tuple[str, Any, str]] = []
+        for column in ("topic", "partition"):
+            if column in self.partition_by:
+                fields.append((column, IdentityTransform(), column))
+        if "day" in self.partition_by:
+            fields.append(("timestamp", DayTransform(), DAY_COLUMN))
+        spec = PartitionSpec(
+            *[
+                PartitionField(
+                    source_id=schema.find_field(source).field_id,
+                    field_id=1000 + i,
+                    transform=transform,
+                    name=name,
+                )
+                for i, (source, transform, name) in enumerate(fields)
+            ]
+        )
         properties = {
             "write.target-file-size-bytes": str(self.target_file_size),
             # As `kafkalog convert` writes Parquet (pyiceberg's default is zstd).
             "write.parquet.compression-codec": "snappy",
         }
+        namespace = self.identifier[:-1]
         try:
-            tx = self.catalog.create_table_transaction(
-                self.identifier, schema=rows, properties=properties
-            )
-            with tx.update_spec() as spec:
-                if "topic" in self.partition_by:
-                    spec.add_identity("topic")
-                if "partition" in self.partition_by:
-                    spec.add_identity("partition")
-                if "day" in self.partition_by:
-                    spec.add_field("timestamp", DayTransform(), DAY_COLUMN)
-            tx.commit_transaction()
-        except TableAlreadyExistsError:
+            self.catalog.create_namespace(namespace)
+        except NamespaceAlreadyExistsError:
             pass
-        return self.catalog.load_table(self.identifier)
+        try:
+            return self.catalog.create_table(
+                self.identifier, schema=schema, partition_spec=spec, properties=properties
+            )
+        except TableAlreadyExistsError:
+            return self._load()
 
     def open(self, records: pa.Schema, what: str) -> None:
         rows = table_schema(records, "iceberg")
@@ -249,10 +296,12 @@ class IcebergSink:
         assert self.schema is not None
         merged = merge(self.schema, rows, f"{self.name}: {what}")
         if merged != self.schema:
+            from kafkalog.tables._iceberg_files import to_iceberg
+
             self._flush()  # rows of the old schema are written with it
             try:
                 with self.table.update_schema() as update:
-                    update.union_by_name(merged)
+                    update.union_by_name(to_iceberg(merged))
             except Exception as e:
                 raise _error(self.name, e) from e
             self.table = self._load()
@@ -268,9 +317,11 @@ class IcebergSink:
             rows = cast(rows.drop_columns([TOMBSTONE]), self.schema).append_column(TOMBSTONE, dead)
             self.buffer.append(rows)
             return
+        self._write_rows(cast(rows, self.schema))
+
+    def _write_rows(self, rows: pa.Table) -> None:
         if self.writer is None:
             self.writer = self._writer()
-        rows = cast(rows, self.schema)
         if "day" in self.spec_columns:
             rows = add_day(rows)
         self.writer.write(rows)
@@ -308,27 +359,22 @@ class IcebergSink:
         )
 
     def _flush(self) -> None:
-        """The data files written so far closed and described (not yet in the table)."""
+        """The data files written so far closed and described (not yet in the table): their
+        metrics from the footers kafkalog's writer produced."""
         if self.writer is None:
             return
-        from pyiceberg.io.pyarrow import (
-            compute_statistics_plan,
-            data_file_statistics_from_parquet_metadata,
-            parquet_path_to_id_mapping,
-        )
         from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
         from pyiceberg.typedef import Record
+
+        from kafkalog.tables._iceberg_files import MetricsPlan
 
         done = self.writer.take()
         self.writer = None
         if not done:
             return
-        schema = self.table.schema()
-        plan = compute_statistics_plan(schema, self.table.properties)
-        mapping = parquet_path_to_id_mapping(schema)
+        plan = MetricsPlan(self.table.schema(), self.table.properties)
         root = f"{self.table.location().rstrip('/')}/data"
         for f in done:
-            stats = data_file_statistics_from_parquet_metadata(f.metadata, plan, mapping)
             values = [
                 _days(v) if n == "day" else v for n, v in zip(self.spec_columns, f.key, strict=True)
             ]
@@ -343,7 +389,7 @@ class IcebergSink:
                     spec_id=self.table.metadata.default_spec_id,
                     equality_ids=None,
                     key_metadata=None,
-                    **stats.to_serialized_dict(),
+                    **plan.metrics(f.metadata),
                 )
             )
 
@@ -366,100 +412,118 @@ class IcebergSink:
                 )
 
     def commit(self, changed: Mapping[TopicPartition, int]) -> Commit:
+        """One catalog commit of the data files and the offsets, built on the table as this run
+        last saw it. If another writer committed first (the catalog refuses a commit whose
+        parent snapshot is no longer the head), the commit is built again on the new head, as
+        long as no other commit advanced the same partitions (else a
+        :class:`ConcurrentWriteError`); at most ``commit.retry.num-retries`` times (the
+        table's property, pyiceberg's and Iceberg's default: 4), waiting as its
+        ``commit.retry.*-wait-ms`` say."""
+        from pyiceberg.table import Table
+
+        if self.mode == "upsert":
+            self._write_live()
         self._flush()
-        table = self._load()
+        files, self.files = self.files, []
+        table = self.table
         if table is None:
             raise TableCommitError(f"{self.name}: the table is gone")
-        self._check(table, changed)
-        state = dict(self._offsets(table))
-        state.update(changed)
-        props = {OFFSETS_KEY: offsets_json(state), "kafkalog.commit": self.commit_id}
-        files, self.files = self.files, []
-        tx = table.transaction()
-        if self.mode == "upsert":
-            files = self._upsert(tx, props)
-            for producer in getattr(tx, "_snapshot_producers", []):
-                self._guard(producer, tx, changed)
-        else:
-            append = tx.update_snapshot(snapshot_properties=props).fast_append()
-            with append:
+        props = table.properties
+        retries = max(0, int(props.get("commit.retry.num-retries", 4)))
+        wait_ms = max(0, int(props.get("commit.retry.min-wait-ms", 100)))
+        max_wait_ms = max(0, int(props.get("commit.retry.max-wait-ms", 60000)))
+        for attempt in range(retries + 1):
+            self._check(table, changed)
+            state = dict(self._offsets(table))
+            state.update(changed)
+            summary = {OFFSETS_KEY: offsets_json(state), "kafkalog.commit": self.commit_id}
+            one = Table(
+                self.identifier,
+                table.metadata,
+                table.metadata_location,
+                table.io,
+                _NoRebase(self.catalog),  # type: ignore[arg-type]
+            )
+            tx = one.transaction()
+            if self.mode == "upsert":
+                self._delete_keys(tx, summary)
+            with tx.update_snapshot(snapshot_properties=summary).fast_append() as append:
                 for f in files:
                     append.append_data_file(f)
-            self._guard(append, tx, changed)
-        self._publish(tx)
+            try:
+                self._publish(tx)
+                break
+            except _Conflict as conflict:
+                if attempt == retries:
+                    raise ConcurrentWriteError(
+                        f"{self.name}: the catalog refused the commit {retries + 1} times "
+                        f"({conflict}); nothing of this commit is in the table, and a new run "
+                        "continues from the last commit"
+                    ) from conflict
+                time.sleep(min(wait_ms * 2**attempt, max_wait_ms) / 1000)
+                table = self._load()
+                if table is None:
+                    raise TableCommitError(f"{self.name}: the table is gone") from conflict
+        self.table = Table(
+            self.identifier, one.metadata, one.metadata_location, one.io, self.catalog
+        )
+        self.schema = self._arrow_schema(self.table)
         self.expected.update(changed)
         self.written = 0
-        self.table = self._load()
+        self.keys = None
         size = sum(int(f.file_size_in_bytes) for f in files)
         version = self._snapshot_id(self.table)
         self.commit_id = uuid.uuid4().hex
         return Commit(files=len(files), bytes=size, version=version)
-
-    def _guard(self, producer: Any, tx: Any, changed: Mapping[TopicPartition, int]) -> None:
-        """pyiceberg's retry of a commit that lost a race re-validates the producer on the
-        new head: let it go on only while no other commit advanced these partitions."""
-        if not hasattr(producer, "_validate_concurrency"):
-            return
-        check = self._check
-
-        def validate() -> None:
-            check(tx._table, changed)  # the refreshed table
-
-        producer._validate_concurrency = validate
 
     def _publish(self, tx: Any) -> None:
         """The commit: one metadata swap in the catalog holding the snapshot(s) with their
         files and offsets; atomic."""
         try:
             tx.commit_transaction()
-        except ConcurrentWriteError:
+        except (ConcurrentWriteError, _Conflict):
             raise
         except Exception as e:
             raise _error(self.name, e) from e
 
-    def _upsert(self, tx: Any, props: dict[str, str]) -> list[Any]:
-        from pyiceberg.expressions import And, EqualTo, In, Or
-        from pyiceberg.io.pyarrow import _dataframe_to_data_files
+    # -- upsert ------------------------------------------------------------------------------
 
+    def _write_live(self) -> None:
+        """An upsert's rows of this commit reduced to the latest record per key: the live ones
+        written as data files, the keys kept for the delete of their old rows."""
+        self.keys = None
         if not self.buffer:
-            with tx.update_snapshot(snapshot_properties=props).fast_append():
-                pass
-            return []
+            return
         rows, _keyless = latest_per_key(pa.concat_tables(self.buffer))
         self.buffer = []
+        self.keys = rows.select(["topic", "partition", "key"])
+        live = rows.filter(pc.invert(rows.column(TOMBSTONE))).drop_columns([TOMBSTONE])
+        if len(live):
+            self._write_rows(live)
+
+    def _delete_keys(self, tx: Any, summary: dict[str, str]) -> None:
+        """The rows of this commit's keys deleted (pyiceberg's delete: whole files dropped,
+        files holding some of them rewritten), in the transaction of the new rows."""
+        from pyiceberg.expressions import And, EqualTo, In, Or
+
+        keys = self.keys
+        if keys is None or len(keys) == 0:
+            return
         conditions = []
-        for (topic, partition), mask in groups([rows.column("topic"), rows.column("partition")]):
-            keys = set(
-                (
-                    rows.column("key") if mask is None else pc.filter(rows.column("key"), mask)
-                ).to_pylist()
-            )
+        for (topic, partition), mask in groups([keys.column("topic"), keys.column("partition")]):
+            column = keys.column("key")
+            values = set((column if mask is None else pc.filter(column, mask)).to_pylist())
             conditions.append(
                 And(
                     EqualTo("topic", topic),  # type: ignore[call-arg, arg-type]
                     EqualTo("partition", partition),  # type: ignore[call-arg, arg-type]
-                    In("key", keys),  # type: ignore[call-arg, arg-type]
+                    In("key", values),  # type: ignore[call-arg, arg-type]
                 )
             )
-        if conditions:
-            condition = conditions[0] if len(conditions) == 1 else Or(*conditions)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # "did not match any records": new keys
-                tx.delete(delete_filter=condition, snapshot_properties=props)
-        live = rows.filter(pc.invert(rows.column(TOMBSTONE))).drop_columns([TOMBSTONE])
-        files = list(
-            _dataframe_to_data_files(
-                table_metadata=tx.table_metadata,
-                df=live,
-                io=tx._table.io,
-                write_uuid=self.write_uuid,
-                counter=self.counter,
-            )
-        )
-        with tx.update_snapshot(snapshot_properties=props).fast_append() as append:
-            for f in files:
-                append.append_data_file(f)
-        return files
+        condition = conditions[0] if len(conditions) == 1 else Or(*conditions)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "did not match any records": new keys
+            tx.delete(delete_filter=condition, snapshot_properties=summary)
 
     def _snapshot_id(self, table: Any) -> int:
         snapshot = table.current_snapshot()
@@ -479,6 +543,7 @@ class IcebergSink:
             self.writer.abort()
         self.buffer = []
         self.files = []
+        self.keys = None
 
 
 def _error(name: str, e: Exception) -> Exception:
