@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from test_lakehouse import Iceberg, expected, write_log
 
+import kafkalog
 from kafkalog.tables._rows import table_schema
 
 pytest.importorskip("pyiceberg")
@@ -256,3 +258,18 @@ def test_local_file_io_reads_what_it_wrote(tmp_path):
     assert local_path("s3://bucket/x") is None and local_path("file://host/x") is None
     assert local_path("file:///a/b%20c") == "/a/b c"
     assert Path(local_path(f"file://{tmp_path}") or "") == tmp_path
+
+
+def test_a_catalog_that_cannot_be_loaded_is_an_error(tmp_path):
+    """The catalog is loaded while the core lists the log (in a thread): its failure is the
+    run's error all the same, also when the log has nothing to write."""
+    from kafkalog.errors import InvalidArgumentError
+
+    log = write_log(tmp_path / "log", 10)
+    bad = {"type": "sql", "uri": "no-such-database://x"}
+    with pytest.raises(InvalidArgumentError, match="could not be loaded"):
+        kafkalog.to_iceberg(log, "kafka.events", catalog=bad, topics="events")
+    with pytest.raises(InvalidArgumentError, match="could not be loaded"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # no segment of a topic matching "absent"
+            kafkalog.to_iceberg(log, "kafka.events", catalog=bad, topics="absent")

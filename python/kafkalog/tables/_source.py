@@ -97,8 +97,8 @@ class Source:
         self, committed: Callable[[list[TopicPartition]], Mapping[TopicPartition, int]]
     ) -> list[PartitionRange]:
         """Each partition's range this run reads, given the next offsets the table recorded
-        (``committed`` of the partitions found); partitions with nothing to read are left
-        out."""
+        (``committed`` of the partitions found, asked last: the core lists the log first, while
+        a table library may still be loading); partitions with nothing to read are left out."""
         names = set(self.topic_names())
         by_partition: dict[TopicPartition, list[tuple[str, str | None, int | None, int | None]]]
         by_partition = {}
@@ -114,8 +114,8 @@ class Source:
                     (s["path"], s["topic"], s["partition"], s["size"])
                 )
         if not by_partition:
+            committed([])  # the table is asked all the same: a catalog that fails says so
             return []
-        done_offsets = committed(list(by_partition))
         committed_rc = _read_committed(self.isolation_level)
         segs = [seg for group in by_partition.values() for seg in group]
         starts = self._offsets(segs, committed_rc, self.start_timestamp)
@@ -124,6 +124,7 @@ class Source:
             if self.end_timestamp is None
             else self._offsets(segs, committed_rc, self.end_timestamp)
         )
+        done_offsets = committed(list(by_partition))
         out = []
         for key, group in by_partition.items():
             earliest, latest, at_start = starts.get(key, (None, None, None))

@@ -19,8 +19,10 @@ pyarrow FileIO (which imports pandas) only for tables outside the local disk
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import os
+import threading
 import time
 import uuid
 import warnings
@@ -169,25 +171,23 @@ class IcebergSink:
         target_file_size: int,
     ) -> None:
         require("pyiceberg", "pyiceberg[sql-sqlite,pyiceberg-core]")
-        from pyiceberg.catalog import load_catalog
-
-        from kafkalog.tables._iceberg_io import use_for
-
         self.identifier = identifier(table)
         self.name = ".".join(self.identifier)
         self.mode = mode
         self.partition_by = list(partition_by)
         self.target_file_size = target_file_size
-        name, props = catalog_properties(catalog, catalog_uri, warehouse, storage_options)
-        try:
-            self.catalog = load_catalog(name, **props)
-        except Exception as e:
-            raise InvalidArgumentError(
-                f"iceberg://{self.name}: catalog {name!r} could not be loaded "
-                f"({type(e).__name__}: {' '.join(str(e).split())}); name one of pyiceberg's "
-                "configuration (--catalog NAME), or give --catalog-uri and --warehouse"
-            ) from e
-        use_for(self.catalog)
+        self.catalog_name, props = catalog_properties(
+            catalog, catalog_uri, warehouse, storage_options
+        )
+        # pyiceberg's modules take most of a CPU-second to import, and its catalog is loaded
+        # and the table read before anything is written: in a thread, while the core lists
+        # and indexes the log (which releases the GIL). committed() waits for it.
+        self._connecting: concurrent.futures.Future[tuple[Any, Any]] = concurrent.futures.Future()
+        threading.Thread(
+            target=self._connect, args=(props,), name="kafkalog-iceberg-catalog"
+        ).start()
+        self._first = True
+        self.catalog: Any = None
         self.table: Any = None
         self.expected: dict[TopicPartition, int | None] = {}
         self.schema: pa.Schema | None = None
@@ -202,6 +202,29 @@ class IcebergSink:
         self.commit_id = uuid.uuid4().hex
 
     # -- the table ---------------------------------------------------------------------------
+
+    def _connect(self, props: dict[str, Any]) -> None:
+        """The catalog loaded and the table read (``None`` if it does not exist), into
+        ``self._connecting``."""
+        try:
+            from pyiceberg.catalog import load_catalog
+
+            from kafkalog.tables._iceberg_io import use_for
+
+            try:
+                catalog = load_catalog(self.catalog_name, **props)
+            except Exception as e:
+                raise InvalidArgumentError(
+                    f"iceberg://{self.name}: catalog {self.catalog_name!r} could not be loaded "
+                    f"({type(e).__name__}: {' '.join(str(e).split())}); name one of "
+                    "pyiceberg's configuration (--catalog NAME), or give --catalog-uri and "
+                    "--warehouse"
+                ) from e
+            use_for(catalog)
+            self.catalog = catalog
+            self._connecting.set_result((catalog, self._load()))
+        except BaseException as e:
+            self._connecting.set_exception(e)
 
     def _load(self) -> Any:
         from pyiceberg.exceptions import NoSuchTableError
@@ -225,7 +248,11 @@ class IcebergSink:
         return {}
 
     def committed(self, keys: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        self.table = self._load()
+        catalog, table = self._connecting.result()
+        self.catalog = catalog
+        # The table as the connection read it, the first time; read again after that.
+        self.table = table if self._first else self._load()
+        self._first = False
         state = {} if self.table is None else self._offsets(self.table)
         out = {}
         for key in keys:
@@ -394,6 +421,7 @@ class IcebergSink:
             )
 
     def exists(self) -> bool:
+        self._connecting.result()
         return self.table is not None or self._load() is not None
 
     def pending_bytes(self) -> int:
