@@ -325,9 +325,9 @@ def read(
       of several topics (a log directory) leaves out Kafka's internal topics
       (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``,
       ``__cluster_metadata``, ``__remote_log_metadata``) and the registry's storage topic
-      unless ``topics`` names them (``"_schemas|orders"``; ``".*"`` does not); one read gives one column type, so the topics left must
-      share a subject (``value_subject``), or be read one at a time
-      (``kafkalog convert`` writes one file per topic).
+      unless ``topics`` names them (``"_schemas|orders"``; ``".*"`` does not); one read
+      gives one column type, so the topics left must share a subject (``value_subject``), or
+      be read one at a time (``kafkalog convert`` writes one file per topic).
     - ``on_value_error``: ``"error"`` raises a :class:`ValueDecodeError` naming file, offset,
       schema id and why; ``"null"`` leaves the key or value null, with ``value_error``
       (``key_error``) saying why and ``value_raw`` (``key_raw``) keeping its bytes, and an
