@@ -19,6 +19,7 @@ here (``kafkalog.read`` is :func:`kafkalog.reading.read`):
 - :mod:`kafkalog.writing`: write;
 - :mod:`kafkalog.checking`: verify, rebuild_indexes;
 - :mod:`kafkalog.cleanup`: compact, retain; :mod:`kafkalog.internal`: internal topics;
+- :mod:`kafkalog.tables`: to_delta, to_iceberg (lakehouse tables, resumable);
 - :mod:`kafkalog.errors`, :mod:`kafkalog.types`; :mod:`kafkalog.spark` and
   :mod:`kafkalog.cli` on top, which import these modules and are never imported by them.
 """
@@ -84,6 +85,7 @@ from kafkalog.reading import (
     schema,
     segments,
 )
+from kafkalog.tables import to_delta, to_iceberg
 from kafkalog.types import (
     CompactReport,
     Compression,
@@ -168,6 +170,8 @@ __all__ = [
     "ValueDecodeError",
     "UndecodedValueWarning",
     "schemas",
+    "to_delta",
+    "to_iceberg",
 ]
 
 __all__ += [

@@ -67,6 +67,7 @@ class ReaderOptions(TypedDict, total=False):
     max_decompressed_size: int
     topic: str | None
     partition: int | None
+    topics: str | None
     list_batches: bool
     start_position: int | None
     end_position: int | None
@@ -180,7 +181,21 @@ def segments(
     paths: Sequence[str],
     storage_options: Mapping[str, str] | None = None,
     filesystem: Any | None = None,
+    topics: str | None = None,
 ) -> list[Segment]: ...
+def read_topics(
+    paths: Sequence[str],
+    topics: str | None = None,
+    typed: bool = False,
+    schemas_topic: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    filesystem: Any | None = None,
+) -> tuple[list[str], list[str]]:
+    """The topics a read of ``paths`` takes (``topics``: a pattern of whole topic names), in
+    reading order, and those a typed read (``typed``) leaves out: Kafka's internal topics and
+    the registry's storage topic, when the read spans several topics and the pattern does not
+    name them."""
+
 def plan(
     segments: Sequence[tuple[str, str | None, int | None, int | None]],
     *,

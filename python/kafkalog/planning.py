@@ -112,6 +112,7 @@ def plan(
     isolation_level: IsolationLevel = "read_uncommitted",
     partition_bounds: Mapping[tuple[str | None, int | None], Mapping[str, Any]] | None = None,
     keep: Callable[[str | None, int | None], bool] | None = None,
+    topics: str | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
@@ -122,8 +123,9 @@ def plan(
     (``None``: one item per file), for tasks to decode with :func:`read_items`.
 
     Bounds as :func:`read` takes them, for every partition, or per partition in
-    ``partition_bounds`` (``{(topic, partition): {"start_offset": ..., ...}}``); ``keep``
-    chooses the partitions. Planning reads indexes, producer snapshots and the few log bytes
+    ``partition_bounds`` (``{(topic, partition): {"start_offset": ..., ...}}``); ``topics``
+    (a pattern of whole topic names, as :func:`kafkalog.read`) and ``keep`` choose the
+    partitions. Planning reads indexes, producer snapshots and the few log bytes
     that confirm them, as a broker serves a fetch: timestamps become offsets through the
     ``.timeindex``, ``read_committed`` takes aborted transactions from the ``.txnindex``
     files and the last stable offset from the latest producer snapshot and the log after it.
@@ -143,7 +145,7 @@ def plan(
 
     segs = [
         (s["path"], s["topic"], s["partition"], s["size"])
-        for s in _segments(_paths(path), **storage)
+        for s in _segments(_paths(path), **storage, topics=topics)
         if keep is None or keep(s["topic"], s["partition"])
     ]
     default = four(

@@ -102,6 +102,7 @@ def reader_options(
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     topic: str | None = None,
     partition: int | None = None,
+    topics: str | None = None,
     list_batches: bool = False,
     byte_range: tuple[int, int | None] | None = None,
     start_offset: int | None = None,
@@ -129,6 +130,10 @@ def reader_options(
         )
     if isinstance(columns, str):
         raise InvalidArgumentError("columns must be a list of column names, not a string")
+    if topics is not None and not isinstance(topics, str):
+        raise InvalidArgumentError(
+            f"topics is a regular expression of topic names (a str), not {type(topics).__name__}"
+        )
     return {
         "columns": list(columns) if columns is not None else None,
         "batch_metadata": bool(batch_metadata),
@@ -139,6 +144,7 @@ def reader_options(
         "max_decompressed_size": int(max_decompressed_size),
         "topic": topic,
         "partition": partition,
+        "topics": topics,
         "list_batches": list_batches,
         "start_position": None if byte_range is None else int(byte_range[0]),
         "end_position": None if byte_range is None or byte_range[1] is None else int(byte_range[1]),
@@ -202,6 +208,7 @@ def read(
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     topic: str | None = None,
     partition: int | None = None,
+    topics: str | None = None,
     byte_range: tuple[int, int | None] | None = None,
     start_offset: int | None = None,
     end_offset: int | None = None,
@@ -256,6 +263,15 @@ def read(
     - ``max_decompressed_size``: cap on one batch's decompressed bytes (at most 1 GiB).
     - ``topic``, ``partition``: values for those columns, overriding the directory name (a
       file outside a ``<topic>-<partition>`` directory otherwise gets nulls).
+    - ``topics``: only the topics whose whole name matches this regular expression, as Spark's
+      Kafka source's ``subscribePattern`` (``"orders-.*"``; ``"orders"`` does not take
+      ``orders-eu``). Java's syntax for what topic names need; look-around and
+      back-references are an :class:`InvalidArgumentError`. As Kafka's consumer
+      (``exclude.internal.topics``, true by default), Kafka's internal topics
+      (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``) are taken
+      only where the pattern names them (``"orders|__consumer_offsets"``), not where it only
+      matches them (``".*"``). A file whose topic is not known (outside a
+      ``<topic>-<partition>`` directory) is left out when a pattern is given.
     - ``start_offset``, ``end_offset``: read offsets from ``start_offset`` up to (not
       including) ``end_offset``, in every partition read. Segments are picked by their base
       offsets and the first is entered through its ``.index``, not scanned.
@@ -305,7 +321,13 @@ def read(
       (a log directory holding ``_schemas-0``, the partition, ``s3://...``), or a mapping of
       schema id to schema (text, dict, or ``{"schema": ..., "schemaType": ...,
       "references": {name: text}}``). The column's schema is the latest version of subject
-      ``<topic>-value`` (``<topic>-key``); every other version resolves to it.
+      ``<topic>-value`` (``<topic>-key``); every other version resolves to it. A typed read
+      of several topics (a log directory) leaves out Kafka's internal topics
+      (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``,
+      ``__cluster_metadata``, ``__remote_log_metadata``) and the registry's storage topic
+      unless ``topics`` names them (``"_schemas|orders"``; ``".*"`` does not); one read
+      gives one column type, so the topics left must share a subject (``value_subject``), or
+      be read one at a time (``kafkalog convert`` writes one file per topic).
     - ``on_value_error``: ``"error"`` raises a :class:`ValueDecodeError` naming file, offset,
       schema id and why; ``"null"`` leaves the key or value null, with ``value_error``
       (``key_error``) saying why and ``value_raw`` (``key_raw``) keeping its bytes, and an
@@ -342,6 +364,7 @@ def read(
         max_decompressed_size=max_decompressed_size,
         topic=topic,
         partition=partition,
+        topics=topics,
         byte_range=byte_range,
         start_offset=start_offset,
         end_offset=end_offset,
@@ -497,6 +520,7 @@ def segments(
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
     encryption_keys: Mapping[str, str | bytes | os.PathLike[str]] | None = None,
+    topics: str | None = None,
 ) -> list[Segment]:
     """The segment files :func:`read` reads for ``path``, in its order: the file itself; a
     partition directory's ``<20-digit offset>.log`` files in offset order; or, for a log
@@ -509,9 +533,13 @@ def segments(
     (``"above_high_watermark"``/``"below_log_start"`` for a segment wholly outside them),
     and ``continues``: whether it continues the log of the segment listed before it (the same
     partition, in the same directory or across tiered and local storage). Every segment on
-    disk is listed, whatever ``visibility`` a read would use.
+    disk is listed, whatever ``visibility`` a read would use. ``topics`` as :func:`read`.
     """
-    return _segments(_paths(path), **_storage_kwargs(storage_options, filesystem, encryption_keys))
+    return _segments(
+        _paths(path),
+        **_storage_kwargs(storage_options, filesystem, encryption_keys),
+        topics=topics,
+    )
 
 
 def schema(

@@ -20,6 +20,7 @@
 //! | `internal/` | Kafka's internal topics' records (consumer offsets, transactions, KRaft metadata) |
 //! | `filter.rs` | one batch rewritten with some records removed, as the log cleaner writes it |
 //! | `tiered/` | tiered storage in a bucket: object names, Aiven's manifests and chunk indexes, leader-epoch lineage |
+//! | `topic.rs` | topics by name: Kafka's internal topics, which topics a consumer's pattern subscription takes |
 
 pub mod batch;
 pub mod checkpoint;
@@ -38,6 +39,7 @@ pub mod legacy;
 pub mod segment;
 pub mod snapshot;
 pub mod tiered;
+pub mod topic;
 pub mod txn_tracker;
 pub mod v2;
 pub mod varint;

@@ -35,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reader::read_index, m)?)?;
     m.add_function(wrap_pyfunction!(reader::verify, m)?)?;
     m.add_function(wrap_pyfunction!(reader::segments, m)?)?;
+    m.add_function(wrap_pyfunction!(reader::read_topics, m)?)?;
     m.add_function(wrap_pyfunction!(reader::plan, m)?)?;
     m.add_function(wrap_pyfunction!(reader::list_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(reader::rate_limit, m)?)?;

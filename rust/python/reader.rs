@@ -18,6 +18,7 @@ use crate::log::issues::OnCorrupt;
 use crate::log::origin::Origin;
 use crate::log::plan::{plan_items, WorkItem};
 use crate::log::visibility::Visibility;
+use crate::read::files::{resolve_topics, typed_topics, TopicFilter};
 use crate::read::parallel::ParallelReader;
 use crate::read::pieces::PIECE_BYTES;
 use crate::read::reader::{
@@ -45,6 +46,9 @@ pub struct Options {
     max_decompressed_size: usize,
     topic: Option<String>,
     partition: Option<i32>,
+    /// Only the topics whose whole name matches this regular expression (Spark's
+    /// `subscribePattern`; `read::files::TopicFilter`).
+    topics: Option<String>,
     /// One row per batch instead of per record.
     list_batches: bool,
     /// Byte range of a single segment file to read (batch boundaries).
@@ -81,6 +85,7 @@ impl Default for Options {
             max_decompressed_size: DEFAULT_MAX_DECOMPRESSED_SIZE,
             topic: None,
             partition: None,
+            topics: None,
             list_batches: false,
             start_position: None,
             end_position: None,
@@ -109,6 +114,7 @@ options_from_dict!(Options {
     max_decompressed_size,
     topic,
     partition,
+    topics,
     list_batches,
     start_position,
     end_position,
@@ -160,6 +166,25 @@ impl Options {
             }
         }
         added
+    }
+
+    /// The files of a read of `paths`: those of the topics asked for, and for typed keys or
+    /// values over several topics, without Kafka's internal topics and the registry's storage
+    /// topic (`read::files::typed_topics`).
+    fn files(
+        &self,
+        storage: &Arc<dyn Storage>,
+        paths: &[std::path::PathBuf],
+    ) -> crate::Result<(Vec<crate::log::discover::SegmentFile>, Vec<String>)> {
+        let filter = TopicFilter::new(self.topics.as_deref())?;
+        let (files, notes) = resolve_topics(storage, paths, &filter)?;
+        match &self.values {
+            Some(values) if values.any() && !self.list_batches => Ok((
+                typed_topics(files, &filter, values.schemas_topic()).0,
+                notes,
+            )),
+            _ => Ok((files, notes)),
+        }
     }
 
     /// The decoding step for a read of `files`.
@@ -298,7 +323,7 @@ impl Reader {
         let drop = options.value_columns();
         let builder = options.builder().py_err()?;
         let storage = builder.storage().clone();
-        let (mut files, notes) = detach(py, || crate::read::files::resolve(&storage, &paths))?;
+        let (mut files, notes) = detach(py, || options.files(&storage, &paths))?;
         warn_all(py, &notes)?;
         let values = options.value_step(py, &files, drop)?;
         if options.start_position.is_some() || options.end_position.is_some() {
@@ -572,18 +597,20 @@ pub fn rebuild_indexes<'py>(
 /// the segment before it (see `SegmentFile::continued_by`). Every segment on disk is listed,
 /// hidden or not.
 #[pyfunction]
-#[pyo3(signature = (paths, storage_options=None, filesystem=None))]
+#[pyo3(signature = (paths, storage_options=None, filesystem=None, topics=None))]
 pub fn segments<'py>(
     py: Python<'py>,
     paths: Vec<std::path::PathBuf>,
     storage_options: Option<BTreeMap<String, String>>,
     filesystem: Option<Py<PyAny>>,
+    topics: Option<String>,
 ) -> PyResult<Bound<'py, PyList>> {
     use crate::log::visibility::{segment_hidden, Checkpoints, Visible};
     use pyo3::types::PyDict;
     let storage = storage(storage_options, filesystem);
     let (files, bounds, notes) = detach(py, || {
-        let (files, notes) = crate::read::files::resolve(&storage, &paths)?;
+        let filter = TopicFilter::new(topics.as_deref())?;
+        let (files, notes) = resolve_topics(&storage, &paths, &filter)?;
         let mut checkpoints = Checkpoints::new();
         let mut bounds: Vec<(Visible, Option<&'static str>, bool)> =
             Vec::with_capacity(files.len());
@@ -627,6 +654,40 @@ pub fn segments<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
+}
+
+/// The topics a read of `paths` takes, in reading order, and those a typed read (`typed`)
+/// leaves out (Kafka's internal topics and the registry's storage topic `schemas_topic`, when
+/// the read spans several topics and `topics` does not name them): `read::files::typed_topics`.
+#[pyfunction]
+#[pyo3(signature = (paths, topics=None, typed=false, schemas_topic=None, storage_options=None,
+    filesystem=None))]
+pub fn read_topics(
+    py: Python<'_>,
+    paths: Vec<std::path::PathBuf>,
+    topics: Option<String>,
+    typed: bool,
+    schemas_topic: Option<String>,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
+) -> PyResult<(Vec<String>, Vec<String>)> {
+    let storage = storage(storage_options, filesystem);
+    let (kept, left_out, notes) = detach(py, || {
+        let filter = TopicFilter::new(topics.as_deref())?;
+        let (files, notes) = resolve_topics(&storage, &paths, &filter)?;
+        let (files, left_out) = if typed {
+            typed_topics(files, &filter, schemas_topic.as_deref())
+        } else {
+            (files, Vec::new())
+        };
+        let kept: Vec<String> = crate::read::files::distinct_topics(&files)
+            .into_iter()
+            .map(String::from)
+            .collect();
+        Ok::<_, crate::error::Error>((kept, left_out, notes))
+    })?;
+    warn_all(py, &notes)?;
+    Ok((kept, left_out))
 }
 
 /// Whether there is more than one piece of work: several files, or one larger than a piece.

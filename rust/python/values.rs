@@ -196,6 +196,11 @@ impl ValueArgs {
     pub fn any(&self) -> bool {
         self.key_format != "binary" || self.value_format != "binary"
     }
+
+    /// The registry's storage topic named (`kafkastore.topic`), if another than `_schemas`.
+    pub fn schemas_topic(&self) -> Option<&str> {
+        self.schemas_topic.as_deref()
+    }
 }
 
 fn registered(row: &SchemaRow) -> Result<Registered> {

@@ -4,9 +4,15 @@
 //! partition's remote and local segments made one log. [`resolve`] is the one pipeline: the
 //! Rust [`ReaderBuilder::build`](crate::read::reader::ReaderBuilder::build) and every Python
 //! function that takes paths use it.
+//!
+//! Which topics a read takes is decided here too: a [`TopicFilter`] (Spark's
+//! `subscribePattern`: a regular expression matched against the whole topic name), and for a
+//! read of typed keys or values over several topics, Kafka's internal topics and the Schema
+//! Registry's storage topic left out unless the filter names them ([`typed_topics`]).
 
 use crate::error::{Error, Result};
 use crate::format::tiered::{SegmentName, TieredDir};
+use crate::format::topic::{is_internal, TopicPattern};
 use crate::internal::fold::Fold;
 use crate::internal::input::{FoldOptions, Kind};
 use crate::internal::remote_log_metadata::{RemoteSegmentState, COPY_SEGMENT_FINISHED};
@@ -29,14 +35,34 @@ pub fn resolve(
     storage: &Arc<dyn Storage>,
     paths: &[PathBuf],
 ) -> Result<(Vec<SegmentFile>, Vec<String>)> {
+    resolve_topics(storage, paths, &TopicFilter::default())
+}
+
+/// [`resolve`] keeping only the files of the topics `topics` takes. A file whose topic is not
+/// known (a segment outside a `<topic>-<partition>` directory) is kept only when no pattern is
+/// given.
+pub fn resolve_topics(
+    storage: &Arc<dyn Storage>,
+    paths: &[PathBuf],
+    topics: &TopicFilter,
+) -> Result<(Vec<SegmentFile>, Vec<String>)> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     let mut skipped = Vec::new();
+    // Internal topics the pattern matches but does not name: said when nothing else matches.
+    let mut internal: Vec<String> = Vec::new();
     for pattern in paths {
         for path in crate::storage::glob::expand(storage.as_ref(), pattern)? {
             for file in discover_noting(storage.as_ref(), &path, &mut skipped)? {
-                if seen.insert(file.path.clone()) {
-                    out.push(file);
+                let topic = file.origin.topic.as_deref();
+                if topics.keeps(topic) {
+                    if seen.insert(file.path.clone()) {
+                        out.push(file);
+                    }
+                } else if let Some(t) = topic.filter(|t| topics.leaves_out_internal(Some(t))) {
+                    if !internal.iter().any(|i| i == t) {
+                        internal.push(t.to_string());
+                    }
                 }
             }
         }
@@ -56,13 +82,159 @@ pub fn resolve(
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
+        let filtered = match topics.pattern() {
+            Some(p) => format!(" of a topic matching {p:?}"),
+            None => String::new(),
+        };
+        let internal = if internal.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (it matches Kafka's internal topics {}, which a pattern takes only where \
+                 it names them, as Kafka's consumer does: {:?} names them)",
+                internal.join(", "),
+                internal.join("|")
+            )
+        };
         notes.push(format!(
-            "no Kafka segment (<20-digit offset>.log) found under {}: not a segment file, a \
-             partition directory (<topic>-<partition>) or a log directory holding them",
+            "no Kafka segment (<20-digit offset>.log){filtered} found under {}: not a segment \
+             file, a partition directory (<topic>-<partition>) or a log directory holding \
+             them{internal}",
             listed.join(", ")
         ));
     }
     Ok((out, notes))
+}
+
+/// Which topics a read takes: every topic (the default), or those a Kafka consumer subscribed
+/// with a pattern takes, as Spark's Kafka source's `subscribePattern`
+/// ([`TopicPattern`](crate::format::topic::TopicPattern), Kafka's rule): the whole name
+/// matches, and Kafka's internal topics (`__consumer_offsets`, `__transaction_state`,
+/// `__share_group_state`) only where the pattern names them, as the consumer's
+/// `exclude.internal.topics=true` (its default) has it. [`TopicFilter::including_internal`]
+/// is that option set to false.
+#[derive(Clone, Debug)]
+pub struct TopicFilter {
+    pattern: Option<TopicPattern>,
+    exclude_internal: bool,
+}
+
+impl Default for TopicFilter {
+    fn default() -> TopicFilter {
+        TopicFilter {
+            pattern: None,
+            exclude_internal: true,
+        }
+    }
+}
+
+impl TopicFilter {
+    /// The filter of `pattern` (`None`: every topic).
+    pub fn new(pattern: Option<&str>) -> Result<TopicFilter> {
+        Ok(TopicFilter {
+            pattern: pattern.map(TopicPattern::new).transpose()?,
+            exclude_internal: true,
+        })
+    }
+
+    /// The same filter with internal topics matched like any other (Kafka's consumer with
+    /// `exclude.internal.topics=false`).
+    pub fn including_internal(mut self) -> TopicFilter {
+        self.exclude_internal = false;
+        self
+    }
+
+    /// The pattern as given, if any.
+    pub fn pattern(&self) -> Option<&str> {
+        self.pattern.as_ref().map(TopicPattern::as_str)
+    }
+
+    /// Whether the pattern names `topic` explicitly ([`TopicPattern::names`]).
+    pub fn names(&self, topic: &str) -> bool {
+        self.pattern.as_ref().is_some_and(|p| p.names(topic))
+    }
+
+    /// Whether a file of `topic` is read (`None`: a file whose topic is not known).
+    pub fn keeps(&self, topic: Option<&str>) -> bool {
+        match (&self.pattern, topic) {
+            (None, _) => true,
+            (Some(pattern), Some(topic)) => pattern.subscribes(topic, self.exclude_internal),
+            (Some(_), None) => false,
+        }
+    }
+
+    /// Whether `topic` is an internal topic the pattern matches but does not take.
+    fn leaves_out_internal(&self, topic: Option<&str>) -> bool {
+        match (&self.pattern, topic) {
+            (Some(pattern), Some(topic)) => {
+                pattern.matches(topic) && !pattern.subscribes(topic, self.exclude_internal)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The Schema Registry's storage topic unless the registry names another
+/// (`kafkastore.topic`).
+pub const DEFAULT_SCHEMAS_TOPIC: &str = "_schemas";
+
+/// Whether `topic` is one of Kafka's own topics, whose records are the cluster's state and
+/// never a producer's payload: Kafka's internal topics (`__consumer_offsets`,
+/// `__transaction_state`, `__share_group_state`: [`is_internal`]), KRaft's
+/// `__cluster_metadata` and tiered storage's `__remote_log_metadata`. Wider than Kafka's
+/// `Topic.isInternal`: typed reads leave these out ([`typed_topics`]); pattern subscriptions
+/// leave out only Kafka's ([`TopicFilter`]).
+pub fn is_internal_topic(topic: &str) -> bool {
+    is_internal(topic)
+        || (topic.starts_with("__") && crate::format::internal::Topic::from_name(topic).is_some())
+}
+
+/// The files a read of typed keys or values decodes, and the topics it left out. A read over
+/// several topics (a log directory, a glob) leaves out Kafka's internal topics
+/// ([`is_internal_topic`]) and the registry's storage topic (`schemas_topic`, default
+/// [`DEFAULT_SCHEMAS_TOPIC`]): their records are not the producers' framed payloads, and each
+/// topic's schema is its own subject's. A topic is read all the same when the `topics` pattern
+/// names it ([`TopicFilter::names`]: `_schemas|orders`; a pattern that only matches it, `.*`,
+/// does not), or when it is the only topic read (a path naming it).
+pub fn typed_topics(
+    files: Vec<SegmentFile>,
+    topics: &TopicFilter,
+    schemas_topic: Option<&str>,
+) -> (Vec<SegmentFile>, Vec<String>) {
+    let registry = schemas_topic.unwrap_or(DEFAULT_SCHEMAS_TOPIC);
+    let names: Vec<&str> = distinct_topics(&files);
+    if names.len() <= 1 {
+        return (files, Vec::new());
+    }
+    let left_out: Vec<String> = names
+        .iter()
+        .filter(|t| (is_internal_topic(t) || **t == registry) && !topics.names(t))
+        .map(|t| t.to_string())
+        .collect();
+    if left_out.is_empty() {
+        return (files, left_out);
+    }
+    let kept = files
+        .into_iter()
+        .filter(|f| {
+            f.origin
+                .topic
+                .as_deref()
+                .is_none_or(|t| !left_out.iter().any(|l| l == t))
+        })
+        .collect();
+    (kept, left_out)
+}
+
+/// The topics of `files`, each once, in reading order.
+pub fn distinct_topics(files: &[SegmentFile]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for t in files.iter().filter_map(|f| f.origin.topic.as_deref()) {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
 }
 
 impl ReaderBuilder {
@@ -289,6 +461,146 @@ mod tests {
             glob.iter().map(|r| r.1).collect::<HashSet<_>>(),
             HashSet::from([0, 1])
         );
+    }
+
+    /// `topics` keeps the topics whose whole name matches, as Spark's `subscribePattern`
+    /// (Java's `matches()`): `orders` does not take `orders-eu`, `orders.*` does.
+    #[test]
+    fn topic_filter_matches_whole_names() {
+        let storage = default_storage();
+        let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/logs"));
+        let topics_of = |pattern: Option<&str>| -> Vec<String> {
+            let filter = TopicFilter::new(pattern).unwrap();
+            let (files, _) =
+                resolve_topics(&storage, std::slice::from_ref(&root), &filter).unwrap();
+            distinct_topics(&files)
+                .into_iter()
+                .map(String::from)
+                .collect()
+        };
+        let all = topics_of(None);
+        assert!(all.len() > 2, "{all:?}");
+        assert_eq!(topics_of(Some("orders")), ["orders"]);
+        assert_eq!(topics_of(Some("order")), Vec::<String>::new());
+        assert_eq!(topics_of(Some("ord.*")), ["orders"]);
+        let some = topics_of(Some("orders|clicks"));
+        assert_eq!(some.len(), 2, "{some:?}");
+        assert!(some.iter().all(|t| t == "orders" || t == "clicks"));
+        // No match is a note, never a silent empty read.
+        let filter = TopicFilter::new(Some("nothing")).unwrap();
+        let (files, notes) =
+            resolve_topics(&storage, std::slice::from_ref(&root), &filter).unwrap();
+        assert!(files.is_empty());
+        assert!(
+            notes[0].contains("of a topic matching \"nothing\""),
+            "{notes:?}"
+        );
+        // Kafka's internal topics: a pattern takes them only where it names them, as Kafka's
+        // consumer (`exclude.internal.topics=true`); no pattern reads the whole directory.
+        let dir = std::env::temp_dir().join(format!("kafkalog-internal-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for topic in [
+            "orders",
+            "__consumer_offsets",
+            "__transaction_state",
+            "_schemas",
+        ] {
+            let part = dir.join(format!("{topic}-0"));
+            std::fs::create_dir_all(&part).unwrap();
+            std::fs::copy(
+                root.join("orders-0/00000000000000000000.log"),
+                part.join("00000000000000000000.log"),
+            )
+            .unwrap();
+        }
+        let of = |pattern: Option<&str>| -> (Vec<String>, Vec<String>) {
+            let filter = TopicFilter::new(pattern).unwrap();
+            let (files, notes) =
+                resolve_topics(&storage, std::slice::from_ref(&dir), &filter).unwrap();
+            let mut topics: Vec<String> = distinct_topics(&files)
+                .into_iter()
+                .map(String::from)
+                .collect();
+            topics.sort();
+            (topics, notes)
+        };
+        assert_eq!(of(Some(".*")).0, ["_schemas", "orders"]);
+        assert_eq!(
+            of(Some("orders|__consumer_offsets")).0,
+            ["__consumer_offsets", "orders"]
+        );
+        assert_eq!(of(Some("__consumer_offsets")).0, ["__consumer_offsets"]);
+        assert_eq!(of(None).0.len(), 4);
+        let (none, notes) = of(Some("__.*"));
+        assert!(none.is_empty());
+        assert!(
+            notes[0].contains("internal topics __consumer_offsets, __transaction_state, which")
+                || notes[0].contains("internal topics __transaction_state, __consumer_offsets,"),
+            "{notes:?}"
+        );
+        let all = TopicFilter::new(Some("__.*")).unwrap().including_internal();
+        let (files, _) = resolve_topics(&storage, std::slice::from_ref(&dir), &all).unwrap();
+        assert_eq!(distinct_topics(&files).len(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+        // A file whose topic is unknown is left out by a pattern, kept without one.
+        let unknown = TopicFilter::new(Some(".*")).unwrap();
+        assert!(!unknown.keeps(None) && TopicFilter::default().keeps(None));
+        // What Java has and Rust's regex lacks is a clear error.
+        let err = TopicFilter::new(Some("(?=orders).*")).unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::InvalidArgument);
+        assert!(err.message.starts_with("topics: \"(?=orders).*\""), "{err}");
+    }
+
+    /// A typed read over several topics leaves out Kafka's internal topics and the registry's
+    /// storage topic, unless a pattern names them or the read is of that topic alone.
+    #[test]
+    fn typed_reads_leave_out_internal_topics() {
+        let file = |topic: &str| {
+            SegmentFile::new(
+                PathBuf::from(format!("/l/{topic}-0/00000000000000000000.log")),
+                crate::log::origin::Origin {
+                    topic: Some(topic.to_string()),
+                    partition: Some(0),
+                },
+            )
+        };
+        let files = vec![
+            file("__consumer_offsets"),
+            file("_schemas"),
+            file("orders"),
+            file("__cluster_metadata"),
+            file("__transaction_state"),
+            file("__orders"),
+        ];
+        let (kept, left) = typed_topics(files.clone(), &TopicFilter::default(), None);
+        assert_eq!(distinct_topics(&kept), ["orders", "__orders"]);
+        assert_eq!(
+            left,
+            [
+                "__consumer_offsets",
+                "_schemas",
+                "__cluster_metadata",
+                "__transaction_state"
+            ]
+        );
+        // Another storage topic named: `_schemas` is then a topic like any other.
+        let (kept, _) = typed_topics(files.clone(), &TopicFilter::default(), Some("_registry"));
+        assert!(distinct_topics(&kept).contains(&"_schemas"));
+        // A pattern naming a topic reads it; one that only matches it does not (`.*` of a
+        // typed read is the producers' topics); one topic read is named by its path.
+        let named = TopicFilter::new(Some("_schemas|orders|__consumer_offsets")).unwrap();
+        let (kept, left) = typed_topics(files.clone(), &named, None);
+        assert_eq!(
+            distinct_topics(&kept),
+            ["__consumer_offsets", "_schemas", "orders", "__orders"]
+        );
+        assert_eq!(left, ["__cluster_metadata", "__transaction_state"]);
+        let every = TopicFilter::new(Some(".*")).unwrap();
+        let (kept, _) = typed_topics(files.clone(), &every, None);
+        assert_eq!(distinct_topics(&kept), ["orders", "__orders"]);
+        let (kept, _) = typed_topics(vec![file("_schemas")], &TopicFilter::default(), None);
+        assert_eq!(kept.len(), 1);
+        assert!(is_internal_topic("__share_group_state") && !is_internal_topic("consumer_offsets"));
     }
 
     /// A path with no segment is no silent empty read: `resolve` says so.

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from kafkalog import reading
 from kafkalog._isolation import ISOLATION_LEVELS
+from kafkalog._native import partition_dir_name, read_topics
 from kafkalog._storage import is_remote
 from kafkalog.cli.arguments import (
     _bound_value,
@@ -24,7 +25,13 @@ from kafkalog.cli.arguments import (
     add_storage_arguments,
     storage,
 )
-from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CliError
+from kafkalog.cli.convert_tables import (
+    TABLE_SCHEMES,
+    add_table_arguments,
+    cmd_table,
+    refuse_table_options,
+)
+from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK, EXIT_USAGE, CliError
 from kafkalog.cli.schemas import add_value_arguments, value_kwargs
 from kafkalog.cli.text import _human_bytes, _ms_column
 
@@ -151,41 +158,66 @@ FORMAT_SUFFIXES = {
 }
 
 
+def _out_format(out: str, given: str | None) -> str:
+    """The format of ``out``: ``given``, else from its suffix (jsonl for stdout, parquet
+    when it has none); another suffix is a usage error."""
+    if given is not None:
+        return given
+    if out == "-":
+        return "jsonl"
+    for suffix, name in FORMAT_SUFFIXES.items():
+        if out.lower().endswith(suffix):
+            return name
+    ext = os.path.splitext(os.path.basename(out.rstrip("/")))[1]
+    if ext:
+        known = ", ".join(FORMAT_SUFFIXES)
+        raise CliError(
+            f"convert: {out}: kafkalog does not write {ext} files; name the file "
+            f"{known}, or give --format parquet, arrow or jsonl",
+            EXIT_USAGE,
+        )
+    return "parquet"
+
+
+#: The file name ending of each format, for the files of an output directory.
+_FORMAT_EXTENSIONS = {"parquet": ".parquet", "arrow": ".arrow", "jsonl": ".jsonl"}
+
+
+def _is_directory(out: str) -> bool:
+    """Whether ``out`` names a directory: one that exists, or a path ending in ``/``."""
+    if out == "-":
+        return False
+    return out.endswith(("/", os.sep)) or (not is_remote(out) and os.path.isdir(out))
+
+
+def exact_topic(topic: str) -> str:
+    """The ``topics`` pattern that matches ``topic`` alone (a valid topic name: letters,
+    digits, ``.``, ``_`` and ``-``, of which only ``.`` means something in a pattern)."""
+    partition_dir_name(topic, 0)  # a valid topic name, or InvalidArgumentError
+    return topic.replace(".", "\\.")
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
-    fmt = args.format
-    if fmt is None:
-        fmt = "jsonl" if args.out == "-" else "parquet"
-        for suffix, name in FORMAT_SUFFIXES.items():
-            if args.out.lower().endswith(suffix):
-                fmt = name
-                break
-        else:
-            ext = os.path.splitext(os.path.basename(args.out))[1]
-            if ext and args.out != "-":
-                known = ", ".join(FORMAT_SUFFIXES)
-                raise CliError(
-                    f"convert: {args.out}: kafkalog does not write {ext} files; name the file "
-                    f"{known}, or give --format parquet, arrow or jsonl",
-                    EXIT_USAGE,
-                )
+    if args.out.startswith(TABLE_SCHEMES):
+        return cmd_table(args)
+    refuse_table_options(args)
+    directory = _is_directory(args.out)
+    fmt = _out_format(args.out, args.format)
     if args.out == "-" and fmt != "jsonl":
         raise CliError("convert: only --format jsonl can be written to stdout ('-')", EXIT_USAGE)
-    if args.out != "-" and os.path.isdir(args.out):
-        raise CliError(f"convert: {args.out} is a directory; name the output file", EXIT_USAGE)
     if fmt == "jsonl" and args.compression:
         raise CliError("convert: --compression applies to parquet and arrow only", EXIT_USAGE)
 
     columns = [c for c in (args.columns or []) if c] or None
-    out_schema = reading.schema(columns, batch_metadata=args.batch_metadata)
-    out_names = out_schema.names
-
+    base_schema = reading.schema(columns, batch_metadata=args.batch_metadata)
     store = storage(args)
-    total = sum(s["size"] or 0 for s in reading.segments(args.logdir, **store))
+    typed = value_kwargs(args)
+    topics_pattern = getattr(args, "topics", None)
     if args.progress is None:
         show_progress = sys.stderr.isatty()
     else:
         show_progress = args.progress
-    read_names = list(out_names)
+    read_names = list(base_schema.names)
     if show_progress:
         read_names += [
             c for c in ("batchPosition", "batchSize", "topic", "partition") if c not in read_names
@@ -195,30 +227,116 @@ def cmd_convert(args: argparse.Namespace) -> int:
     }
     if getattr(args, "isolation_level", None) is not None:
         bounds["isolation_level"] = args.isolation_level
-    reader = reading.read(
-        args.logdir,
-        columns=read_names,
-        include_control=args.include_control,
-        check_crc=not args.no_check_crc,
-        on_corrupt=args.on_corrupt,
-        visibility=getattr(args, "visibility", "consumer"),
-        **bounds,
-        **store,
-        **value_kwargs(args),
+
+    def open_reader(pattern: str | None) -> tuple[pa.RecordBatchReader, pa.Schema]:
+        reader = reading.read(
+            args.logdir,
+            columns=read_names,
+            include_control=args.include_control,
+            check_crc=not args.no_check_crc,
+            on_corrupt=args.on_corrupt,
+            visibility=getattr(args, "visibility", "consumer"),
+            topics=pattern,
+            **bounds,
+            **store,
+            **typed,
+        )
+        out_names = list(base_schema.names)
+        if typed:
+            # Typed keys and values: their types, and the error columns decoding adds.
+            out_names += [n for n in reader.schema.names if n not in read_names]
+        return reader, pa.schema([reader.schema.field(n) for n in out_names])
+
+    # One read per topic where a read cannot take them all: typed keys and values (each
+    # topic's own subject, so each its own column type), or one output file per topic.
+    per_topic = bool(typed) or directory
+    topics: list[str] = []
+    if per_topic:
+        schemas_topic = (typed.get("value_options") or {}).get("schemas_topic") if typed else None
+        topics, _left_out = read_topics(
+            [args.logdir],
+            topics=topics_pattern,
+            typed=bool(typed),
+            schemas_topic=schemas_topic,
+            storage_options=store.get("storage_options"),
+        )
+        per_topic = directory or len(topics) > 1
+    total = sum(
+        s["size"] or 0
+        for s in reading.segments(args.logdir, topics=topics_pattern, **store)
+        if not per_topic or s["topic"] in topics
     )
-    if value_kwargs(args):
-        # Typed keys and values: their types, and the error columns decoding adds.
-        out_names = out_names + [n for n in reader.schema.names if n not in read_names]
-        out_schema = pa.schema([reader.schema.field(n) for n in out_names])
     progress = _Progress(total, show_progress)
 
+    if not per_topic:
+        if directory:
+            raise CliError(f"convert: {args.out} is a directory; name the output file", EXIT_USAGE)
+        reader, out_schema = open_reader(topics_pattern)
+        _write(args, fmt, args.out, out_schema, [reader], progress, store)
+        progress.draw(time.monotonic(), final=True)
+        return EXIT_OK
+
+    if not topics:
+        raise CliError(f"convert: {args.logdir}: no topic to convert", EXIT_DATA)
+    patterns = {t: exact_topic(t) for t in topics}
+    if not directory:
+        # One file: every topic's records have to share one schema.
+        shapes: dict[str, list[str]] = {}
+        for t in topics:
+            reader, out_schema = open_reader(patterns[t])
+            reader.close()
+            shapes.setdefault(out_schema.to_string(), []).append(t)
+        if len(shapes) > 1:
+            groups = "; ".join(", ".join(ts) for ts in shapes.values())
+            raise CliError(
+                f"convert: the topics under {args.logdir} have different key or value schemas "
+                f"({groups}): give a directory as OUT to write one file per topic "
+                f"(OUT/<topic>{_FORMAT_EXTENSIONS[fmt]}), or --topics to choose topics that "
+                "share one",
+                EXIT_USAGE,
+            )
+        readers = []
+        for t in topics:
+            reader, out_schema = open_reader(patterns[t])
+            readers.append(reader)
+        _write(args, fmt, args.out, out_schema, readers, progress, store)
+        progress.draw(time.monotonic(), final=True)
+        return EXIT_OK
+
+    out_dir = args.out.rstrip("/") if is_remote(args.out) else args.out.rstrip("/" + os.sep)
+    if not is_remote(out_dir):
+        os.makedirs(out_dir or ".", exist_ok=True)
+    for t in topics:
+        reader, out_schema = open_reader(patterns[t])
+        target = f"{out_dir}/{t}{_FORMAT_EXTENSIONS[fmt]}"
+        before = progress.records
+        _write(args, fmt, target, out_schema, [reader], progress, store)
+        if not show_progress:
+            sys.stderr.write(f"{target}: {progress.records - before:,} records\n")
+    progress.draw(time.monotonic(), final=True)
+    return EXIT_OK
+
+
+def _write(
+    args: argparse.Namespace,
+    fmt: str,
+    target: str,
+    out_schema: pa.Schema,
+    readers: list[pa.RecordBatchReader],
+    progress: _Progress,
+    store: dict[str, Any],
+) -> None:
+    """The batches of ``readers``, one after the other, written to ``target`` in ``fmt``:
+    under a temporary name renamed when complete (or uploaded as one object)."""
+    out_names = out_schema.names
+
     def batches() -> Iterator[pa.RecordBatch]:
-        for batch in reader:
-            progress.update(batch)
-            yield batch.select(out_names) if batch.schema.names != out_names else batch
+        for reader in readers:
+            for batch in reader:
+                progress.update(batch)
+                yield batch.select(out_names) if batch.schema.names != out_names else batch
 
     tmp = None
-    target = args.out
     # An object-store output is written locally, then uploaded as one atomic object.
     remote = is_remote(target)
     if remote:
@@ -270,8 +388,6 @@ def cmd_convert(args: argparse.Namespace) -> int:
                 os.unlink(tmp)
             except OSError:
                 pass
-    progress.draw(time.monotonic(), final=True)
-    return EXIT_OK
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,9 +407,24 @@ Formats (--format, else taken from OUT's suffix, else parquet; another suffix is
 Columns are those of kafkalog.read (Spark's Kafka source): key, value, topic, partition,
 offset, timestamp, timestampType, headers; --batch-metadata adds Kafka's per-batch values.
 --key-format/--value-format (string, avro, ...) with --schemas write typed key and value
-columns (typed Parquet): see docs/values.md.
+columns (typed Parquet): see docs/values.md. Each topic is decoded with its own subject
+(<topic>-value, <topic>-key); a log directory's internal topics (__consumer_offsets, ...)
+and the registry's storage topic (_schemas) are left out unless --topics names them.
+--topics REGEX converts only the topics whose whole name matches (Spark's subscribePattern);
+as Kafka's consumer, internal topics only where REGEX names them ('orders|__consumer_offsets').
+OUT ending in "/" (or an existing directory) gets one file per topic: OUT/<topic>.parquet
+(.arrow, .jsonl with --format). Topics whose typed schemas differ need that: one file holds
+one schema, and converting them into one file is an error saying so.
 OUT is written under a temporary name and renamed when complete.
 A progress line is shown on stderr when it is a terminal.
+
+Tables (docs/lakehouse.md): OUT delta://PATH-OR-URI (Delta Lake, through deltalake) or
+iceberg://NAMESPACE.TABLE (Apache Iceberg, through pyiceberg: --catalog NAME of pyiceberg's
+configuration, or --catalog-uri sqlite:///cat.db --warehouse file:///wh). Each commit records
+the next offset of every topic-partition in the same atomic table commit as its rows: run
+again to write only what is new, also after a run was killed. --mode upsert keeps the latest
+record of each key (a tombstone deletes it), as compaction does. Partitioned by topic and
+timestamp day (--partition-by); the summary is printed at the end. Needs kafkalog[lake].
 """
 
 
@@ -306,7 +437,18 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     c.add_argument("logdir", metavar="LOGDIR", help="segment file, partition or log directory")
-    c.add_argument("out", metavar="OUT", help="output file ('-': stdout, jsonl only)")
+    c.add_argument(
+        "out",
+        metavar="OUT",
+        help="output file ('-': stdout, jsonl only), or a directory (ending in '/'): one file "
+        "per topic",
+    )
+    c.add_argument(
+        "--topics",
+        default=None,
+        metavar="REGEX",
+        help="only the topics whose whole name matches REGEX (as Spark's subscribePattern)",
+    )
     c.add_argument("--format", choices=("parquet", "arrow", "jsonl"), default=None)
     c.add_argument(
         "--columns",
@@ -382,5 +524,6 @@ def register(sub: Any) -> None:
         "watermark and log start offset checkpoints (default); all: every record on disk",
     )
     add_value_arguments(c)
+    add_table_arguments(c)
     add_storage_arguments(c)
     c.set_defaults(func=cmd_convert)

@@ -134,7 +134,7 @@ def log_info(path: str, storage_options: Mapping[str, Any] | None = None) -> dic
     partitions: dict[tuple[str | None, int | None, str], list[dict[str, Any]]] = {}
     bounds: dict[tuple[str | None, int | None, str], tuple[int | None, int | None]] = {}
     directory = ""
-    for seg in reading.segments(path, **storage):
+    for seg in reading.segments(path, storage_options=storage.get("storage_options")):
         # One partition per log the core sees (a partition's tiered and broker segments are one).
         if not seg["continues"]:
             directory = os.path.dirname(seg["path"])
