@@ -15,7 +15,7 @@ import pytest
 from values_fixtures import registered, write_partition
 
 import kafkalog
-from kafkalog.errors import ValueDecodeError
+from kafkalog.errors import UndecodedValueWarning, ValueDecodeError
 
 pytest.importorskip("confluent_kafka.schema_registry.protobuf")
 hypothesis = pytest.importorskip("hypothesis")
@@ -128,7 +128,7 @@ def walk(message: Message) -> dict[str, Any]:
         value = getattr(message, f.name)
         if f.message_type is not None and f.message_type.GetOptions().map_entry:
             out[f.name] = sorted(value.items())
-        elif f.label == FieldDescriptor.LABEL_REPEATED:
+        elif f.is_repeated:
             out[f.name] = [walk(v) if isinstance(v, Message) else v for v in value]
         elif f.has_presence and not message.HasField(f.name):
             out[f.name] = None
@@ -194,14 +194,19 @@ def test_message_indexes_name_the_message(topic: dict[str, Any]) -> None:
     assert framing == [b"\x02\x02", b"\x00\x0a", b"\x04\x02", b"\x04\x04"]
 
 
+def read_orders(topic: dict[str, Any]) -> pa.Table:
+    with pytest.warns(UndecodedValueWarning, match="3 keys or values"):
+        return kafkalog.read(
+            topic["root"] / f"{TOPIC}-0",
+            value_format="protobuf",
+            schemas=topic["root"],
+            on_value_error="null",
+            value_options={"value_message": "evo.second.Order"},
+        ).read_all()
+
+
 def test_the_message_named_is_the_column(topic: dict[str, Any]) -> None:
-    t = kafkalog.read(
-        topic["root"] / f"{TOPIC}-0",
-        value_format="protobuf",
-        schemas=topic["root"],
-        on_value_error="null",
-        value_options={"value_message": "evo.second.Order"},
-    ).read_all()
+    t = read_orders(topic)
     got = t.column("value").to_pylist()
     errors = t.column("value_error").to_pylist()
     for i, (name, expected) in enumerate(topic["expected"]):
@@ -399,7 +404,7 @@ def test_the_decoder_reads_what_upb_reads(tmp_path_factory: Any, messages: list[
         kafkalog.read(
             path,
             value_format="protobuf",
-            value_options={"value_schema": schema, "framing": "none"},
+            value_options={"value_schema": schema, "framing": "none", "value_message": "rich.All"},
         )
         .read_all()
         .column("value")
@@ -411,13 +416,7 @@ def test_the_decoder_reads_what_upb_reads(tmp_path_factory: Any, messages: list[
 
 
 def test_types_are_the_mappings(topic: dict[str, Any]) -> None:
-    t = kafkalog.read(
-        topic["root"] / f"{TOPIC}-0",
-        value_format="protobuf",
-        schemas=topic["root"],
-        on_value_error="null",
-        value_options={"value_message": "evo.second.Order"},
-    ).read_all()
+    t = read_orders(topic)
     order = t.schema.field("value").type
     assert order.field("counts").type == pa.map_(pa.string(), pa.int32())
     assert order.field("priority").type == pa.int32()
