@@ -281,7 +281,12 @@ fn protobuf_side_by_side(dir: &str, payloads: &[Vec<u8>]) {
             protobuf::oracle_decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
         ),
     ];
+    // KAFKALOG_PROTOBUF_ONLY=kafkalog: the decoder alone (for a profile).
+    let only = std::env::var("KAFKALOG_PROTOBUF_ONLY").ok();
     for (name, decoder) in &decoders {
+        if only.as_deref().is_some_and(|o| o != *name) {
+            continue;
+        }
         let (mut wall, mut cpu) = (f64::MAX, f64::MAX);
         for _ in 0..rounds {
             let (t, c) = (std::time::Instant::now(), cpu_seconds());

@@ -26,7 +26,6 @@ from confluent_kafka.schema_registry.protobuf import (  # noqa: E402
 )
 from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
-from google.protobuf.descriptor import FieldDescriptor  # noqa: E402
 from google.protobuf.message import Message  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

@@ -253,7 +253,9 @@ impl ProtobufDecoder {
             let part = match payload {
                 None => None,
                 Some(p) => match last {
-                    Some((id, indexes, k)) if id == p.schema_id && indexes == p.message_indexes => {
+                    Some((id, indexes, k))
+                        if id == p.schema_id && same(indexes, p.message_indexes) =>
+                    {
                         Some(k)
                     }
                     _ => match self.route(p)? {
@@ -397,6 +399,12 @@ impl PayloadDecoder for Oracle {
     fn decode(&self, payloads: &[Option<Payload<'_>>]) -> Result<Decoded> {
         self.0.oracle(payloads)
     }
+}
+
+/// Whether two message-index paths are the same (a loop: they are a few numbers at most).
+#[inline(always)]
+fn same(a: &[i64], b: &[i64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// A state with `template`'s (empty) builders.
