@@ -18,9 +18,9 @@
 //! - `string` must be UTF-8; lengths must stay inside their message; nesting is limited
 //!   ([`MAX_DEPTH`]).
 //!
-//! Values are written as they are read: a message's non-repeated scalars get a slot (null, or
-//! the default without presence) when the message starts, overwritten by each occurrence;
-//! repeated values are appended. Nothing is allocated that the payload's bytes do not pay for:
+//! Values are written as they are read: a message's non-repeated scalar is appended when first
+//! seen and overwritten by each later occurrence (those never seen get null, or the default
+//! without presence, at the message's end); repeated values are appended. Nothing is allocated that the payload's bytes do not pay for:
 //! each value written costs at least one byte of payload, a message at least two, and a
 //! message's slots are bounded by its schema.
 
@@ -544,6 +544,9 @@ struct Frame {
     entries: Vec<(u16, usize, usize)>,
     /// The member set of each oneof (a field index, or `NONE`).
     case: Vec<u32>,
+    /// Per field: a non-repeated scalar's value is in its column already (the next one seen
+    /// replaces it: the last one wins).
+    seen: Vec<bool>,
     spans: Vec<(usize, usize)>,
     keys: Vec<(MapKey, usize, usize, usize)>,
 }
@@ -571,14 +574,6 @@ fn message(
     depth: usize,
 ) -> Result<(), Why> {
     let msg = &p.msgs[m];
-    for &i in &msg.singles {
-        let f = &msg.fields[usize::from(i)];
-        match &f.default {
-            Default::Null => st.cols.push_null(f.col),
-            Default::Raw(raw) => put(p, st, f.col, f.kind, *raw, false),
-            Default::Bytes(b) => st.cols.var(f.col).push(b, true),
-        }
-    }
     if st.frames.len() <= depth {
         st.frames.resize_with(depth + 1, Frame::default);
     }
@@ -587,6 +582,8 @@ fn message(
     frame.entries.clear();
     frame.case.clear();
     frame.case.resize(msg.oneofs, NONE);
+    frame.seen.clear();
+    frame.seen.resize(msg.fields.len(), false);
     let result = message_in(p, st, payload, msg, &mut frame, spans, depth);
     st.frames[depth] = frame;
     result
@@ -603,6 +600,18 @@ fn message_in(
 ) -> Result<(), Why> {
     for &(start, end) in spans {
         fields(p, st, payload, msg, frame, start, end, depth)?;
+    }
+    // Non-repeated scalars not seen: null, or the default without presence.
+    for &i in &msg.singles {
+        if frame.seen[usize::from(i)] {
+            continue;
+        }
+        let f = &msg.fields[usize::from(i)];
+        match &f.default {
+            Default::Null => st.cols.push_null(f.col),
+            Default::Raw(raw) => put(p, st, f.col, f.kind, *raw, false),
+            Default::Bytes(b) => st.cols.var(f.col).push(b, true),
+        }
     }
     for &i in &msg.deferred {
         let f = &msg.fields[usize::from(i)];
@@ -723,7 +732,8 @@ fn single(
             return Ok(());
         }
         switch_oneof(st, msg, frame, i);
-        put(p, st, f.col, k, raw, true);
+        put(p, st, f.col, k, raw, frame.seen[i]);
+        frame.seen[i] = true;
         return Ok(());
     }
     match k {
@@ -738,7 +748,13 @@ fn single(
                 utf8(bytes, f)?;
             }
             switch_oneof(st, msg, frame, i);
-            st.cols.var(f.col).set_last(bytes);
+            let column = st.cols.var(f.col);
+            if frame.seen[i] {
+                column.set_last(bytes);
+            } else {
+                column.push(bytes, true);
+                frame.seen[i] = true;
+            }
         }
         _ => {
             let span = sub_message(st, buf, pos, f.number, f.group, wire, depth)?;
