@@ -66,6 +66,9 @@ struct Part {
 /// Where a payload's message indexes lead: a part, or why none.
 type Route = std::result::Result<usize, String>;
 
+/// (writer schema id, message indexes): the key of a resolved [`Route`].
+type RouteKey = (Option<i64>, Vec<i64>);
+
 pub(crate) struct ProtobufDecoder {
     data_type: DataType,
     parts: Vec<Part>,
@@ -77,7 +80,7 @@ pub(crate) struct ProtobufDecoder {
     /// Writer schemas compiled so far, by id, or why an id has none.
     compiled: Mutex<HashMap<i64, std::result::Result<FileDescriptor, String>>>,
     /// (writer id, message indexes) resolved so far.
-    routes: Mutex<HashMap<(Option<i64>, Vec<i64>), Route>>,
+    routes: Mutex<HashMap<RouteKey, Route>>,
     /// The builders, kept from batch to batch (one state per part).
     states: Mutex<Vec<State>>,
 }

@@ -72,7 +72,7 @@ def from_source_options(
     if o.get("valuesubjects"):
         subjects["value_subjects"] = str(o["valuesubjects"])
     # Protobuf: the column's message, or several separated by commas.
-    messages = {k: str(o[n]) for n, k in MESSAGE_OPTIONS if o.get(n)}
+    messages: dict[str, Any] = {k: str(o[n]) for n, k in MESSAGE_OPTIONS if o.get(n)}
     values = value_options(
         key_format=key_format,  # type: ignore[arg-type]
         value_format=value_format,  # type: ignore[arg-type]
