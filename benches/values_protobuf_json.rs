@@ -9,6 +9,13 @@
 //! payloads go to arrow-json without being parsed into values first).
 //!
 //! `cargo bench --bench values_protobuf_json`; criterion prints payloads/s (elements).
+//!
+//! `KAFKALOG_PROTOBUF_OUT=DIR` instead writes the Protobuf payloads framed as Confluent's
+//! serializer frames them (`DIR/values.bin`: each a 4-byte big-endian length and its bytes)
+//! and their schema (`DIR/order.desc`, a `FileDescriptorSet`) for the Java and upb benchmarks
+//! (`benches/protobuf_vs_java.sh`), and times the decoder and its oracle (`prost-reflect`
+//! dynamic messages, the decoder before issue 34) on them: the best of
+//! `KAFKALOG_PROTOBUF_ROUNDS` (21) passes, wall and thread CPU time, as JSON lines.
 
 use std::sync::Arc;
 
@@ -79,13 +86,17 @@ fn schema(schema_type: SchemaType, text: &str) -> SchemaText {
     }
 }
 
-fn protobuf_payloads() -> Vec<Vec<u8>> {
+fn protobuf_pool() -> DescriptorPool {
     let mut resolver = protox::file::ChainFileResolver::new();
     resolver.add(OneFile);
     resolver.add(protox::file::GoogleFileResolver::new());
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.open_file("bench.proto").expect("compiles");
-    let pool: DescriptorPool = compiler.descriptor_pool();
+    compiler.descriptor_pool()
+}
+
+fn protobuf_payloads() -> Vec<Vec<u8>> {
+    let pool = protobuf_pool();
     let order = pool.get_message_by_name("bench.Order").unwrap();
     let line = pool.get_message_by_name("bench.Order.Line").unwrap();
     let address = pool.get_message_by_name("bench.Order.Address").unwrap();
@@ -216,8 +227,90 @@ fn run(c: &mut Criterion, name: &str, decoder: &dyn PayloadDecoder, payloads: &[
     group.finish();
 }
 
+/// The thread's CPU time, in seconds.
+fn cpu_seconds() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
+}
+
+/// Writes the framed payloads and the schema to `dir`, and times the decoder and its oracle.
+fn protobuf_side_by_side(dir: &str, payloads: &[Vec<u8>]) {
+    use prost::Message;
+    let dir = std::path::Path::new(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let mut file = Vec::new();
+    for p in payloads {
+        // Magic byte, schema id 1, the single 0 byte of the first message, the payload.
+        let mut framed = vec![0, 0, 0, 0, 1, 0];
+        framed.extend_from_slice(p);
+        file.extend_from_slice(&(framed.len() as u32).to_be_bytes());
+        file.extend_from_slice(&framed);
+    }
+    std::fs::write(dir.join("values.bin"), &file).unwrap();
+    let set = prost_types::FileDescriptorSet {
+        file: protobuf_pool().file_descriptor_protos().cloned().collect(),
+    };
+    std::fs::write(dir.join("order.desc"), set.encode_to_vec()).unwrap();
+    let rounds: usize = std::env::var("KAFKALOG_PROTOBUF_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(21);
+    let framed: Vec<Option<Payload<'_>>> = payloads
+        .iter()
+        .map(|bytes| {
+            Some(Payload {
+                bytes,
+                schema_id: None,
+                message_indexes: &[],
+            })
+        })
+        .collect();
+    let reader = schema(SchemaType::Protobuf, PROTO);
+    let decoders = [
+        (
+            "kafkalog",
+            protobuf::decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
+        ),
+        (
+            "prost-reflect (before)",
+            protobuf::oracle_decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
+        ),
+    ];
+    // KAFKALOG_PROTOBUF_ONLY=kafkalog: the decoder alone (for a profile).
+    let only = std::env::var("KAFKALOG_PROTOBUF_ONLY").ok();
+    for (name, decoder) in &decoders {
+        if only.as_deref().is_some_and(|o| o != *name) {
+            continue;
+        }
+        let (mut wall, mut cpu) = (f64::MAX, f64::MAX);
+        for _ in 0..rounds {
+            let (t, c) = (std::time::Instant::now(), cpu_seconds());
+            for batch in framed.chunks(BATCH) {
+                let decoded = decoder.decode(batch).unwrap();
+                assert!(decoded.errors.iter().all(Option::is_none));
+                black_box(decoded);
+            }
+            wall = wall.min(t.elapsed().as_secs_f64());
+            cpu = cpu.min(cpu_seconds() - c);
+        }
+        println!(
+            "{{\"decoder\": \"{name}\", \"values\": {}, \"best_wall_s\": {wall:.6}, \"best_cpu_s\": {cpu:.6}}}",
+            framed.len()
+        );
+    }
+}
+
 fn benches(c: &mut Criterion) {
     let payloads = protobuf_payloads();
+    if let Ok(dir) = std::env::var("KAFKALOG_PROTOBUF_OUT") {
+        protobuf_side_by_side(&dir, &payloads);
+        return;
+    }
     let decoder = protobuf::decoder(
         &schema(SchemaType::Protobuf, PROTO),
         None,

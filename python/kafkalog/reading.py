@@ -337,7 +337,10 @@ def read(
       ``value_subjects``, ``key_subjects`` (subjects of several record types, one column),
       ``value_schema``, ``key_schema`` (the column's schema given directly), ``framing``
       (``"confluent"``, ``"apicurio"`` for 8-byte ids, ``"none"`` for values written with the
-      given schema and no framing), ``schemas_topic`` (the storage topic's name).
+      given schema and no framing), ``schemas_topic`` (the storage topic's name),
+      ``value_message``, ``key_message`` (Protobuf: the column's message by full name, or
+      several, a list or names separated by commas, for a struct with a field per message;
+      each record is read as the message its message indexes name).
 
     A partial batch at the end of a segment is not an error: the complete batches are returned
     and a :class:`TruncatedSegmentWarning` says how many bytes were left. An index that cannot

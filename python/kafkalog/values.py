@@ -126,6 +126,19 @@ def _subject_list(subjects: Sequence[str] | None, what: str) -> list[str] | None
     return out
 
 
+def _message_arg(message: str | Sequence[str] | None, what: str) -> str | None:
+    """Protobuf message names as the core takes them: full names separated by commas."""
+    if message is None:
+        return None
+    names = [message] if isinstance(message, str) else list(message)
+    if not all(isinstance(n, str) for n in names):
+        raise InvalidArgumentError(f"{what}: a message is named by its full name, not {message!r}")
+    joined = ",".join(n.strip() for n in names if n.strip())
+    if not joined:
+        raise InvalidArgumentError(f"{what}: no message named")
+    return joined
+
+
 def value_options(
     *,
     key_format: Format = "binary",
@@ -142,6 +155,8 @@ def value_options(
     value_schema: Any = None,
     framing: Literal["confluent", "apicurio", "none"] = "confluent",
     schemas_topic: str | None = None,
+    key_message: str | Sequence[str] | None = None,
+    value_message: str | Sequence[str] | None = None,
     resolved: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """The ``values`` option of the native reader, checked (None when nothing is decoded).
@@ -149,7 +164,9 @@ def value_options(
     taken as it is.
 
     ``key_subjects``/``value_subjects``: subjects of several record types read into one
-    column, a struct with a field per type (``docs/values.md``)."""
+    column, a struct with a field per type (``docs/values.md``). ``key_message``/
+    ``value_message``: the Protobuf message of the column by full name, or several (a list,
+    or names separated by commas: a struct with a field per message)."""
     for name, fmt in (("key_format", key_format), ("value_format", value_format)):
         if fmt not in FORMATS:
             raise InvalidArgumentError(f"{name} must be one of {', '.join(FORMATS)}, not {fmt!r}")
@@ -173,6 +190,8 @@ def value_options(
         "value_version": value_version,
         "framing": framing,
         "schemas_topic": schemas_topic,
+        "key_message": _message_arg(key_message, "key_message"),
+        "value_message": _message_arg(value_message, "value_message"),
         **_schemas_arg(schemas),
     }
     if key_schema is not None:

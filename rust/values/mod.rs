@@ -17,7 +17,8 @@
 //! | `avro_encode.rs` | typed keys and values written back: Avro with Confluent's framing |
 //! | `record_types.rs` | topics of several record types (record-name subject strategies): one struct column with a field per type, each record routed by its writer id to its subject |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
-//! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema), `.proto` text or descriptors compiled, messages as Arrow |
+//! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema, one message or several per column), `.proto` text or descriptors compiled, messages as Arrow types (and `prost-reflect`'s dynamic messages as the oracle) |
+//! | `protobuf_compile.rs`, `protobuf_program.rs`, `protobuf_wire.rs`, `protobuf_columns.rs` | the Protobuf hot path: a reader message compiled into a field-number table, payloads run through it from the wire (read as the runtimes read it) into column builders kept across batches |
 //! | `json_schema.rs`, `json_schema_arrow.rs` | JSON Schema payloads: the Arrow type a JSON Schema describes; values decoded by arrow-json, a bad row isolated |
 
 pub mod avro;
@@ -31,6 +32,10 @@ pub mod json_schema;
 mod json_schema_arrow;
 pub mod protobuf;
 mod protobuf_arrow;
+mod protobuf_columns;
+mod protobuf_compile;
+mod protobuf_program;
 mod protobuf_schema;
+mod protobuf_wire;
 pub mod record_types;
 pub mod registry;

@@ -58,14 +58,14 @@ pub enum Kind {
 /// One field of a message: how it is read and what it becomes.
 #[derive(Debug, Clone)]
 pub struct FieldPlan {
-    desc: FieldDescriptor,
+    pub(crate) desc: FieldDescriptor,
     /// Absent is null (rather than the default).
-    presence: bool,
-    shape: Shape,
+    pub(crate) presence: bool,
+    pub(crate) shape: Shape,
 }
 
 #[derive(Debug, Clone)]
-enum Shape {
+pub(crate) enum Shape {
     Single(Kind),
     List(Kind),
     Map(Kind, Kind),
@@ -74,8 +74,8 @@ enum Shape {
 /// A message type as a struct.
 #[derive(Debug)]
 pub struct MessagePlan {
-    fields: Vec<FieldPlan>,
-    arrow: Fields,
+    pub(crate) fields: Vec<FieldPlan>,
+    pub(crate) arrow: Fields,
     /// Whether any value in it can fail conversion (a Timestamp or Duration out of range, JSON
     /// text), so rows need checking before they are built.
     fallible: bool,
@@ -183,7 +183,7 @@ fn kind_fallible(kind: &Kind) -> bool {
     }
 }
 
-fn kind_type(kind: &Kind) -> DataType {
+pub(crate) fn kind_type(kind: &Kind) -> DataType {
     match kind {
         Kind::Bool => DataType::Boolean,
         Kind::I32 => DataType::Int32,
@@ -201,11 +201,11 @@ fn kind_type(kind: &Kind) -> DataType {
     }
 }
 
-fn list_field(kind: &Kind) -> Arc<Field> {
+pub(crate) fn list_field(kind: &Kind) -> Arc<Field> {
     Arc::new(Field::new("item", kind_type(kind), true))
 }
 
-fn map_field(key: &Kind, value: &Kind) -> Arc<Field> {
+pub(crate) fn map_field(key: &Kind, value: &Kind) -> Arc<Field> {
     let entries = Fields::from(vec![
         Field::new("key", kind_type(key), false),
         Field::new("value", kind_type(value), true),
@@ -261,6 +261,21 @@ fn json(value: &Value) -> Result<String, String> {
         Value::Message(message) => serde_json::to_string(message).map_err(|e| e.to_string()),
         _ => Err("not a message".into()),
     }
+}
+
+/// The oracle of the decoder (`protobuf_program.rs`): `bytes` decoded as `message` by
+/// `prost-reflect` into a dynamic message, checked for what can fail in converting it to its
+/// row; [`build_struct`] makes the column of such values. Used by the differential tests and
+/// the fuzz target, not by reads.
+pub fn oracle(
+    plan: &MessagePlan,
+    message: &MessageDescriptor,
+    bytes: &[u8],
+) -> Result<Value, String> {
+    let decoded = DynamicMessage::decode(message.clone(), bytes)
+        .map_err(|e| format!("not a valid {}: {e}", message.full_name()))?;
+    check(plan, &decoded)?;
+    Ok(Value::Message(decoded))
 }
 
 /// Checks what can fail in converting `message` to its row, before any row is built.

@@ -259,7 +259,9 @@ fn bad_payloads_are_row_errors() {
     let bad: Vec<(&str, Vec<u8>)> = vec![
         ("truncated varint", vec![0x10, 0xff]),
         ("truncated string", vec![0x0a, 0x05, b'a']),
-        ("wrong wire type", vec![0x0d, 1, 2, 3, 4]),
+        ("wire type 6", vec![0x0e, 1]),
+        ("an end-group tag with no group", vec![0x0c]),
+        ("an unknown group not closed", vec![0x2b, 0x30, 0x01]),
         ("invalid utf-8", vec![0x0a, 0x02, 0xff, 0xfe]),
         ("huge length", vec![0x22, 0xff, 0xff, 0xff, 0xff, 0x0f, 1]),
         ("field number 0", vec![0x00, 0x01]),
@@ -302,6 +304,14 @@ fn bad_payloads_are_row_errors() {
     let last = all.len();
     assert!(decoded.array.is_null(last));
     assert_eq!(decoded.errors[last], None, "a null payload is not an error");
+    // A field of another wire type than its type's is an unknown field, as protobuf-java and
+    // upb read it (Confluent's deserializers run them): skipped, not an error.
+    let (value, error) = decode_one(d.as_ref(), &[0x0d, 1, 2, 3, 4, 0x10, 0x07]);
+    assert_eq!(error, None);
+    assert_eq!(
+        (value["s"].clone(), value["n"].clone()),
+        (json!(""), json!(7))
+    );
     // And a good one beside them.
     let (value, error) = decode_one(d.as_ref(), &[0x0a, 0x01, b'x', 0x1a, 0x00]);
     assert_eq!(error, None);

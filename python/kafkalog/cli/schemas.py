@@ -101,6 +101,19 @@ def add_value_arguments(parser: argparse.ArgumentParser, *, decoders: bool = Fal
         help="subjects of several record types (comma-separated), read into one value column",
     )
     group.add_argument(
+        "--value-message",
+        default=None,
+        metavar="NAME",
+        help="Protobuf: the value column's message by full name, or several (comma-separated) "
+        "for a column with a field per message",
+    )
+    group.add_argument(
+        "--key-message",
+        default=None,
+        metavar="NAME",
+        help="Protobuf: the key column's message, as --value-message",
+    )
+    group.add_argument(
         "--on-value-error",
         choices=("error", "null"),
         default="error",
@@ -122,6 +135,10 @@ def value_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         options["value_subject"] = args.subject
     if args.subjects is not None:
         options["value_subjects"] = args.subjects
+    if args.value_message is not None:
+        options["value_message"] = args.value_message
+    if args.key_message is not None:
+        options["key_message"] = args.key_message
     needs = {args.key_format, args.value_format} - {"binary", "string"}
     if needs and schemas is None and "value_schema" not in options:
         raise CliError("--schemas is needed to read avro, protobuf, json or auto", EXIT_USAGE)

@@ -101,6 +101,8 @@ VALUE_OPTION_NAMES = (
     "valueSubject",
     "keySubjects",
     "valueSubjects",
+    "keyMessage",
+    "valueMessage",
 )
 _KAFKALOG_READ_NAMES: tuple[str, ...] = _KAFKALOG_OWN_NAMES + VALUE_OPTION_NAMES
 _KAFKALOG_READ = {n.lower() for n in _KAFKALOG_READ_NAMES}

@@ -132,7 +132,8 @@ class KafkaLogDataSource(DataSource):
     on the driver), ``onValueError`` (``error`` or ``null``, which adds ``value_error`` and
     ``value_raw``), ``keySubject``, ``valueSubject`` (default ``<topic>-key``/``-value``),
     ``keySubjects``, ``valueSubjects`` (several record types in one column: subjects separated
-    by commas).
+    by commas), ``keyMessage``, ``valueMessage`` (Protobuf: the column's message by full
+    name, or several separated by commas).
 
     kafkalog's own: ``batchMetadata`` (add :data:`kafkalog.METADATA_COLUMNS`),
     ``includeControl``, ``checkCrc``, ``onCorrupt`` (error, skip, stop),

@@ -1,6 +1,6 @@
 """Typed keys and values in Spark: the data source's ``keyFormat``, ``valueFormat``,
 ``schemaRegistry``, ``onValueError`` (and ``keySubject``, ``valueSubject``, ``keySubjects``,
-``valueSubjects``) options, and
+``valueSubjects``, ``keyMessage``, ``valueMessage``) options, and
 :func:`kafkalog.spark.decoder`'s ``key_format``/``value_format``/``schemas``. The registry is
 read once, on the driver (``kafkalog._native.resolve_values``): the tasks get the schemas by
 id and the column's schema, never the storage topic, and every task's batches have one type.
@@ -22,6 +22,9 @@ from kafkalog.spark.selection import Subscription
 from kafkalog.values import value_options
 
 __all__ = ["VALUE_OPTION_NAMES", "with_values", "resolve", "decoded_of"]
+
+#: The data source's Protobuf message options (lower-cased) and value_options' names of them.
+MESSAGE_OPTIONS = (("keymessage", "key_message"), ("valuemessage", "value_message"))
 
 
 def resolve(
@@ -68,12 +71,15 @@ def from_source_options(
         subjects["key_subjects"] = str(o["keysubjects"])
     if o.get("valuesubjects"):
         subjects["value_subjects"] = str(o["valuesubjects"])
+    # Protobuf: the column's message, or several separated by commas.
+    messages: dict[str, Any] = {k: str(o[n]) for n, k in MESSAGE_OPTIONS if o.get(n)}
     values = value_options(
         key_format=key_format,  # type: ignore[arg-type]
         value_format=value_format,  # type: ignore[arg-type]
         schemas=o.get("schemaregistry"),
         on_value_error=str(o.get("onvalueerror", "error")).lower(),  # type: ignore[arg-type]
         **subjects,
+        **messages,
     )
     if values is None:
         return None

@@ -1,0 +1,442 @@
+//! The decoder against its oracle (`prost-reflect` dynamic messages, then columns) on random
+//! schemas and random messages: a writer version and a reader version evolved from it (fields
+//! dropped, added, renamed, retyped to a type of the same wire type or not), messages of the
+//! writer version encoded by `prost-reflect`, merged by concatenation (the last value wins, an
+//! embedded message merges), and cut or flipped into hostile bytes. Every payload must decode
+//! to the same row (or be refused by both), except those the decoder reads as the runtimes do
+//! where the oracle does not (`State::lenient`).
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use prost::Message;
+use prost_reflect::{DynamicMessage, Kind, MapKey, MessageDescriptor, Value};
+
+use super::*;
+
+/// A small deterministic generator (xorshift), seeded by proptest.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+}
+
+const SCALARS: &[&str] = &[
+    "double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32",
+    "fixed64", "sfixed32", "sfixed64", "bool", "string", "bytes", "E",
+];
+const WELL_KNOWN: &[&str] = &[
+    "google.protobuf.Timestamp",
+    "google.protobuf.Duration",
+    "google.protobuf.Int64Value",
+    "google.protobuf.StringValue",
+    "google.protobuf.BoolValue",
+    "google.protobuf.Struct",
+];
+const KEYS: &[&str] = &[
+    "int32", "int64", "uint32", "sint64", "fixed32", "bool", "string",
+];
+
+/// Types of the same wire type as `ty`, one of which a reader may read it as.
+fn same_wire(ty: &str) -> &'static [&'static str] {
+    match ty {
+        "int32" | "int64" | "uint32" | "uint64" | "bool" | "E" => {
+            &["int32", "int64", "uint32", "uint64", "bool", "E"]
+        }
+        "sint32" | "sint64" => &["sint32", "sint64"],
+        "fixed32" | "sfixed32" | "float" => &["fixed32", "sfixed32", "float"],
+        "fixed64" | "sfixed64" | "double" => &["fixed64", "sfixed64", "double"],
+        "string" | "bytes" => &["string", "bytes"],
+        _ => &[],
+    }
+}
+
+#[derive(Clone, Debug)]
+struct FieldDef {
+    name: String,
+    number: u32,
+    ty: String,
+    /// "", "optional", "repeated", or "map<K," (the type is the map's value).
+    label: String,
+    oneof: Option<usize>,
+}
+
+#[derive(Clone, Debug)]
+struct Schema {
+    proto2: bool,
+    /// Message `M{i}` has fields `messages[i]`; a field of message type names a later one.
+    messages: Vec<Vec<FieldDef>>,
+}
+
+impl Schema {
+    fn random(rng: &mut Rng) -> Schema {
+        let proto2 = rng.chance(30);
+        let count = 1 + rng.below(3) as usize;
+        let mut messages = Vec::new();
+        for m in 0..count {
+            let mut fields: Vec<FieldDef> = Vec::new();
+            let mut numbers: Vec<u32> = Vec::new();
+            let n = 1 + rng.below(8);
+            let mut oneofs = 0;
+            for f in 0..n {
+                let number = loop {
+                    let candidate = match rng.below(10) {
+                        0 => 1000 + rng.below(5) as u32,
+                        1 => 70_000 + rng.below(3) as u32,
+                        _ => 1 + rng.below(30) as u32,
+                    };
+                    if !numbers.contains(&candidate) {
+                        break candidate;
+                    }
+                };
+                numbers.push(number);
+                let nested = m + 1 < count && rng.chance(25);
+                let ty = if nested {
+                    format!("M{}", m + 1 + rng.below((count - m - 1) as u64) as usize)
+                } else if rng.chance(15) {
+                    rng.pick(WELL_KNOWN).to_string()
+                } else {
+                    rng.pick(SCALARS).to_string()
+                };
+                let mut label = match rng.below(10) {
+                    0..=1 => "repeated".to_string(),
+                    2 => format!("map<{},", rng.pick(KEYS)),
+                    3 if !proto2 => "optional".to_string(),
+                    _ if proto2 => "optional".to_string(),
+                    _ => String::new(),
+                };
+                let mut oneof = None;
+                if label.is_empty() && rng.chance(30) {
+                    if oneofs == 0 || rng.chance(50) {
+                        oneofs += 1;
+                    }
+                    oneof = Some(oneofs - 1);
+                } else if proto2 && label == "optional" && rng.chance(20) {
+                    label.clear();
+                    oneofs += 1;
+                    oneof = Some(oneofs - 1);
+                }
+                fields.push(FieldDef {
+                    name: format!("f{f}"),
+                    number,
+                    ty,
+                    label,
+                    oneof,
+                });
+            }
+            messages.push(fields);
+        }
+        Schema { proto2, messages }
+    }
+
+    /// A reader version: fields dropped, renamed, retyped, added.
+    fn evolve(&self, rng: &mut Rng) -> Schema {
+        let mut out = self.clone();
+        for (m, fields) in out.messages.iter_mut().enumerate() {
+            fields.retain(|_| !rng.chance(15));
+            for f in fields.iter_mut() {
+                if rng.chance(10) {
+                    f.name = format!("{}_renamed", f.name);
+                }
+                let plain = !f.label.starts_with("map");
+                if plain && rng.chance(10) {
+                    let options = same_wire(&f.ty);
+                    if !options.is_empty() {
+                        f.ty = rng.pick(options).to_string();
+                    } else if rng.chance(30) {
+                        // Another wire type altogether: the runtimes skip it as unknown.
+                        f.ty = "int64".into();
+                    }
+                }
+                if f.ty == "E" && f.label == "repeated" && rng.chance(20) {
+                    // A list written, one value read: the last one wins.
+                    f.label = if self.proto2 {
+                        "optional".into()
+                    } else {
+                        String::new()
+                    };
+                }
+            }
+            for k in 0..rng.below(3) {
+                let number = 200 + (m as u32) * 10 + k as u32;
+                fields.push(FieldDef {
+                    name: format!("added{k}"),
+                    number,
+                    ty: rng.pick(SCALARS).to_string(),
+                    label: if rng.chance(30) {
+                        "repeated".into()
+                    } else if self.proto2 {
+                        "optional".into()
+                    } else {
+                        String::new()
+                    },
+                    oneof: None,
+                });
+            }
+        }
+        out
+    }
+
+    fn text(&self) -> String {
+        let mut s = String::new();
+        s += if self.proto2 {
+            "syntax = \"proto2\";\n"
+        } else {
+            "syntax = \"proto3\";\n"
+        };
+        s += "package diff;\n";
+        for import in ["timestamp", "duration", "wrappers", "struct"] {
+            s += &format!("import \"google/protobuf/{import}.proto\";\n");
+        }
+        s += "enum E { E0 = 0; E1 = 1; E2 = 2; E5 = 5; }\n";
+        for (m, fields) in self.messages.iter().enumerate() {
+            s += &format!("message M{m} {{\n");
+            let mut oneofs: Vec<usize> = fields.iter().filter_map(|f| f.oneof).collect();
+            oneofs.dedup();
+            for f in fields.iter().filter(|f| f.oneof.is_none()) {
+                let ty = &f.ty;
+                if let Some(key) = f.label.strip_prefix("map<") {
+                    let ty = if ty == "google.protobuf.Struct" {
+                        "string"
+                    } else {
+                        ty
+                    };
+                    s += &format!("  map<{key} {ty}> {} = {};\n", f.name, f.number);
+                } else {
+                    s += &format!("  {} {ty} {} = {};\n", f.label, f.name, f.number);
+                }
+            }
+            let mut seen = Vec::new();
+            for g in oneofs {
+                if seen.contains(&g) {
+                    continue;
+                }
+                seen.push(g);
+                s += &format!("  oneof o{g} {{\n");
+                for f in fields.iter().filter(|f| f.oneof == Some(g)) {
+                    s += &format!("    {} {} = {};\n", f.ty, f.name, f.number);
+                }
+                s += "  }\n";
+            }
+            s += "}\n";
+        }
+        s
+    }
+}
+
+fn compile(text: &str) -> MessageDescriptor {
+    let schema = SchemaText::new(SchemaType::Protobuf, text);
+    let file = protobuf_schema::compile(&schema).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    protobuf_schema::reader_message(&file, Some("diff.M0")).unwrap()
+}
+
+fn scalar(kind: &Kind, rng: &mut Rng) -> Value {
+    let small = rng.chance(50);
+    let n = if small { rng.below(300) } else { rng.next() };
+    match kind {
+        Kind::Double => Value::F64(if small {
+            n as f64 / 4.0
+        } else {
+            f64::from_bits(n)
+        }),
+        Kind::Float => Value::F32(if small {
+            n as f32 / 4.0
+        } else {
+            f32::from_bits(n as u32)
+        }),
+        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Value::I32(n as i32),
+        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Value::I64(n as i64),
+        Kind::Uint32 | Kind::Fixed32 => Value::U32(n as u32),
+        Kind::Uint64 | Kind::Fixed64 => Value::U64(n),
+        Kind::Bool => Value::Bool(n % 2 == 0),
+        Kind::String => {
+            let s: String = (0..rng.below(6))
+                .map(|_| *rng.pick(&['a', 'z', 'é', '☃', '0']))
+                .collect();
+            Value::String(s)
+        }
+        Kind::Bytes => Value::Bytes((0..rng.below(6)).map(|_| rng.next() as u8).collect()),
+        Kind::Enum(_) => Value::EnumNumber(*rng.pick(&[0, 1, 2, 5])),
+        Kind::Message(m) => Value::Message(random_message(m, rng, 3)),
+    }
+}
+
+fn map_key(kind: &Kind, rng: &mut Rng) -> MapKey {
+    match scalar(kind, rng) {
+        Value::Bool(b) => MapKey::Bool(b),
+        Value::I32(v) => MapKey::I32(v % 4),
+        Value::I64(v) => MapKey::I64(v % 4),
+        Value::U32(v) => MapKey::U32(v % 4),
+        Value::U64(v) => MapKey::U64(v % 4),
+        Value::String(s) => MapKey::String(s.chars().take(1).collect()),
+        other => panic!("not a key: {other:?}"),
+    }
+}
+
+fn random_message(desc: &MessageDescriptor, rng: &mut Rng, depth: u32) -> DynamicMessage {
+    let mut m = DynamicMessage::new(desc.clone());
+    if depth == 0 {
+        return m;
+    }
+    match desc.full_name() {
+        "google.protobuf.Timestamp" | "google.protobuf.Duration" => {
+            m.set_field_by_number(
+                1,
+                Value::I64(rng.below(4_000_000_000) as i64 - 2_000_000_000),
+            );
+            m.set_field_by_number(2, Value::I32(rng.below(1_000_000_000) as i32));
+            if rng.chance(3) {
+                m.set_field_by_number(1, Value::I64(i64::MAX));
+            }
+            return m;
+        }
+        "google.protobuf.Struct" => return m,
+        _ => {}
+    }
+    for field in desc.fields() {
+        if !rng.chance(60) {
+            continue;
+        }
+        let kind = field.kind();
+        let value = if field.is_map() {
+            let entry = kind.as_message().unwrap();
+            let (k, v) = (entry.map_entry_key_field(), entry.map_entry_value_field());
+            let entries = (0..rng.below(4))
+                .map(|_| (map_key(&k.kind(), rng), value_of(&v.kind(), rng, depth)))
+                .collect();
+            Value::Map(entries)
+        } else if field.is_list() {
+            Value::List(
+                (0..rng.below(4))
+                    .map(|_| value_of(&kind, rng, depth))
+                    .collect(),
+            )
+        } else {
+            value_of(&kind, rng, depth)
+        };
+        m.set_field(&field, value);
+    }
+    m
+}
+
+fn value_of(kind: &Kind, rng: &mut Rng, depth: u32) -> Value {
+    match kind {
+        Kind::Message(m) => Value::Message(random_message(m, rng, depth - 1)),
+        k => scalar(k, rng),
+    }
+}
+
+/// Payloads of `writer` messages: each one or two messages encoded and concatenated, some cut
+/// short or with a byte changed.
+fn payloads(writer: &MessageDescriptor, rng: &mut Rng) -> Vec<Vec<u8>> {
+    (0..12)
+        .map(|_| {
+            let mut bytes = random_message(writer, rng, 3).encode_to_vec();
+            if rng.chance(30) {
+                bytes.extend(random_message(writer, rng, 3).encode_to_vec());
+            }
+            if !bytes.is_empty() && rng.chance(15) {
+                let at = rng.below(bytes.len() as u64) as usize;
+                if rng.chance(50) {
+                    bytes.truncate(at);
+                } else {
+                    bytes[at] ^= 1 << rng.below(8);
+                }
+            }
+            bytes
+        })
+        .collect()
+}
+
+/// Decodes `payloads` with the decoder and the oracle; the number of payloads compared.
+fn compare(reader_text: &str, payloads: &[Vec<u8>]) -> usize {
+    let schema = SchemaText::new(SchemaType::Protobuf, reader_text);
+    let decoder = ProtobufDecoder::new(&schema, Some("diff.M0"), Arc::new(HashMap::new()))
+        .unwrap_or_else(|e| panic!("{e}\n{reader_text}"));
+    let framed: Vec<Option<Payload<'_>>> = payloads
+        .iter()
+        .map(|bytes| {
+            Some(Payload {
+                bytes,
+                schema_id: None,
+                message_indexes: &[],
+            })
+        })
+        .chain([None])
+        .collect();
+    let mut lenient = Vec::new();
+    // Twice: the builders kept from the first batch must give the same second one.
+    for _ in 0..2 {
+        lenient.clear();
+        let ours = decoder.decode_tracked(&framed, Some(&mut lenient)).unwrap();
+        let oracle = decoder.oracle(&framed).unwrap();
+        ours.array.to_data().validate_full().unwrap();
+        assert_eq!(ours.array.data_type(), oracle.array.data_type());
+        assert_eq!(ours.array.len(), framed.len());
+        for i in 0..framed.len() {
+            if lenient[i] {
+                continue;
+            }
+            let bytes = framed[i].map(|p| p.bytes);
+            assert_eq!(
+                ours.errors[i].is_some(),
+                oracle.errors[i].is_some(),
+                "payload {i} {bytes:02x?}: ours {:?}, the oracle's {:?}\n{reader_text}",
+                ours.errors[i],
+                oracle.errors[i]
+            );
+            let (a, b) = (ours.array.slice(i, 1), oracle.array.slice(i, 1));
+            assert!(
+                a.to_data() == b.to_data(),
+                "payload {i} {bytes:02x?}:\nours   {a:?}\noracle {b:?}\n{reader_text}"
+            );
+        }
+    }
+    lenient.iter().filter(|l| !**l).count()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_decoder_reads_what_the_oracle_reads(seed in any::<u64>()) {
+        let mut rng = Rng(seed | 1);
+        let writer = Schema::random(&mut rng);
+        let reader = writer.evolve(&mut rng);
+        let writer_desc = compile(&writer.text());
+        let payloads = payloads(&writer_desc, &mut rng);
+        // The writer's own version, then the reader's evolved one.
+        compare(&writer.text(), &payloads);
+        compare(&reader.text(), &payloads);
+    }
+}
+
+#[test]
+fn most_payloads_are_compared() {
+    let mut compared = 0;
+    let mut total = 0;
+    for seed in 1..40u64 {
+        let mut rng = Rng((seed * 0x9e37_79b9_7f4a_7c15) | 1);
+        let writer = Schema::random(&mut rng);
+        let writer_desc = compile(&writer.text());
+        let payloads = payloads(&writer_desc, &mut rng);
+        compared += compare(&writer.text(), &payloads);
+        total += payloads.len() + 1;
+    }
+    // Lenient payloads (not compared) are the exception on the writer's own schema.
+    assert!(compared * 10 >= total * 9, "{compared} of {total}");
+}
