@@ -12,8 +12,10 @@
 //! | `json.rs` | reading the JSON requests |
 //! | `planning.rs` | the driver's calls: discovery, ListOffsets, work items, a micro-batch's rate limit |
 //! | `reader.rs` | the executors' calls: a reader of work items, its batches as buffer addresses |
+//! | `writer.rs` | writes: a job from Spark's options, its tasks' rows as Arrow IPC messages, the commits |
 
 mod errors;
 mod json;
 mod planning;
 mod reader;
+mod writer;

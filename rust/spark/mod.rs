@@ -7,3 +7,8 @@
 //!
 //! | file | what |
 //! |---|---|
+//! | `write_options.rs` | the options of a write, batch or streaming, checked once |
+//! | `writing.rs` | a write task's rows into staged partition directories; the driver's commit, abort, and a micro-batch's marked append |
+
+pub mod write_options;
+pub mod writing;

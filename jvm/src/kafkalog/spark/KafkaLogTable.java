@@ -82,6 +82,6 @@ final class KafkaLogTable implements SupportsRead, SupportsWrite {
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    return ((SupportsWrite) python()).newWriteBuilder(info);
+    return new KafkaLogWriteBuilder(info); // batch and streaming writes are this source's own
   }
 }
