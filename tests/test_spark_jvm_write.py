@@ -128,7 +128,9 @@ def _stream(spark, out: str, args: dict) -> dict:
             runs.append(None if query.exception() is None else str(query.exception()))
             commits = sorted(Path(checkpoint, "commits").glob("[0-9]*"), key=lambda p: int(p.name))
             if commits:
-                commits[-1].unlink()  # Spark replays this micro-batch on the next start
+                # Spark replays this micro-batch on the next start.
+                commits[-1].unlink()
+                commits[-1].with_name(f".{commits[-1].name}.crc").unlink(missing_ok=True)
         results[fmt] = {"errors": runs, "logs": _logs(target), "batches": len(commits)}
     return results
 
@@ -168,7 +170,8 @@ def main() -> None:
         result = _stream(spark, out, args)
     elif mode == "jvm_only":
         df = spark.read.format("kafkalog").load(args["src"]).select(*KV[:-1])
-        df.write.format("kafkalog").save(f"{out}/batch")
+        df.write.format("kafkalog").mode("append").save(f"{out}/batch")
+        plans = _plans(spark)
         query = (
             spark.readStream.format("kafkalog")
             .option("startingOffsets", "earliest")
@@ -184,7 +187,7 @@ def main() -> None:
             "stream_error": None if query.exception() is None else str(query.exception()),
             "batch": _logs(f"{out}/batch"),
             "stream": _logs(f"{out}/stream"),
-            "plans": _plans(spark),
+            "plans": sorted(set(plans + _plans(spark))),
             "python_worker": _error(lambda: spark.range(3).rdd.map(lambda x: x).count()),
         }
     print(json.dumps(result))
@@ -201,7 +204,9 @@ if __name__ == "__main__":
 
 
 def _job(mode: str, out: Path, args: dict) -> dict:
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    # In "jvm_only", no Python worker can start (the Python workers' interpreter is missing).
+    worker = "/nonexistent/python" if mode == "jvm_only" else sys.executable
+    env = {**os.environ, "PYSPARK_PYTHON": worker, "PYSPARK_DRIVER_PYTHON": sys.executable}
     done = subprocess.run(
         [sys.executable, __file__, mode, str(out), json.dumps(args)],
         capture_output=True,
@@ -346,5 +351,7 @@ def test_with_the_jar_no_python_worker_takes_part(jar, tmp_path):
     assert got["stream_error"] is None, got["stream_error"]
     assert got["batch"] and set(got["batch"]) == set(got["stream"])
     writes = [p for p in got["plans"] if "AppendData" in p or "WriteToDataSourceV2" in p]
-    assert writes and all("KafkaLogWrite[" in p for p in writes), got["plans"]
+    assert len(writes) >= 2 and all("KafkaLogWrite[" in p for p in writes), got["plans"]
+    assert any(f"KafkaLogWrite[{tmp_path}/batch]" in p for p in writes), writes
+    assert any(f"KafkaLogWrite[{tmp_path}/stream, streaming]" in p for p in writes), writes
     assert not any("Python" in p for p in writes), writes

@@ -181,8 +181,13 @@ def build_native(profile: str, target: str | None = None) -> Path:
         "--profile",
         profile,
         "--lib",
+        # Not mimalloc (a default feature): a JVM loads the library after its threads exist,
+        # and mimalloc's initial-exec thread-locals then crash JVM threads (SIGSEGV in a
+        # streaming query's thread, tests/test_spark_jvm_write.py); the JVM's process keeps
+        # the system allocator.
+        "--no-default-features",
         "--features",
-        "jni",
+        "jni,object-store",
         "--message-format",
         "json-render-diagnostics",
         "--manifest-path",
@@ -190,7 +195,7 @@ def build_native(profile: str, target: str | None = None) -> Path:
     ]
     if target:
         command += ["--target", target]
-    log(" ".join(["cargo", *command[1:7]]) + (f" --target {target}" if target else ""))
+    log(" ".join(["cargo", *command[1:8]]) + (f" --target {target}" if target else ""))
     done = run(command, stdout=subprocess.PIPE)
     library = None
     for line in done.stdout.splitlines():

@@ -21,7 +21,7 @@ use arrow_ipc::reader::StreamDecoder;
 use jni::objects::{JByteBuffer, JClass, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::EnvUnowned;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::errors::{bad_request, Failure, ThrowKafkaLog};
 use super::json::{flag, parse, string_map};

@@ -62,7 +62,7 @@ final class KafkaLogWrite implements Write {
     if (options.keySet().stream().noneMatch(k -> k.equalsIgnoreCase("path"))) {
       throw KafkaLogException.invalid("give the directory to write: .save(\"/path/to/logs\")");
     }
-    return new Batch(job(false), schema, overwrite);
+    return new Batch(job(false), schema, overwrite, description());
   }
 
   @Override
@@ -71,7 +71,8 @@ final class KafkaLogWrite implements Write {
       throw KafkaLogException.invalid(
           "the kafkalog sink appends, as a broker does: use outputMode('append')");
     }
-    return new Streaming(job(true), schema);
+    return new Streaming(job(true), schema, "KafkaLogWrite[" + options.getOrDefault("path", "")
+        + ", streaming]");
   }
 
   /** The session's time zone, for Spark's timestamps in Arrow (the rows' instants). */
@@ -100,11 +101,18 @@ final class KafkaLogWrite implements Write {
     private final String job;
     private final StructType schema;
     private final boolean overwrite;
+    private final String description;
 
-    Batch(String job, StructType schema, boolean overwrite) {
+    Batch(String job, StructType schema, boolean overwrite, String description) {
       this.job = job;
       this.schema = schema;
       this.overwrite = overwrite;
+      this.description = description;
+    }
+
+    @Override
+    public String toString() {
+      return description;
     }
 
     @Override
@@ -127,10 +135,12 @@ final class KafkaLogWrite implements Write {
   static final class Streaming implements StreamingWrite {
     private final String job;
     private final StructType schema;
+    private final String description;
 
-    Streaming(String job, StructType schema) {
+    Streaming(String job, StructType schema, String description) {
       this.job = job;
       this.schema = schema;
+      this.description = description;
     }
 
     @Override
@@ -150,7 +160,7 @@ final class KafkaLogWrite implements Write {
 
     @Override
     public String toString() {
-      return "KafkaLogStreamingWrite";
+      return description;
     }
   }
 }
