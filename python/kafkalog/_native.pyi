@@ -458,3 +458,5 @@ def spark_bounds(
 def spark_check_partitions(
     bounds: str, found: Sequence[tuple[str | None, int | None]], require_all: bool
 ) -> None: ...
+def spark_batch(batch: Any) -> Any:
+    """A batch's columns in the Arrow types holding Spark's values."""

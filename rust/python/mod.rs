@@ -54,6 +54,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spark::spark_columns, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_schema, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_arrow_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(spark::spark_batch, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_bool, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_typed_options, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_subscription, m)?)?;

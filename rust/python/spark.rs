@@ -127,3 +127,30 @@ pub fn spark_check_partitions(
     b.check_partitions_named(&found.into_iter().collect(), require_all)
         .py_err()
 }
+
+/// A batch's columns in the types that hold Spark's values (`rust/spark/shapes.rs`: times as
+/// integers, unsigned integers as signed ones, timestamps in microseconds, ...).
+#[pyfunction]
+pub fn spark_batch(batch: pyo3_arrow::PyRecordBatch) -> PyResult<pyo3_arrow::PyRecordBatch> {
+    let batch = batch.into_inner();
+    let columns = batch
+        .columns()
+        .iter()
+        .map(shapes::to_spark)
+        .collect::<crate::Result<Vec<_>>>()
+        .py_err()?;
+    let fields: Vec<_> = batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(&columns)
+        .map(|(f, c)| arrow_schema::Field::new(f.name(), c.data_type().clone(), true))
+        .collect();
+    let out = arrow_array::RecordBatch::try_new(
+        std::sync::Arc::new(arrow_schema::Schema::new(fields)),
+        columns,
+    )
+    .map_err(|e| crate::Error::new(crate::error::ErrorKind::Internal, e.to_string()))
+    .py_err()?;
+    Ok(pyo3_arrow::PyRecordBatch::new(out))
+}

@@ -252,13 +252,7 @@ impl ReadOptions {
                 )))
             }
         };
-        let topics = o.get("subscribe").or_else(|| o.get("topics"));
-        let subscription = Subscription::make(
-            topics,
-            o.get("subscribepattern"),
-            o.get("assign"),
-            o.get("partitions"),
-        )?;
+        let subscription = Subscription::of(o)?;
         let on_corrupt_name = o.get("oncorrupt").unwrap_or("error");
         let on_corrupt = match on_corrupt_name {
             "error" | "raise" => OnCorrupt::Error,

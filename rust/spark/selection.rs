@@ -120,6 +120,17 @@ impl Subscription {
         Ok(out)
     }
 
+    /// The subscription of a read's options (`subscribe`, or kafkalog's `topics`;
+    /// `subscribePattern`, `assign`, `partitions`).
+    pub fn of(o: &crate::spark::common::Raw) -> Result<Subscription> {
+        Subscription::make(
+            o.get("subscribe").or_else(|| o.get("topics")),
+            o.get("subscribepattern"),
+            o.get("assign"),
+            o.get("partitions"),
+        )
+    }
+
     /// Whether the subscription takes the topic-partition.
     pub fn takes(&self, topic: Option<&str>, partition: Option<i32>) -> bool {
         if let Some(topics) = &self.topics {
