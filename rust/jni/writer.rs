@@ -76,7 +76,7 @@ pub extern "system" fn Java_kafkalog_spark_NativeWrite_open<'local>(
     env.with_env(|env| -> Result<jlong, Failure> {
         let job = job_of(&request.try_to_string(env)?)?;
         let open = Open {
-            writer: Some(job.task(None)?),
+            writer: Some(job.task()?),
             decoder: StreamDecoder::new(),
         };
         Ok(Box::into_raw(Box::new(open)) as jlong)

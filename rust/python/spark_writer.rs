@@ -56,7 +56,7 @@ impl SparkTaskWriter {
     #[new]
     fn new(py: Python<'_>, job: &str) -> PyResult<Self> {
         let job = job_of(job).py_err()?;
-        let writer = detach(py, || job.task(None))?;
+        let writer = detach(py, || job.task())?;
         Ok(SparkTaskWriter {
             inner: Some(writer),
         })

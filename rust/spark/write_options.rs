@@ -12,6 +12,7 @@
 //! | `writerId` | (streaming) the name a query marks its appends with (default `spark`) |
 //! | `maxRewriteBytes` | (streaming, object stores) the active segment is rewritten while below it |
 //! | `storage.<key>` | object-store options |
+//! | `keyFormat`, `valueFormat`, `schemaRegistry`, `keySubject`, `valueSubject`, `keyVersion`, `valueVersion` (and the rest of a read's typed-value options) | typed `key`/`value` columns encoded: `string` as UTF-8, `avro` with the subject's registered schema and Confluent's framing (`rust/write/values.rs`), as reads take them (`common.rs`) |
 //! | `kafka.*`, `includeHeaders`, `checkpointLocation` | Spark's Kafka sink's options with nothing to do on files: accepted, ignored |
 
 use std::collections::BTreeMap;
@@ -21,6 +22,8 @@ use crate::arrow::encoder::EncodeOptions;
 use crate::error::{Error, Result};
 use crate::format::batch::TimestampType;
 use crate::format::compression::Compression;
+use crate::read::values::ValueArgs;
+use crate::spark::common::{self, Raw, VALUE_OPTIONS};
 use crate::write::append::DEFAULT_MAX_REWRITE_BYTES;
 use crate::write::writer::WriteOptions;
 
@@ -49,6 +52,9 @@ pub struct SparkWriteOptions {
     pub max_rewrite_bytes: u64,
     /// `storage.<key>`: object-store options.
     pub storage: BTreeMap<String, String>,
+    /// The typed-value options, as a read takes them (`None`: keys and values are bytes or
+    /// text).
+    pub values: Option<ValueArgs>,
 }
 
 /// The integer option `name` (spelled `spelled`).
@@ -60,15 +66,8 @@ fn integer<T: std::str::FromStr>(value: &str, spelled: &str) -> Result<T> {
     })
 }
 
-/// `true`/`false` (also `1`/`0`, `yes`/`no`, any case).
 fn boolean(value: &str, spelled: &str) -> Result<bool> {
-    match value.trim().to_lowercase().as_str() {
-        "true" | "1" | "yes" => Ok(true),
-        "false" | "0" | "no" => Ok(false),
-        _ => Err(Error::invalid_argument(format!(
-            "option {spelled} must be true or false, not '{value}'"
-        ))),
-    }
+    common::parse_bool(value, spelled)
 }
 
 /// A codec by the names `kafkalog.write` and Kafka's `compression.type` take.
@@ -121,7 +120,9 @@ impl SparkWriteOptions {
             writer_id: "spark".into(),
             max_rewrite_bytes: DEFAULT_MAX_REWRITE_BYTES,
             storage: BTreeMap::new(),
+            values: common::values(&Raw::new(raw.iter()))?,
         };
+        let typed: Vec<String> = VALUE_OPTIONS.iter().map(|o| o.to_lowercase()).collect();
         let e: &mut EncodeOptions = &mut out.write.encode;
         for (key, value) in &o {
             let v = *value;
@@ -156,6 +157,7 @@ impl SparkWriteOptions {
                     out.max_rewrite_bytes = integer(v, "maxRewriteBytes")?
                 }
                 "includeheaders" | "checkpointlocation" => {}
+                k if typed.iter().any(|t| t == k) => {}
                 k if k.starts_with("kafka.") => {}
                 k if k.starts_with(STORAGE) => {
                     out.storage

@@ -42,6 +42,7 @@ use serde_json::{json, Value};
 use crate::arrow::schema::Column;
 use crate::error::{Error, Result};
 use crate::format::segment::partition_dir_name;
+use crate::read::values::ValueArgs;
 use crate::spark::write_options::SparkWriteOptions;
 use crate::write::append::{append_remote, append_staged, AppendOptions, RemoteAppendOptions};
 use crate::write::placement;
@@ -126,6 +127,9 @@ pub struct Job {
     pub staging: Option<PathBuf>,
     /// The options, checked.
     pub options: Arc<SparkWriteOptions>,
+    /// The typed-value options with the registry read (on the driver) and carried as schema
+    /// rows: tasks never read the registry's storage topic.
+    pub values: Option<ValueArgs>,
 }
 
 impl Job {
@@ -133,6 +137,10 @@ impl Job {
     /// runs); a batch job's staging directory made, a stream's target directory.
     pub fn create(raw: BTreeMap<String, String>, streaming: bool) -> Result<Job> {
         let options = Arc::new(SparkWriteOptions::parse(&raw, streaming)?);
+        let values = match &options.values {
+            Some(args) => Some(resolve_values(args, &options)?),
+            None => None,
+        };
         let staging = if streaming {
             prepare_stream(&options)?;
             None
@@ -144,6 +152,7 @@ impl Job {
             streaming,
             staging,
             options,
+            values,
         })
     }
 
@@ -153,6 +162,7 @@ impl Job {
             "options": self.raw,
             "streaming": self.streaming,
             "staging": self.staging.as_ref().map(|s| s.to_string_lossy().into_owned()),
+            "values": self.values.as_ref().map(ValueArgs::to_json),
         })
     }
 
@@ -178,16 +188,32 @@ impl Job {
         if !streaming && staging.is_none() {
             return Err(bad("a batch job without its staging directory"));
         }
+        let values = match v.get("values") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(ValueArgs::from_json(v)?),
+        };
+        let mut options = SparkWriteOptions::parse(&raw, streaming)?;
+        options.values = values.clone(); // resolved on the driver
         Ok(Job {
-            options: Arc::new(SparkWriteOptions::parse(&raw, streaming)?),
+            options: Arc::new(options),
             raw,
             streaming,
             staging,
+            values,
         })
     }
 
-    /// A task's writer.
-    pub fn task(&self, values: Option<ValueEncoder>) -> Result<TaskWriter> {
+    /// A task's writer (with the job's typed-value encoder).
+    pub fn task(&self) -> Result<TaskWriter> {
+        let values = match &self.values {
+            Some(args) => {
+                let storage: Arc<dyn crate::storage::Storage> =
+                    Arc::new(crate::storage::Router::default());
+                let (registry, _) = args.registry(&storage)?;
+                Some(ValueEncoder::new(args.options()?, registry))
+            }
+            None => None,
+        };
         match &self.staging {
             Some(staging) if !self.streaming => {
                 Ok(TaskWriter::batch(self.options.clone(), staging, values))
@@ -221,6 +247,27 @@ impl Job {
     pub fn abort_stream(&self, messages: &[TaskMessage]) {
         abort_stream(&self.options, messages)
     }
+}
+
+/// The typed-value options of a write resolved on the driver: the registry read once (from
+/// where `schemaRegistry` says, with the write's storage options) and carried as schema rows.
+fn resolve_values(args: &ValueArgs, options: &SparkWriteOptions) -> Result<ValueArgs> {
+    let storage: Arc<dyn crate::storage::Storage> = Arc::new(crate::storage::Router::new(
+        options
+            .storage
+            .iter()
+            .filter(|(k, _)| k.as_str() != crate::write::lease::LEASE_OPTION)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    ));
+    args.options()?; // the formats checked here, not in every task
+    let (registry, _) = args.registry(&storage)?;
+    let mut resolved = args.clone();
+    resolved.schemas_path = None;
+    if let Some(r) = &registry {
+        resolved.schemas = Some(r.rows().map(crate::read::values::row).collect());
+    }
+    Ok(resolved)
 }
 
 /// Commit messages as JSON (a list; null for a task that sent none).

@@ -23,6 +23,12 @@ final class Native {
     load();
   }
 
+  /** The data source's options checked: see {@code rust/jni/options.rs}. */
+  static native String options(String request);
+
+  /** A read's Spark schema, with typed keys and values resolved. */
+  static native String schema(String request);
+
   /** The logs under paths: see {@code rust/jni/planning.rs}. */
   static native String discover(String request);
 
