@@ -48,7 +48,9 @@ def _logs(path: str) -> dict:
             t = kafkalog.read(part).read_all()
         rows = []
         for r in t.select(["offset", "key", "value", "timestamp", "headers"]).to_pylist():
-            rows.append(json.dumps(r, default=lambda v: v.hex() if isinstance(v, bytes) else str(v)))
+            rows.append(
+                json.dumps(r, default=lambda v: v.hex() if isinstance(v, bytes) else str(v))
+            )
         out[part.name] = {"rows": rows, "segments": len(list(part.glob("*.log")))}
     return out
 
@@ -74,10 +76,7 @@ def _error(f) -> str | None:
 def _compare(spark, out: str, args: dict) -> dict:
     """Each case written by both sources; the logs each left."""
     src = (
-        spark.read.format("kafkalog")
-        .option("includeHeaders", "true")
-        .load(args["src"])
-        .select(*KV)
+        spark.read.format("kafkalog").option("includeHeaders", "true").load(args["src"]).select(*KV)
     )
     results = {}
     for case in args["cases"]:
@@ -97,9 +96,9 @@ def _compare(spark, out: str, args: dict) -> dict:
                     writer = writer.option(k, v)
                 got[fmt + "_error"] = _error(lambda w=writer, t=target: w.save(t))
             got[fmt] = _logs(target) if Path(target).exists() else {}
-            got[fmt + "_left"] = sorted(p.name for p in Path(target).glob(".*")) if Path(
-                target
-            ).exists() else []
+            got[fmt + "_left"] = (
+                sorted(p.name for p in Path(target).glob(".*")) if Path(target).exists() else []
+            )
         results[case["name"]] = got
     return results
 
@@ -339,9 +338,7 @@ def test_streaming_sinks_append_each_micro_batch_once(jar, tmp_path):
     # Every record once, though Spark ran the last micro-batch twice.
     import kafkalog
 
-    expected = {
-        p.name: kafkalog.read(p).read_all().num_rows for p in LOGS.iterdir() if p.is_dir()
-    }
+    expected = {p.name: kafkalog.read(p).read_all().num_rows for p in LOGS.iterdir() if p.is_dir()}
     assert {k: len(v["rows"]) for k, v in jvm["logs"].items()} == expected
 
 
