@@ -12,7 +12,7 @@
 //! | `selection.rs` | `assign`/`subscribe`/`subscribePattern` and the starting and ending offsets or timestamps, with Spark's precedence and checks |
 //! | `shapes.rs` | kafkalog's columns as Spark types (Spark's JSON of a `DataType`), typed values in types Spark can write to Parquet and ORC, nested columns pruned |
 //! | `write_options.rs` | the options of a write, batch or streaming, checked once |
-//! | `writing.rs` | a write task's rows into staged partition directories; the driver's commit, abort, and a micro-batch's marked append |
+//! | `writing.rs` | a write task's rows into staged partition directories; the driver's commit, abort, and a micro-batch's marked append (tests: `writing_tests.rs`) |
 
 pub mod common;
 pub mod options;
