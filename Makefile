@@ -59,32 +59,33 @@ demo: $(BIN)/maturin
 # The Spark connector inside the JVM (jvm/, rust/jni/, docs/spark-jvm.md): the core built
 # with the `jni` feature alone into the native library (the Python extension cannot be loaded
 # in a JVM), the Java classes compiled with javac against the jars PySpark ships (installed
-# first if missing), both in one jar inside the Python package (kafkalog.spark.jar()).
+# first if missing), both in one jar inside the Python package (kafkalog.spark.jar()). The
+# recipe is jvm/packaging/build_jar.py, which the PEP 517 backend (pip install .) and every job
+# of .github/workflows/wheels.yml run too.
 JAR := python/kafkalog/spark/jars/kafkalog-spark.jar
-JAR_CLASSES := target/jvm/classes
-JAR_PLATFORM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m)
+BUILD_JAR := jvm/packaging/build_jar.py
 jar: $(BIN)/maturin
 	$(BIN)/python -c "import pyspark" 2>/dev/null || $(BIN)/pip install -q 'pyspark[sql]>=4.0'
-	cargo build -q --profile $(PROFILE) --lib --features jni
-	rm -rf $(JAR_CLASSES) && mkdir -p $(JAR_CLASSES)/kafkalog/native/$(JAR_PLATFORM)
-	javac --release 17 -Xlint:all -Xlint:-serial -Xlint:-path -Werror -d $(JAR_CLASSES) \
-	  -cp "$$($(BIN)/python -c 'import pyspark, os; print(os.path.dirname(pyspark.__file__))')/jars/*" \
-	  jvm/src/kafkalog/spark/*.java
-	cp -r jvm/resources/. $(JAR_CLASSES)/
-	cp target/$(PROFILE)/libkafkalog.so $(JAR_CLASSES)/kafkalog/native/$(JAR_PLATFORM)/libkafkalog_jni.so
-	mkdir -p $(dir $(JAR)) && rm -f $(JAR) && jar cf $(JAR) -C $(JAR_CLASSES) .
+	$(BIN)/python $(BUILD_JAR) jar --profile $(PROFILE)
 
 # The Python suite runs against the package as a wheel installs it (not python/'s sources):
 # what users get, with its included files and entry points.
 test: install-wheel test-rust test-python lint docs fuzz-smoke
 
-# The extension built into a wheel (the same build and profile as `develop`, so no second
-# compile) and installed into the virtualenv in place of the editable install, with the test
-# and dev extras; `make develop` goes back to the editable install.
+# The wheel built as .github/workflows/wheels.yml builds one (the jar's classes, the jar with
+# this machine's native library, then maturin; no `make jar`), with the same profile as
+# `develop` (no second compile), checked to carry the jar, and installed into the virtualenv
+# in place of the editable install, with the test and dev extras; `make develop` goes back to
+# the editable install. tests/test_wheel_jvm.py installs the same wheel alone into a fresh
+# virtualenv and runs the JVM source from it (KAFKALOG_TEST_WHEEL).
 CI_WHEEL_DIR := target/ci-wheel
-install-wheel: jar
+install-wheel: $(BIN)/maturin
+	$(BIN)/python -c "import pyspark" 2>/dev/null || $(BIN)/pip install -q 'pyspark[sql]>=4.0'
+	$(BIN)/python $(BUILD_JAR) classes
+	$(BIN)/python $(BUILD_JAR) jar --profile $(PROFILE) --classes target/jvm/classes
 	rm -rf $(CI_WHEEL_DIR)
 	$(BIN)/maturin build -q --profile $(PROFILE) --out $(CI_WHEEL_DIR)
+	$(BIN)/python $(BUILD_JAR) check $(CI_WHEEL_DIR)/*.whl
 	$(BIN)/pip install -q "$$(ls $(CI_WHEEL_DIR)/*.whl)[test,dev]"
 	$(BIN)/pip install -q --force-reinstall --no-deps $(CI_WHEEL_DIR)/*.whl
 	cd $(CI_WHEEL_DIR) && $(abspath $(BIN))/python -c "import kafkalog, sys; \
@@ -95,10 +96,11 @@ test-rust:
 	cargo test --doc
 
 test-python:
-	$(BIN)/pytest
+	KAFKALOG_TEST_WHEEL="$$(ls $(abspath $(CI_WHEEL_DIR))/*.whl)" $(BIN)/pytest
 
 # The package as users get it (what .github/workflows/wheels.yml runs per target): a wheel
-# and an sdist built, a wheel built from the sdist too, each installed in a fresh virtualenv
+# and an sdist built, a wheel built from the sdist too (its PEP 517 backend building the
+# jar, which it must carry), each installed in a fresh virtualenv
 # with the test extra, and tests run from the checkout against the installed package (never
 # python/'s sources). Not part of `make test`: it builds and installs everything again, which
 # takes several minutes. WHEEL_TESTS narrows the tests run against the wheels.
@@ -116,8 +118,9 @@ test-wheel: jar
 	  sys.exit('site-packages' not in kafkalog.__file__)"
 	$(WHEEL_DIR)/venv/bin/pytest -q -p no:cacheprovider $(WHEEL_TESTS)
 	CARGO_TARGET_DIR=$(abspath target) MATURIN_PEP517_ARGS="--profile $(PROFILE)" \
-	  $(WHEEL_DIR)/venv/bin/pip wheel -q --no-deps -w $(WHEEL_DIR)/from-sdist \
-	  $(WHEEL_DIR)/dist/*.tar.gz
+	  KAFKALOG_JAR=required $(WHEEL_DIR)/venv/bin/pip wheel -q --no-deps \
+	  -w $(WHEEL_DIR)/from-sdist $(WHEEL_DIR)/dist/*.tar.gz
+	$(BIN)/python $(BUILD_JAR) check $(WHEEL_DIR)/from-sdist/*.whl
 	$(WHEEL_DIR)/venv/bin/pip install -q --force-reinstall --no-deps $(WHEEL_DIR)/from-sdist/*.whl
 	$(WHEEL_DIR)/venv/bin/pytest -q -p no:cacheprovider $(WHEEL_TESTS)
 

@@ -254,6 +254,21 @@ def batch_first_timestamps(listing: ArrowArray | ArrowStream) -> list[int]:
 def partition_dir(root: str, topic: str, partition: int) -> str: ...
 def partition_dir_name(topic: str, partition: int) -> str: ...
 def is_staging_dir_name(name: str) -> bool: ...
+def spark_write_job(options: dict[str, str], streaming: bool) -> str:
+    """The job (JSON) of Spark's write options: checked; a batch job's staging made."""
+
+class SparkTaskWriter:
+    """A Spark write task through the core (rust/spark/writing.rs)."""
+
+    def __new__(cls, job: str) -> SparkTaskWriter: ...
+    def write(self, batch: Any) -> None: ...
+    def finish(self) -> str: ...
+    def abort(self) -> None: ...
+
+def spark_write_commit(job: str, messages: list[str | None], overwrite: bool) -> None: ...
+def spark_write_abort(job: str) -> None: ...
+def spark_stream_commit(job: str, messages: list[str | None], epoch: int) -> None: ...
+def spark_stream_abort(job: str, messages: list[str | None]) -> None: ...
 def publish(
     staged: str,
     target: str,
@@ -431,3 +446,47 @@ def dump_internal_record(
 ) -> tuple[str | None, str | None]: ...
 def dump_control_record(control_type: int, value: bytes | None) -> str | None: ...
 def decode_internal_record(topic_name: str, key: bytes | None, value: bytes | None) -> str: ...
+
+# Spark's options and column shapes (rust/spark/), for the Python data source; the JVM source
+# calls the same functions through JNI.
+def spark_read_options(options: Mapping[str, str], streaming: bool = False) -> str:
+    """The data source's read options checked; the answer as JSON."""
+
+def spark_typed_options(options: Mapping[str, str]) -> str | None:
+    """The typed keys and values the options ask for, with paths and storage, as JSON."""
+
+def spark_columns(options: Mapping[str, str]) -> list[str]:
+    """The columns the options read."""
+
+def spark_schema(columns: Sequence[str], decoded: ArrowSchema | None = None) -> str:
+    """The Spark schema (JSON of a StructType) of kafkalog's columns, typed as decoded."""
+
+def spark_arrow_schema(columns: Sequence[str], decoded: ArrowSchema | None = None) -> ArrowSchema:
+    """The Arrow schema of the same columns in the types holding Spark's values."""
+
+def spark_bool(value: str, name: str) -> bool: ...
+def spark_subscription(
+    topics: str | None = None,
+    pattern: str | None = None,
+    assign: str | None = None,
+    partitions: str | None = None,
+) -> str: ...
+def spark_subscribed(
+    parts: Sequence[tuple[str | None, int | None]],
+    topics: str | None = None,
+    pattern: str | None = None,
+    assign: str | None = None,
+    partitions: str | None = None,
+) -> list[bool]: ...
+def spark_bounds(
+    start_offset: str | None = None,
+    end_offset: str | None = None,
+    start_timestamp: str | None = None,
+    end_timestamp: str | None = None,
+    strategy: str = "error",
+) -> str: ...
+def spark_check_partitions(
+    bounds: str, found: Sequence[tuple[str | None, int | None]], require_all: bool
+) -> None: ...
+def spark_batch(batch: Any) -> Any:
+    """A batch's columns in the Arrow types holding Spark's values."""

@@ -10,10 +10,14 @@
 //! |---|---|
 //! | `errors.rs` | every failure (a core error, a JNI error, a panic) as a `KafkaLogException` |
 //! | `json.rs` | reading the JSON requests |
+//! | `options.rs` | the driver's calls about options and schemas: the options checked by the core, the read's Spark schema with typed values resolved |
 //! | `planning.rs` | the driver's calls: discovery, ListOffsets, work items, a micro-batch's rate limit |
 //! | `reader.rs` | the executors' calls: a reader of work items, its batches as buffer addresses |
+//! | `writer.rs` | writes: a job from Spark's options, its tasks' rows as Arrow IPC messages, the commits |
 
 mod errors;
 mod json;
+mod options;
 mod planning;
 mod reader;
+mod writer;

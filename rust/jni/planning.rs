@@ -12,19 +12,26 @@ use crate::log::discover::{by_partition, SegmentFile};
 use crate::log::origin::Origin;
 use crate::log::plan::{plan_items, WorkItem};
 use crate::log::visibility::Visibility;
+use crate::spark::common::Raw;
+use crate::spark::selection::Subscription;
 use crate::storage::tiered::Tiered;
 use crate::storage::{Router, Storage};
 use jni::objects::{JClass, JString};
 use jni::EnvUnowned;
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Where a request reads from: its `storage` options (object stores, tiered storage's keys),
 /// as `kafkalog.read`'s `storage_options`.
 pub(super) fn storage_of(r: &Request) -> Result<Arc<dyn Storage>, Failure> {
-    let mut options: Vec<(String, String)> = string_map(r, "storage")?
+    Ok(storage_from(string_map(r, "storage")?))
+}
+
+/// The storage of `storage` options (object stores, tiered storage's keys).
+pub(super) fn storage_from(options: BTreeMap<String, String>) -> Arc<dyn Storage> {
+    let mut options: Vec<(String, String)> = options
         .into_iter()
         .filter(|(k, _)| k != crate::write::lease::LEASE_OPTION)
         .collect();
@@ -32,10 +39,10 @@ pub(super) fn storage_of(r: &Request) -> Result<Arc<dyn Storage>, Failure> {
         Tiered::settings_from_options(&mut options).map(|settings| (keys, settings))
     });
     let inner: Arc<dyn Storage> = Arc::new(Router::new(options.into_iter().collect()));
-    Ok(match tiered {
+    match tiered {
         Ok((keys, settings)) => Arc::new(Tiered::new(inner, keys).with_settings(settings)),
         Err(err) => Arc::new(Tiered::failing(inner, err)),
-    })
+    }
 }
 
 fn visibility_of(r: &Request) -> Result<Visibility, Failure> {
@@ -132,20 +139,42 @@ pub(super) fn item_of(v: &Value) -> Result<WorkItem, Failure> {
     })
 }
 
-/// `{"paths": [...], "storage": {...}}` -> `{"partitions": [{"topic", "partition",
-/// "segments": [[path, size], ...]}, ...], "notes": [...]}`: the logs under the paths, one
-/// entry per log the core sees (a partition's remote and local segments are one).
-fn discover(r: &Request) -> Result<Value, Failure> {
-    let storage = storage_of(r)?;
-    let paths: Vec<PathBuf> = array(r, "paths")?
-        .iter()
-        .map(|p| opt_str(Some(p), "path").map(|p| PathBuf::from(p.unwrap_or_default())))
-        .collect::<Result<_, _>>()?;
+/// The logs under `paths` that the options' subscription takes (`options`: the data source's
+/// options), one group of files per log the core sees (a partition's remote and local segments
+/// are one); with what resolving the paths noted.
+pub(super) fn discover_files(
+    storage: &Arc<dyn Storage>,
+    paths: &[String],
+    options: &Raw,
+) -> Result<(Vec<Vec<SegmentFile>>, Vec<String>), Failure> {
+    let subscription = Subscription::of(options)?;
+    let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
     if paths.is_empty() {
         return Err(Error::invalid_argument("no path given").into());
     }
-    let (files, notes) = crate::read::files::resolve(&storage, &paths)?;
-    let partitions: Vec<Value> = by_partition(files)
+    let (files, notes) = crate::read::files::resolve(storage, &paths)?;
+    let groups = by_partition(files)
+        .into_iter()
+        .filter(|g| subscription.takes(g[0].origin.topic.as_deref(), g[0].origin.partition))
+        .collect();
+    Ok((groups, notes))
+}
+
+/// `{"paths": [...], "options": {...}, "storage": {...}}` -> `{"partitions": [{"topic",
+/// "partition", "segments": [[path, size], ...]}, ...], "notes": [...]}`: the logs under the
+/// paths that the options' subscription takes, one entry per log the core sees.
+fn discover(r: &Request) -> Result<Value, Failure> {
+    let storage = storage_of(r)?;
+    let paths: Vec<String> = array(r, "paths")?
+        .iter()
+        .map(|p| opt_str(Some(p), "path").map(|p| p.unwrap_or_default().to_owned()))
+        .collect::<Result<_, _>>()?;
+    let options = match r.get("options") {
+        None | Some(Value::Null) => Raw::default(),
+        Some(v) => Raw::from_json(v)?,
+    };
+    let (groups, notes) = discover_files(&storage, &paths, &options)?;
+    let partitions: Vec<Value> = groups
         .into_iter()
         .map(|group| {
             let (topic, partition) = origin_json(&group[0].origin);
@@ -254,7 +283,7 @@ fn rate_limit(r: &Request) -> Result<Value, Failure> {
 }
 
 /// Runs a JSON-in, JSON-out call.
-fn call<'local>(
+pub(super) fn call<'local>(
     mut env: EnvUnowned<'local>,
     request: JString<'local>,
     f: fn(&Request) -> Result<Value, Failure>,

@@ -13,46 +13,72 @@
 use super::errors::{bad_request, Failure, ThrowKafkaLog};
 use super::json::{array, flag, opt_str, opt_u64, parse};
 use super::planning::{item_of, storage_of};
-use crate::arrow::schema::Projection;
+use crate::arrow::schema::{Column, Projection};
 use crate::format::batch::CrcPolicy;
 use crate::log::issues::OnCorrupt;
 use crate::read::reader::{LogReader, ReaderBuilder};
-use arrow_array::{Array, RecordBatch};
+use crate::read::values::{ValueArgs, ValueStep};
+use crate::spark::shapes::{prune, to_spark};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, TimeUnit};
 use jni::objects::{JClass, JLongArray, JString};
 use jni::sys::jlong;
 use jni::EnvUnowned;
+use serde_json::Value;
 
 /// An open reader and the batch Java is reading.
 struct Open {
     reader: LogReader,
-    current: Option<RecordBatch>,
+    /// Typed keys and values decoded, when asked for.
+    values: Option<ValueStep>,
+    /// The columns Java reads, in its order (empty: none, for `count(*)`).
+    output: Vec<String>,
+    /// Nested columns pruned to what Spark asked for: (column, Spark's JSON of its type).
+    prune: Vec<(String, Value)>,
+    /// The arrays of the batch Java is reading, which own the buffers it reads.
+    current: Option<Vec<ArrayRef>>,
 }
 
-/// The type tags of the descriptor (`NativeVectors.java` has the same numbers).
-fn tag(t: &DataType) -> Result<i64, Failure> {
+/// The type tags of the descriptor (`NativeVectors.java` has the same numbers), and the tag's
+/// parameter (a fixed width, a dictionary's key width).
+fn tag(t: &DataType) -> Result<(i64, i64), Failure> {
     Ok(match t {
-        DataType::Boolean => 1,
-        DataType::Int8 => 2,
-        DataType::Int16 => 3,
-        DataType::Int32 => 4,
-        DataType::Int64 => 5,
-        DataType::Timestamp(TimeUnit::Microsecond, _) => 6,
-        DataType::Utf8 => 7,
-        DataType::Binary => 8,
-        DataType::BinaryView => 9,
-        DataType::List(_) => 10,
-        DataType::Struct(_) => 11,
+        DataType::Boolean => (1, 0),
+        DataType::Int8 => (2, 0),
+        DataType::Int16 => (3, 0),
+        DataType::Int32 | DataType::Date32 => (4, 0),
+        DataType::Int64
+        | DataType::Timestamp(TimeUnit::Microsecond, _)
+        | DataType::Duration(TimeUnit::Microsecond) => (5, 0),
+        DataType::Float32 => (6, 0),
+        DataType::Float64 => (7, 0),
+        DataType::Utf8 | DataType::Binary => (8, 0),
+        DataType::BinaryView | DataType::Utf8View => (9, 0),
+        DataType::List(_) => (10, 0),
+        DataType::Struct(_) => (11, 0),
+        DataType::Map(..) => (12, 0),
+        DataType::Decimal128(..) => (13, 0),
+        DataType::Dictionary(k, _) => match k.as_ref() {
+            DataType::Int8 | DataType::UInt8 => (14, 1),
+            DataType::Int16 | DataType::UInt16 => (14, 2),
+            DataType::Int32 | DataType::UInt32 => (14, 4),
+            DataType::Int64 | DataType::UInt64 => (14, 8),
+            other => return Err(bad_request(format!("no Java vector for keys {other}"))),
+        },
+        DataType::FixedSizeBinary(n) => (15, i64::from(*n)),
+        DataType::LargeUtf8 | DataType::LargeBinary => (16, 0),
         other => return Err(bad_request(format!("no Java vector for {other}"))),
     })
 }
 
-/// Appends one array's node, then its children's, in the order Java reads them: type tag, null
-/// count, validity address (0: no nulls), validity bit offset, element offset, buffer count,
-/// the buffers' addresses.
+/// Appends one array's node, then its children's, in the order Java reads them: type tag, its
+/// parameter, null count, validity address (0: no nulls), validity bit offset, element offset,
+/// buffer count, the buffers' addresses.
 fn describe(data: &ArrayData, out: &mut Vec<i64>) -> Result<(), Failure> {
-    out.push(tag(data.data_type())?);
+    let (tag, param) = tag(data.data_type())?;
+    out.push(tag);
+    out.push(param);
     out.push(data.null_count() as i64);
     match data.nulls() {
         Some(n) if n.null_count() > 0 => {
@@ -74,38 +100,77 @@ fn describe(data: &ArrayData, out: &mut Vec<i64>) -> Result<(), Failure> {
 }
 
 /// The descriptor of a batch: its row count, then each column's nodes.
-fn descriptor(batch: &RecordBatch) -> Result<Vec<i64>, Failure> {
-    let mut out = vec![batch.num_rows() as i64];
-    for column in batch.columns() {
+fn descriptor(rows: usize, columns: &[ArrayRef]) -> Result<Vec<i64>, Failure> {
+    let mut out = vec![rows as i64];
+    for column in columns {
         describe(&column.to_data(), &mut out)?;
     }
     Ok(out)
 }
 
-/// `{"items": [...], "columns": [...], "binary_view", "batch_size", "include_control",
-/// "check_crc", "on_corrupt", "max_decompressed_size", "storage"}`: a reader of the items in
-/// order.
+/// The columns to read for `output` (a typed side's error columns need the side), or `offset`
+/// alone when none (a query that needs no column still counts rows).
+fn read_columns(output: &[String], values: Option<&ValueArgs>) -> Vec<String> {
+    fn add(read: &mut Vec<String>, name: &str) {
+        if !read.iter().any(|c| c == name) {
+            read.push(name.to_owned());
+        }
+    }
+    let mut read: Vec<String> = Vec::new();
+    for name in output {
+        match name.as_str() {
+            "key_error" | "key_raw" => add(&mut read, "key"),
+            "value_error" | "value_raw" => add(&mut read, "value"),
+            other => add(&mut read, other),
+        }
+    }
+    if let Some(v) = values {
+        let typed = |side: &str, format: &str| format != "binary" && read.iter().any(|c| c == side);
+        if typed("key", &v.key_format) || typed("value", &v.value_format) {
+            for name in v.needed_columns() {
+                add(&mut read, name);
+            }
+        }
+    }
+    if read.is_empty() {
+        read.push(Column::Offset.name().to_owned());
+    }
+    read
+}
+
+/// `{"items": [...], "columns": [...], "values": <resolved typed-value options or null>,
+/// "prune": {"value": <Spark's JSON of the pruned type>}, "binary_view", "batch_size",
+/// "include_control", "check_crc", "on_corrupt", "max_decompressed_size", "storage"}`: a
+/// reader of the items in order.
 fn open(text: &str) -> Result<Open, Failure> {
     let r = parse(text)?;
-    let names: Vec<&str> = array(&r, "columns")?
+    let output: Vec<String> = array(&r, "columns")?
         .iter()
-        .map(|c| opt_str(Some(c), "column")?.ok_or_else(|| bad_request("column")))
+        .map(|c| {
+            opt_str(Some(c), "column")?
+                .map(str::to_owned)
+                .ok_or_else(|| bad_request("column"))
+        })
         .collect::<Result<_, _>>()?;
-    let projection = Projection::from_names(&names)?.with_binary_view(flag(&r, "binary_view")?);
+    let values = match r.get("values") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(ValueArgs::from_json(v)?),
+    };
+    let read = read_columns(&output, values.as_ref());
+    let projection = Projection::from_names(&read)?.with_binary_view(flag(&r, "binary_view")?);
+    let storage = storage_of(&r)?;
     let mut builder = ReaderBuilder::new()
         .with_projection(projection)
         .with_include_control(flag(&r, "include_control")?)
-        .with_crc(
-            if matches!(r.get("check_crc"), Some(serde_json::Value::Bool(false))) {
-                CrcPolicy::Ignore
-            } else {
-                CrcPolicy::Verify
-            },
-        )
+        .with_crc(if matches!(r.get("check_crc"), Some(Value::Bool(false))) {
+            CrcPolicy::Ignore
+        } else {
+            CrcPolicy::Verify
+        })
         .with_on_corrupt(OnCorrupt::from_name(
             opt_str(r.get("on_corrupt"), "on_corrupt")?.unwrap_or("error"),
         )?)
-        .with_storage(storage_of(&r)?);
+        .with_storage(storage.clone());
     if let Some(rows) = opt_u64(r.get("batch_size"), "batch_size")? {
         if rows == 0 {
             return Err(crate::Error::invalid_argument("batchSize must be positive").into());
@@ -119,10 +184,60 @@ fn open(text: &str) -> Result<Open, Failure> {
         .iter()
         .map(|i| item_of(i).map(|i| i.to_planned()))
         .collect::<Result<Vec<_>, _>>()?;
+    let values = match values {
+        Some(args) => {
+            let files: Vec<_> = planned.iter().map(|p| p.file.clone()).collect();
+            // Resolved on the driver: the registry's rows are in the options, nothing is read.
+            ValueStep::new(&args, &storage, &files, None, Vec::new())?.map(|(step, _)| step)
+        }
+        None => None,
+    };
+    let prune = match r.get("prune") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        Some(_) => return Err(bad_request("prune is not an object")),
+    };
     Ok(Open {
         reader: builder.build_planned(planned, Vec::new()),
+        values,
+        output,
+        prune,
         current: None,
     })
+}
+
+impl Open {
+    /// The next batch with rows, as the arrays Java reads (typed values decoded, pruned, in
+    /// Spark's shapes), or None after the last.
+    fn next_columns(&mut self) -> Result<Option<(usize, Vec<ArrayRef>)>, Failure> {
+        let batch: RecordBatch = loop {
+            match self.reader.next() {
+                None => return Ok(None),
+                Some(batch) => {
+                    let batch = batch?;
+                    if batch.num_rows() > 0 {
+                        break batch;
+                    }
+                }
+            }
+        };
+        let batch = match &mut self.values {
+            Some(step) => step.apply(&batch)?,
+            None => batch,
+        };
+        let mut columns = Vec::with_capacity(self.output.len());
+        for name in &self.output {
+            let column = batch
+                .column_by_name(name)
+                .ok_or_else(|| bad_request(format!("column {name} is not in the batch read")))?;
+            let column = match self.prune.iter().find(|(n, _)| n == name) {
+                Some((_, required)) => prune(column, required)?,
+                None => column.clone(),
+            };
+            columns.push(to_spark(&column)?);
+        }
+        Ok(Some((batch.num_rows(), columns)))
+    }
 }
 
 /// `Native.open(String)`: a handle for [`Java_kafkalog_spark_Native_next`].
@@ -156,19 +271,11 @@ pub extern "system" fn Java_kafkalog_spark_Native_next<'local>(
         // one task thread uses it at a time.
         let open = unsafe { &mut *(handle as *mut Open) };
         open.current = None;
-        let batch = loop {
-            match open.reader.next() {
-                None => return Ok(JLongArray::default()),
-                Some(batch) => {
-                    let batch = batch?;
-                    if batch.num_rows() > 0 {
-                        break batch;
-                    }
-                }
-            }
+        let Some((rows, columns)) = open.next_columns()? else {
+            return Ok(JLongArray::default());
         };
-        let words = descriptor(&batch)?;
-        open.current = Some(batch);
+        let words = descriptor(rows, &columns)?;
+        open.current = Some(columns);
         let out = JLongArray::new(env, words.len())?;
         out.set_region(env, 0, &words)?;
         Ok(out)

@@ -5,7 +5,7 @@
 use super::errors::{detach, issue_dict, to_py, warn, IntoPyResult};
 use super::options::options_from_dict;
 use super::storage::storage;
-use super::values::{needed_columns, warn_values, ValueArgs, ValueStep};
+use super::values::{warn_values, ValueArgs};
 use crate::arrow::decoder::DEFAULT_BATCH_SIZE;
 use crate::arrow::output::Output;
 use crate::arrow::schema::Projection;
@@ -24,6 +24,7 @@ use crate::read::pieces::PIECE_BYTES;
 use crate::read::reader::{
     decode_buffer, decode_bytes, list_batches_in_bytes, LogReader, ReaderBuilder,
 };
+use crate::read::values::ValueStep;
 use crate::storage::{Stat, Storage};
 use arrow_array::RecordBatch;
 use pyo3::prelude::*;
@@ -159,7 +160,7 @@ impl Options {
             return Vec::new();
         }
         let mut added = Vec::new();
-        for name in needed_columns(values) {
+        for name in values.needed_columns() {
             if !columns.iter().any(|c| c == name) {
                 columns.push(name.to_string());
                 added.push(name.to_string());

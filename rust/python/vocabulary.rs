@@ -22,7 +22,7 @@ pub const DEFAULT_BATCH_RECORDS: usize = crate::arrow::encoder::DEFAULT_BATCH_RE
 /// Most uncompressed bytes in one fresh batch (the producer's `batch.size`).
 pub const DEFAULT_BATCH_BYTES: usize = crate::arrow::encoder::DEFAULT_BATCH_BYTES;
 /// Bytes of log per work item of `kafkalog.plan` (and a Spark task).
-pub const DEFAULT_TARGET_BYTES: u64 = 64 << 20;
+pub const DEFAULT_TARGET_BYTES: u64 = crate::spark::options::DEFAULT_TARGET_BYTES;
 /// Kafka's `delete.retention.ms`.
 pub const DEFAULT_DELETE_RETENTION_MS: i64 = crate::cleanup::compact::DEFAULT_DELETE_RETENTION_MS;
 

@@ -7,11 +7,9 @@ use super::errors::{detach, IntoPyResult};
 use super::options::options_from_dict;
 use crate::arrow::encoder::EncodeOptions;
 use crate::error::Error;
-use crate::format::batch::TimestampType;
-use crate::format::compression::Compression;
 use crate::write::placement;
-use crate::write::publish::ObjectStoreWriter;
-use crate::write::writer::{PartitionWriter, WriteOptions};
+use crate::write::target::{remote, PartitionTarget};
+use crate::write::writer::WriteOptions;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::PyRecordBatch;
@@ -101,23 +99,13 @@ options_from_dict!(Options {
 
 impl Options {
     fn resolve(&self) -> crate::Result<WriteOptions> {
-        let compression =
-            match &self.compression {
-                None => None,
-                Some(name) => Some(Compression::from_name(name).ok_or_else(|| {
-                    Error::invalid_argument(format!("unknown compression {name:?}"))
-                })?),
-            };
-        let timestamp_type = match self.timestamp_type.as_deref() {
-            None => None,
-            Some("CreateTime" | "create_time") => Some(TimestampType::CreateTime),
-            Some("LogAppendTime" | "log_append_time") => Some(TimestampType::LogAppendTime),
-            Some(other) => {
-                return Err(Error::invalid_argument(format!(
-                    "timestamp_type must be \"CreateTime\" or \"LogAppendTime\", not {other:?}"
-                )))
-            }
-        };
+        use crate::spark::write_options::{compression, timestamp_type};
+        let compression = self.compression.as_deref().map(compression).transpose()?;
+        let timestamp_type = self
+            .timestamp_type
+            .as_deref()
+            .map(timestamp_type)
+            .transpose()?;
         Ok(WriteOptions {
             encode: EncodeOptions {
                 magic: self.magic,
@@ -149,34 +137,12 @@ impl Options {
 /// the GIL released. `abort` (or dropping the object) leaves nothing behind.
 #[pyclass(module = "kafkalog._native")]
 pub struct Writer {
-    inner: Option<Target>,
+    inner: Option<PartitionTarget>,
     path: std::path::PathBuf,
 }
 
-/// A local directory (renamed into place) or an object-store prefix (published by manifest).
-enum Target {
-    Local(Box<PartitionWriter>),
-    Remote(Box<ObjectStoreWriter>),
-}
-
-impl Target {
-    fn write(&mut self, batch: &arrow_array::RecordBatch) -> crate::Result<()> {
-        match self {
-            Target::Local(w) => w.write(batch),
-            Target::Remote(w) => w.write(batch),
-        }
-    }
-
-    fn finish(self) -> crate::Result<crate::write::writer::Summary> {
-        match self {
-            Target::Local(w) => w.finish(),
-            Target::Remote(w) => w.finish(),
-        }
-    }
-}
-
 impl Writer {
-    fn writer(&mut self) -> PyResult<&mut Target> {
+    fn writer(&mut self) -> PyResult<&mut PartitionTarget> {
         self.inner.as_mut().ok_or_else(|| {
             pyo3::exceptions::PyRuntimeError::new_err("the writer is already finished or aborted")
         })
@@ -188,18 +154,10 @@ impl Writer {
     #[new]
     fn new(py: Python<'_>, path: std::path::PathBuf, options: Options) -> PyResult<Self> {
         let resolved = options.resolve().py_err()?;
-        let inner = if crate::storage::is_local(&path) {
-            let local = crate::storage::Local::local_path_of(&path);
-            Target::Local(Box::new(detach(py, || {
-                PartitionWriter::create(&local, resolved)
-            })?))
-        } else {
-            let (storage_options, lease) = split_lease(options.storage_options).py_err()?;
-            let storage = super::storage::storage(storage_options, None);
-            Target::Remote(Box::new(detach(py, || {
-                ObjectStoreWriter::create_leased(storage, &path, resolved, lease)
-            })?))
-        };
+        let storage_options = options.storage_options;
+        let inner = detach(py, || {
+            PartitionTarget::create(&path, resolved, storage_options)
+        })?;
         Ok(Writer {
             inner: Some(inner),
             path,
@@ -280,8 +238,7 @@ pub fn publish(
     storage_options: Option<std::collections::BTreeMap<String, String>>,
 ) -> PyResult<()> {
     if !crate::storage::is_local(&target) {
-        let (storage_options, lease) = split_lease(storage_options).py_err()?;
-        let storage = remote_storage(storage_options);
+        let (storage, lease) = remote(storage_options).py_err()?;
         return detach(py, || {
             crate::write::publish::publish_staged(storage, &staged, &target, overwrite, lease)
         });
@@ -291,47 +248,11 @@ pub fn publish(
     })
 }
 
-/// The writer's lease (`kafkalog.lease_seconds`, see `arrow::publish`) taken out of the
-/// storage options, which keep the store's own keys.
-fn split_lease(
-    storage_options: Option<std::collections::BTreeMap<String, String>>,
-) -> crate::Result<(
-    Option<std::collections::BTreeMap<String, String>>,
-    std::time::Duration,
-)> {
-    use crate::write::lease::{DEFAULT_LEASE, LEASE_OPTION};
-    let Some(mut options) = storage_options else {
-        return Ok((None, DEFAULT_LEASE));
-    };
-    let lease = match options.remove(LEASE_OPTION) {
-        None => DEFAULT_LEASE,
-        Some(text) => text
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
-            .map(std::time::Duration::from_secs_f64)
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "{LEASE_OPTION} is a positive number of seconds, not {text:?}"
-                ))
-            })?,
-    };
-    Ok((Some(options), lease))
-}
-
 /// The store a job's remote staging and publishing goes to (plain objects, no tiered layer).
 fn remote_storage(
     storage_options: Option<std::collections::BTreeMap<String, String>>,
-) -> std::sync::Arc<dyn crate::storage::Storage> {
-    // The lease is the core's option, not the store's (see `split_lease`).
-    std::sync::Arc::new(crate::storage::Router::new(
-        storage_options
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|(k, _)| k != crate::write::lease::LEASE_OPTION)
-            .collect(),
-    ))
+) -> PyResult<std::sync::Arc<dyn crate::storage::Storage>> {
+    Ok(remote(storage_options).py_err()?.0)
 }
 
 /// Creates a job's staging directory in `parent` (see `placement::create_job_staging`). In an
@@ -361,7 +282,7 @@ pub fn existing_targets(
     targets: Vec<std::path::PathBuf>,
     storage_options: Option<std::collections::BTreeMap<String, String>>,
 ) -> PyResult<Vec<String>> {
-    let storage = remote_storage(storage_options);
+    let storage = remote_storage(storage_options)?;
     let there = detach(py, || {
         crate::write::publish::existing(storage.as_ref(), &targets)
     })?;
@@ -396,7 +317,7 @@ pub fn remove_staging(
             _ => Ok(()),
         });
     }
-    let storage = remote_storage(storage_options);
+    let storage = remote_storage(storage_options)?;
     detach(py, || {
         crate::write::publish::remove_prefix(storage.as_ref(), &path)
     })
@@ -453,8 +374,7 @@ pub fn append<'py>(
         })?
     } else {
         // An object-store partition: staged at object-store prefixes, published by manifest.
-        let (storage_options, lease) = split_lease(storage_options).py_err()?;
-        let storage = remote_storage(storage_options);
+        let (storage, lease) = remote(storage_options).py_err()?;
         let remote = crate::write::append::RemoteAppendOptions {
             max_rewrite_bytes,
             lease,

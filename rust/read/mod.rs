@@ -10,6 +10,7 @@
 //! | `pool.rs` | the process's pool of decoding threads |
 //! | `parallel.rs` | the parallel reader: pieces decoded on the pool, batches handed out in order |
 //! | `schemas.rs` | Schema Registry's storage topic (`_schemas`) read from paths into a registry |
+//! | `values.rs` | a read's typed keys and values: the `values` options, the registry they name, resolved once for tasks, and the decoding step on each batch |
 //! | `internal_topics.rs` | internal topics read from paths into tables; KRaft's cluster state from snapshot and log |
 
 pub mod files;
@@ -20,3 +21,4 @@ mod pool;
 pub mod reader;
 pub mod schemas;
 pub mod topic_fold;
+pub mod values;

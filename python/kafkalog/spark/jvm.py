@@ -41,8 +41,10 @@ def jar() -> str:
     path = Path(__file__).resolve().parent / "jars" / JAR_NAME
     if not path.is_file():
         raise KafkaLogError(
-            f"the kafkalog Spark jar is not in this installation ({path}): wheels ship it; "
-            "from a source checkout, build it with `make jar`"
+            f"the kafkalog Spark jar is not in this installation ({path}): this kafkalog was "
+            "built without a JDK. The wheels on PyPI carry it; `pip install .` builds it where "
+            "a JDK 17 or newer is found (javac on PATH or in $JAVA_HOME/bin): install one and "
+            "reinstall; in a source checkout, `make jar` builds it"
         )
     return str(path)
 

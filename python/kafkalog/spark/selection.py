@@ -1,16 +1,21 @@
 """Which topic-partitions and which offsets of each a Spark query reads, as Spark's Kafka source
 options say: ``assign``, ``subscribe``, ``subscribePattern`` (:class:`Subscription`) and the
 starting and ending offsets or timestamps, for all partitions or per partition
-(:class:`BoundSpec`). Resolved to offsets by :mod:`kafkalog.spark.planning`."""
+(:class:`BoundSpec`). Resolved to offsets by :mod:`kafkalog.spark.planning`.
+
+The rules are the core's (``rust/spark/selection.rs``, which the JVM source calls too): the
+options are checked there, topics matched there; these classes hold its answer."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from kafkalog import _native
 from kafkalog._time import millis
 from kafkalog.errors import InvalidArgumentError
 
@@ -25,7 +30,7 @@ def to_millis(value: Any) -> int | None:
             return int(str(value).strip())
         except ValueError:
             raise InvalidArgumentError(
-                f"a timestamp must be epoch milliseconds or a datetime, not {value!r}"
+                f"a timestamp must be epoch milliseconds or a datetime, not '{value}'"
             ) from None
     if isinstance(value, bool):
         raise InvalidArgumentError(f"a timestamp must be epoch milliseconds, not {value!r}")
@@ -35,6 +40,24 @@ def to_millis(value: Any) -> int | None:
 # --------------------------------------------------------------------------------------------
 # Which topic-partitions: assign, subscribe, subscribePattern
 # --------------------------------------------------------------------------------------------
+
+#: The option texts of a subscription, as the core takes them: subscribe, subscribePattern,
+#: assign, partitions.
+Texts = tuple[str | None, str | None, str | None, str | None]
+
+
+@functools.lru_cache(maxsize=4096)
+def _takes(texts: Texts, topic: str | None, partition: int | None) -> bool:
+    topics, pattern, assign, partitions = texts
+    return bool(
+        _native.spark_subscribed(
+            [(topic, partition)],
+            topics=topics,
+            pattern=pattern,
+            assign=assign,
+            partitions=partitions,
+        )[0]
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,17 +69,12 @@ class Subscription:
     pattern: str | None = None
     assign: frozenset[tuple[str, int]] | None = None
     partitions: frozenset[int] | None = None
+    texts: Texts = dataclasses.field(default=(None, None, None, None), compare=False)
 
     def __call__(self, topic: str | None, partition: int | None) -> bool:
-        import re
-
-        if self.topics is not None and topic not in self.topics:
-            return False
-        if self.pattern is not None and (topic is None or not re.fullmatch(self.pattern, topic)):
-            return False
-        if self.assign is not None and (topic, partition) not in self.assign:
-            return False
-        return self.partitions is None or partition in self.partitions
+        if self.texts == (None, None, None, None):
+            return True
+        return _takes(self.texts, topic, partition)
 
     @classmethod
     def make(
@@ -66,46 +84,29 @@ class Subscription:
         assign: Any = None,
         partitions: Any = None,
     ) -> Subscription:
-        given = [n for n, v in (("assign", assign), ("subscribe", topics)) if v is not None]
-        given += ["subscribePattern"] if pattern is not None else []
-        if len(given) > 1:
-            raise InvalidArgumentError(
-                f"only one of assign, subscribe and subscribePattern can be given, not "
-                f"{' and '.join(given)} (as Spark's Kafka source)"
-            )
-        if isinstance(topics, str):
-            topics = topics.split(",")
-        topic_set = None
-        if topics is not None:
-            topic_set = frozenset(t.strip() for t in topics if t.strip())
-            if not topic_set:
-                raise InvalidArgumentError("subscribe: no topic given")
-        if pattern is not None:
-            import re
-
-            try:
-                re.compile(pattern)
-            except re.error as e:
-                raise InvalidArgumentError(f"subscribePattern: bad pattern: {e}") from None
-        assigned = None
-        if assign is not None:
-            if isinstance(assign, str):
-                try:
-                    assign = json.loads(assign)
-                except ValueError as e:
-                    raise InvalidArgumentError(f"assign: not valid JSON: {e}") from None
+        """From the options' texts (``subscribe``, ``subscribePattern``, ``assign`` as JSON,
+        ``partitions`` separated by commas), or Python values of the same (a list of topics,
+        a mapping of topic to partitions, a list of partitions)."""
+        if topics is not None and not isinstance(topics, str):
+            topics = ",".join(str(t) for t in topics)
+        if assign is not None and not isinstance(assign, str):
             if not isinstance(assign, Mapping) or not all(
                 isinstance(ps, (list, tuple)) for ps in assign.values()
             ):
                 raise InvalidArgumentError(f'assign: expected {{"topic": [0, 1]}}, not {assign!r}')
-            assigned = frozenset((str(t), int(p)) for t, ps in assign.items() for p in ps)
-        if isinstance(partitions, (int, str)):
-            partitions = str(partitions).split(",")
-        try:
-            partition_set = None if partitions is None else frozenset(int(p) for p in partitions)
-        except ValueError:
-            raise InvalidArgumentError(f"partitions must be integers: {partitions!r}") from None
-        return cls(topic_set, pattern, assigned, partition_set)
+            assign = json.dumps({str(t): list(ps) for t, ps in assign.items()})
+        if partitions is not None and not isinstance(partitions, str):
+            parts: Iterable[Any] = [partitions] if isinstance(partitions, int) else partitions
+            partitions = ",".join(str(p) for p in parts)
+        texts: Texts = (topics, pattern, assign, partitions)
+        j = json.loads(_native.spark_subscription(*texts))
+        return cls(
+            topics=None if j["topics"] is None else frozenset(j["topics"]),
+            pattern=j["pattern"],
+            assign=None if j["assign"] is None else frozenset((t, p) for t, p in j["assign"]),
+            partitions=None if j["partitions"] is None else frozenset(j["partitions"]),
+            texts=texts,
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -117,57 +118,39 @@ EARLIEST = -2
 LATEST = -1
 
 #: One bound as given: the value for every partition (``None``: none given), and values for
-#: named (topic, partition)s, which win over it (a ``None`` there: no bound of this kind).
-PartitionBound = tuple[int | None, dict[tuple[str, int], int | None]]
+#: named (topic, partition)s, which win over it.
+PartitionBound = tuple[int | None, dict[tuple[str, int], int]]
 
 
-def _partition_map(spec: Any, what: str, timestamps: bool) -> PartitionBound:
-    """A bound for every partition (an int, or ``earliest``/``latest``), or per partition: a
-    mapping (or JSON) ``{"topic": {"0": value}}`` as Spark's Kafka source takes it."""
-    if spec is None:
-        return None, {}
-    if isinstance(spec, str):
-        text = spec.strip()
-        if text.lower() in ("earliest", "latest") and not timestamps:
-            return (EARLIEST if text.lower() == "earliest" else LATEST), {}
-        if not text.startswith("{"):
-            value = to_millis(text) if timestamps else _offset(text, what)
-            return value, {}
-        try:
-            spec = json.loads(text)
-        except ValueError as e:
-            raise InvalidArgumentError(f"{what}: not valid JSON: {e}") from None
+def _text(spec: Any, what: str, timestamps: bool) -> str | None:
+    """A bound as the core takes it: the text of a Spark option (a number, ``earliest`` or
+    ``latest``, or JSON per partition); Python values (an int, a datetime for timestamps, a
+    mapping ``{"topic": {"0": value}}``) are written as such."""
+    if spec is None or isinstance(spec, str):
+        return spec
     if isinstance(spec, Mapping):
-        out: dict[tuple[str, int], int | None] = {}
+        out: dict[str, dict[str, Any]] = {}
         for topic, per in spec.items():
             if not isinstance(per, Mapping):
                 raise InvalidArgumentError(
                     f'{what}: expected {{"topic": {{"partition": value}}}}, got {spec!r}'
                 )
-            for p, value in per.items():
-                try:
-                    key = (str(topic), int(p))
-                except ValueError:
-                    raise InvalidArgumentError(f"{what}: bad partition {p!r}") from None
-                out[key] = to_millis(value) if timestamps else _offset(value, what)
-        return None, out
+            out[str(topic)] = {
+                str(p): (to_millis(v) if timestamps else v) if not isinstance(v, str) else v.strip()
+                for p, v in per.items()
+            }
+        return json.dumps(out)
     if isinstance(spec, bool):
         pass
     elif timestamps and isinstance(spec, int | _dt.datetime):
-        return to_millis(spec), {}
+        return str(to_millis(spec))
     elif isinstance(spec, int):
-        return spec, {}
+        return str(spec)
     raise InvalidArgumentError(f"{what}: expected an int or a per-partition mapping, not {spec!r}")
 
 
-def _offset(value: Any, what: str) -> int:
-    try:
-        n = int(str(value).strip()) if not isinstance(value, int) else value
-    except ValueError:
-        raise InvalidArgumentError(f"{what}: not an offset: {value!r}") from None
-    if n < EARLIEST:
-        raise InvalidArgumentError(f"{what}: invalid offset {n} (-2 is earliest, -1 latest)")
-    return n
+def _bound(j: Mapping[str, Any]) -> PartitionBound:
+    return j["every"], {(t, p): v for t, p, v in j["per"]}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,6 +167,8 @@ class BoundSpec:
     strategy: Literal["error", "latest"] = "latest"
     #: Spark requires per-partition offsets (and timestamps) to name every partition read.
     require_all: bool = False
+    #: The bounds as the core holds them.
+    json: str = dataclasses.field(default="", compare=False, repr=False)
 
     @classmethod
     def make(
@@ -196,57 +181,35 @@ class BoundSpec:
         strategy: str = "latest",
         require_all: bool = False,
     ) -> BoundSpec:
-        if strategy == "error":
-            known: Literal["error", "latest"] = "error"
-        elif strategy == "latest":
-            known = "latest"
-        else:
-            raise InvalidArgumentError(
-                f"startingOffsetsByTimestampStrategy must be 'error' or 'latest', not {strategy!r}"
-            )
-        return cls(
-            _partition_map(start_offset, "starting offsets", False),
-            _partition_map(end_offset, "ending offsets", False),
-            _partition_map(start_timestamp, "starting timestamp", True),
-            _partition_map(end_timestamp, "ending timestamp", True),
-            known,
-            require_all,
+        text = _native.spark_bounds(
+            _text(start_offset, "starting offsets", False),
+            _text(end_offset, "ending offsets", False),
+            _text(start_timestamp, "starting timestamp", True),
+            _text(end_timestamp, "ending timestamp", True),
+            strategy,
         )
+        return cls.from_json(text, require_all=require_all)
 
-    def named(self) -> set[tuple[str, int]]:
-        out: set[tuple[str, int]] = set()
-        for _, per in (
-            self.start_offset,
-            self.end_offset,
-            self.start_timestamp,
-            self.end_timestamp,
-        ):
-            out.update(per)
-        return out
+    @classmethod
+    def from_json(cls, text: str, *, require_all: bool) -> BoundSpec:
+        """The bounds the core parsed (``spark_bounds``, or a read's options)."""
+        j = json.loads(text)
+        strategy: Literal["error", "latest"] = "latest" if j["strategy"] == "latest" else "error"
+        return cls(
+            _bound(j["start_offset"]),
+            _bound(j["end_offset"]),
+            _bound(j["start_timestamp"]),
+            _bound(j["end_timestamp"]),
+            strategy,
+            require_all,
+            text,
+        )
 
     def check_partitions(self, found: set[tuple[str | None, int | None]]) -> None:
         """Per-partition bounds must name partitions that are there, and (as Spark requires
         of specific offsets) every partition read."""
-        unknown = self.named() - found
-        if unknown:
-            names = ", ".join(f"{t}-{p}" for t, p in sorted(unknown))
-            raise InvalidArgumentError(f"bounds name topic-partitions that are not there: {names}")
-        if not self.require_all:
-            return
-        for what, (_, per) in (
-            ("startingOffsets", self.start_offset),
-            ("endingOffsets", self.end_offset),
-            ("startingOffsetsByTimestamp", self.start_timestamp),
-            ("endingOffsetsByTimestamp", self.end_timestamp),
-        ):
-            missing = found - set(per) if per else set()
-            if missing:
-                names = ", ".join(f"{t}-{p}" for t, p in sorted(missing, key=str))
-                raise InvalidArgumentError(
-                    f"{what} names specific partitions, so it must name every partition read "
-                    f"(as Spark's Kafka source requires; -2 is earliest, -1 latest): "
-                    f"missing {names}"
-                )
+        bounds = self.json or BoundSpec.make(strategy=self.strategy).json
+        _native.spark_check_partitions(bounds, sorted(found, key=str), self.require_all)
 
     def start_of(self, tp: tuple[str | None, int | None]) -> tuple[int | None, int | None]:
         """(offset or EARLIEST/LATEST or None, timestamp or None) to start a partition at."""

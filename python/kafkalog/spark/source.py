@@ -26,7 +26,7 @@ from pyspark.sql.types import StructType
 from kafkalog import reading
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.spark.decoding import quiet_executor, read_work_items
-from kafkalog.spark.options import SourceOptions, columns_of, parse_bool
+from kafkalog.spark.options import SourceOptions, columns_of
 from kafkalog.spark.partitions import ItemsPartition, plan_partitions, spark_partitions
 from kafkalog.spark.planning import (
     discover,
@@ -34,7 +34,7 @@ from kafkalog.spark.planning import (
 )
 from kafkalog.spark.schema import SPARK_SCHEMA, arrow_schema, spark_schema
 from kafkalog.spark.values import decoded_of, with_values
-from kafkalog.spark.writing import WRITE_OPTIONS, StreamWriter, Writer, write_target
+from kafkalog.spark.writing import StreamWriter, Writer
 
 __all__ = [
     "KafkaLogDataSource",
@@ -168,41 +168,14 @@ class KafkaLogDataSource(DataSource):
         return StreamReader(options, _columns(options, schema))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
-        path, options, _ = self._write_options(streaming=False)
-        return Writer(path, options, overwrite, options.pop("storage_options", None))
+        return Writer(self.options, overwrite)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamArrowWriter:
         if overwrite:
             raise InvalidArgumentError(
                 "the kafkalog sink appends, as a broker does: use outputMode('append')"
             )
-        path, options, writer_id = self._write_options(streaming=True)
-        return StreamWriter(path, options, writer_id)
-
-    def _write_options(self, *, streaming: bool) -> tuple[str, dict[str, Any], str]:
-        o = {str(k).lower(): v for k, v in self.options.items()}
-        if "path" not in o:
-            raise InvalidArgumentError('give the directory to write: .save("/path/to/logs")')
-        path = write_target(o.pop("path"))
-        writer_id = str(o.pop("writerid", "spark")) if streaming else ""
-        options: dict[str, Any] = {}
-        for key, value in o.items():
-            if key in ("topic", "partition"):
-                options[key] = value
-            elif key in WRITE_OPTIONS:
-                arg, parse = WRITE_OPTIONS[key]
-                options[arg] = parse(value)
-            elif key == "rowsgrouped" and not streaming:
-                options["grouped"] = parse_bool(value, "rowsGrouped")
-            elif key.startswith("storage."):
-                options.setdefault("storage_options", {})[key[len("storage.") :]] = str(value)
-            elif key == "maxrewritebytes" and streaming:
-                options["max_rewrite_bytes"] = int(value)
-            elif key.startswith("kafka.") or key in ("includeheaders", "checkpointlocation"):
-                continue  # Spark's Kafka sink options with nothing to do on files
-            else:
-                raise InvalidArgumentError(f"unknown write option {key!r} for kafkalog")
-        return path, options, writer_id
+        return StreamWriter(self.options)
 
 
 def register(spark: Any) -> None:

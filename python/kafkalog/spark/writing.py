@@ -13,9 +13,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-import shutil
-import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -26,10 +24,9 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from kafkalog import _native, errors, reading, types, writing
+from kafkalog import _native, errors, writing
 from kafkalog._storage import is_remote, local_path
 from kafkalog.errors import InvalidArgumentError
-from kafkalog.spark.options import parse_bool
 
 __all__ = [
     "ENCODE_SCHEMA",
@@ -53,25 +50,27 @@ _ENCODE_ARROW_SCHEMA = pa.schema(
     ]
 )
 
-WRITE_OPTIONS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    # data source option (lower case) -> kafkalog.write argument, parser
-    "magic": ("magic", int),
-    "compression": ("compression", str),
-    "compressionlevel": ("compression_level", int),
-    "timestamptype": ("timestamp_type", str),
-    "logappendtime": ("log_append_time", int),
-    "baseoffset": ("base_offset", int),
-    "batchrecords": ("batch_records", int),
-    "batchbytes": ("batch_bytes", int),
-    "preservebatches": ("preserve_batches", lambda v: parse_bool(v, "preserveBatches")),
-    "producerid": ("producer_id", int),
-    "producerepoch": ("producer_epoch", int),
-    "basesequence": ("base_sequence", int),
-    "transactional": ("transactional", lambda v: parse_bool(v, "transactional")),
-    "partitionleaderepoch": ("partition_leader_epoch", int),
-    "segmentbytes": ("segment_bytes", int),
-    "indexintervalbytes": ("index_interval_bytes", int),
-    "fsync": ("fsync", lambda v: parse_bool(v, "fsync")),
+#: The data source's write options (their Spark spelling) that are :func:`kafkalog.write`'s
+#: arguments, by argument name: what :func:`write` passes on. The core checks them
+#: (``rust/spark/write_options.rs``), for this source and the JVM one.
+WRITE_OPTIONS: dict[str, str] = {
+    "magic": "magic",
+    "compression": "compression",
+    "compression_level": "compressionLevel",
+    "timestamp_type": "timestampType",
+    "log_append_time": "logAppendTime",
+    "base_offset": "baseOffset",
+    "batch_records": "batchRecords",
+    "batch_bytes": "batchBytes",
+    "preserve_batches": "preserveBatches",
+    "producer_id": "producerId",
+    "producer_epoch": "producerEpoch",
+    "base_sequence": "baseSequence",
+    "transactional": "transactional",
+    "partition_leader_epoch": "partitionLeaderEpoch",
+    "segment_bytes": "segmentBytes",
+    "index_interval_bytes": "indexIntervalBytes",
+    "fsync": "fsync",
 }
 
 
@@ -281,131 +280,70 @@ def encode(
 
 @dataclasses.dataclass
 class _Staged(WriterCommitMessage):
-    """What one write task left in the staging directory: (topic, partition, dir, segments),
-    and the task's own staging directory where it made one."""
+    """What one write task left in staging: the core's commit message (JSON, see
+    ``rust/spark/writing.rs``), as the JVM source's tasks report it too."""
 
-    partitions: list[tuple[str, int, str, list[types.WrittenSegment]]]
-    staging: str | None = None
+    json: str
 
 
-def _staged(messages: list[WriterCommitMessage | None]) -> list[_Staged | None]:
+def _messages(messages: list[WriterCommitMessage | None]) -> list[str | None]:
     """The commit messages of this module's tasks (Spark passes None for a task that sent
     none)."""
-    out: list[_Staged | None] = []
+    out: list[str | None] = []
     for m in messages:
         if m is not None and not isinstance(m, _Staged):
             raise InvalidArgumentError(f"not a kafkalog writer's commit message: {m!r}")
-        out.append(m)
+        out.append(None if m is None else m.json)
     return out
 
 
+def _task(job: str, iterator: Iterator[pa.RecordBatch]) -> _Staged:
+    """One write task: its rows through the core's task writer."""
+    task = _native.SparkTaskWriter(job)
+    try:
+        for batch in iterator:
+            task.write(batch)
+        return _Staged(task.finish())
+    except BaseException:
+        task.abort()  # nothing half-written is left
+        raise
+
+
 class Writer(DataSourceArrowWriter):
-    """The data source's batch writer: tasks stage, the driver publishes.
+    """The data source's batch writer: tasks stage, the driver publishes; the rules are the
+    core's (``rust/spark/writing.rs``), the same as the JVM source's.
 
     Locally, tasks write complete partition directories in the job's staging directory and
     the driver renames each into place. In an object store (``s3://...``), tasks write each
-    partition to the job's staging prefix with :func:`kafkalog.write` (which publishes it
-    there with its manifest); the driver then copies each one's files (server-side) to
-    ``<path>/<topic>-<partition>`` and publishes it there with a conditional put of its
-    manifest. Either way a reader sees no partition of a job before its commit, and none of a
-    job that failed or was aborted; the staging directory is removed by commit and abort.
+    partition to the job's staging prefix (published there with its manifest); the driver then
+    copies each one's files (server-side) to ``<path>/<topic>-<partition>`` and publishes it
+    there with a conditional put of its manifest. Either way a reader sees no partition of a
+    job before its commit, and none of a job that failed or was aborted; the staging directory
+    is removed by commit and abort.
 
     Without ``overwrite`` (``mode("append")``), a topic-partition already at the target is
-    appended to by the core (``_native.append``: the next offsets, magic 2 data batches only).
-    The rows of one topic-partition that several tasks wrote are made one log at commit, in
-    Spark's partition order, before it is published."""
+    appended to by the core (the next offsets, magic 2 data batches only). The rows of one
+    topic-partition that several tasks wrote are made one log at commit, in Spark's partition
+    order, before it is published. Rows that arrive grouped by topic-partition
+    (``rowsGrouped``: :func:`write` sorts them) are streamed into segments; others are held in
+    the task's memory and grouped first."""
 
-    def __init__(
-        self,
-        path: str,
-        options: dict[str, Any],
-        overwrite: bool,
-        storage_options: dict[str, str] | None = None,
-    ) -> None:
-        self.path = path
-        self.options = options
+    def __init__(self, options: Mapping[str, Any], overwrite: bool) -> None:
+        # The options checked by the core and the job's staging directory made (on the
+        # driver; never read as data, removed by commit or abort, or by a later write once old
+        # if the driver dies).
+        self.job = _native.spark_write_job({str(k): str(v) for k, v in options.items()}, False)
         self.overwrite = overwrite
-        self.storage_options = storage_options
-        self.remote = is_remote(path)
-        self.topic = options.pop("topic", None)
-        partition = options.pop("partition", None)
-        self.partition = None if partition is None else int(partition)
-        # Rows that arrive grouped by topic-partition (kafkalog.spark.write sorts them) are
-        # streamed into segments; others are grouped in the task's memory first.
-        self.grouped = bool(options.pop("grouped", False))
-        # The job's staging directory (never read as data; removed by commit or abort, or by a
-        # later write once old if the driver dies).
-        self.staging = _native.create_job_staging(path, "spark")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _Staged:
-        task_dir = f"{self.staging}/{uuid.uuid4().hex}"
-        staged = []
-        groups = _runs if self.grouped else _groups
-        extra: dict[str, Any] = {}
-        if self.remote:
-            extra["storage_options"] = self.storage_options
-        for topic, partition, table in groups(iterator, self.topic, self.partition):
-            segments = writing.write(
-                task_dir, table, topic=topic, partition=partition, **self.options, **extra
-            )
-            target = _native.partition_dir(task_dir, topic, partition)
-            staged.append((topic, partition, target, segments))
-        return _Staged(staged)
+        return _task(self.job, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        try:
-            # Spark passes the messages in its partitions' order: a topic-partition whose
-            # rows several tasks wrote is made one log in that order.
-            pieces: dict[tuple[str, int], list[str]] = {}
-            for m in _staged(messages):
-                for topic, partition, staged, _ in m.partitions if m else ():
-                    pieces.setdefault((topic, partition), []).append(staged)
-            targets = {tp: _native.partition_dir(self.path, tp[0], tp[1]) for tp in pieces}
-            there = set() if self.overwrite else self._existing(list(targets.values()))
-            fsync = bool(self.options.get("fsync", True))
-            for tp, (first, *rest) in pieces.items():
-                if rest:
-                    # Continues the first task's log in staging (offsets continue from it).
-                    self._append(first, rest)
-                if targets[tp] in there:
-                    # mode("append") on a log that is there: continued, as a producer would.
-                    self._append(targets[tp], [first])
-                    continue
-                # Under the target's lock (a conditional put of its marker in an object
-                # store); an overwrite replaces the old partition in one step for readers.
-                _native.publish(
-                    first,
-                    targets[tp],
-                    self.overwrite,
-                    fsync,
-                    storage_options=self.storage_options if self.remote else None,
-                )
-        finally:
-            self._remove_staging()
-
-    def _existing(self, targets: list[str]) -> set[str]:
-        if self.remote:
-            return set(_native.existing_targets(targets, self.storage_options))
-        return {t for t in targets if os.path.exists(t)}
-
-    def _append(self, target: str, staged: list[str]) -> None:
-        """The batches of ``staged`` appended to ``target`` by the core (new offsets from its
-        end; magic 2 data batches only, as a producer sends them)."""
-        extra: dict[str, Any] = {
-            k: self.options[k]
-            for k in ("segment_bytes", "index_interval_bytes", "fsync")
-            if k in self.options
-        }
-        if self.remote:
-            extra["storage_options"] = self.storage_options
-        _native.append(target, staged, **extra)
+        _native.spark_write_commit(self.job, _messages(messages), self.overwrite)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        self._remove_staging()
-
-    def _remove_staging(self) -> None:
         try:
-            _native.remove_staging(self.staging, self.storage_options if self.remote else None)
+            _native.spark_write_abort(self.job)
         except errors.KafkaLogError:
             pass  # left for a later write's cleanup (locally) or the bucket's lifecycle rule
 
@@ -437,88 +375,17 @@ class StreamWriter(DataSourceStreamArrowWriter):
     slower).
     """
 
-    def __init__(self, path: str, options: dict[str, Any], writer_id: str) -> None:
-        self.path = path
-        self.options = dict(options)
-        self.topic = self.options.pop("topic", None)
-        partition = self.options.pop("partition", None)
-        self.partition = None if partition is None else int(partition)
-        self.writer_id = writer_id
-        self.segment_bytes = self.options.pop("segment_bytes", 1 << 30)
-        self.index_interval_bytes = self.options.pop("index_interval_bytes", 4096)
-        self.storage_options: dict[str, str] | None = self.options.pop("storage_options", None)
-        self.max_rewrite_bytes: int | None = self.options.pop("max_rewrite_bytes", None)
-        self.fsync = self.options.get("fsync", True)
-        for fixed in ("base_offset", "magic", "preserve_batches"):
-            self.options.pop(fixed, None)
-        self.remote = is_remote(path)
-        if not self.remote:
-            os.makedirs(self.path, exist_ok=True)
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.job = _native.spark_write_job({str(k): str(v) for k, v in options.items()}, True)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _Staged:
-        staging = _native.create_job_staging(self.path, "stream")
-        extra: dict[str, Any] = {}
-        if self.remote:
-            extra["storage_options"] = self.storage_options
-        staged = []
-        try:
-            for topic, partition, table in _groups(iterator, self.topic, self.partition):
-                drop = [c for c in ("offset", *reading.METADATA_COLUMNS) if c in table.column_names]
-                segments = writing.write(
-                    staging,
-                    table.drop_columns(drop),
-                    topic=topic,
-                    partition=partition,
-                    magic=2,
-                    segment_bytes=self.segment_bytes,
-                    **self.options,
-                    **extra,
-                )
-                target = _native.partition_dir(staging, topic, partition)
-                staged.append((topic, partition, target, segments))
-        except BaseException:
-            self._remove(staging)
-            raise
-        return _Staged(staged, staging)
+        return _task(self.job, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
-        try:
-            by_partition: dict[tuple[str, int], list[str]] = {}
-            for m in _staged(messages):
-                for topic, partition, staged, _ in m.partitions if m else ():
-                    by_partition.setdefault((topic, partition), []).append(staged)
-            extra: dict[str, Any] = {}
-            if self.remote:
-                extra["storage_options"] = self.storage_options
-                if self.max_rewrite_bytes is not None:
-                    extra["max_rewrite_bytes"] = int(self.max_rewrite_bytes)
-            for (topic, partition), dirs in sorted(by_partition.items()):
-                _native.append(
-                    _native.partition_dir(self.path, topic, partition),
-                    dirs,
-                    writer_id=self.writer_id,
-                    sequence=int(batchId),
-                    segment_bytes=self.segment_bytes,
-                    index_interval_bytes=self.index_interval_bytes,
-                    fsync=self.fsync,
-                    **extra,
-                )
-        finally:
-            self.abort(messages, batchId)
+        _native.spark_stream_commit(self.job, _messages(messages), int(batchId))
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
-        for m in _staged(messages):
-            if m is not None and m.staging:
-                self._remove(m.staging)
-
-    def _remove(self, staging: str) -> None:
-        if not self.remote:
-            shutil.rmtree(staging, ignore_errors=True)
-            return
-        try:
-            _native.remove_staging(staging, self.storage_options)
-        except errors.KafkaLogError:
-            pass  # left for the bucket's lifecycle rule; never read as data
+        _native.spark_stream_abort(self.job, _messages(messages))
 
 
 def write(
@@ -556,13 +423,12 @@ def write(
         df = df.repartition(*by)
     if order:
         df = df.sortWithinPartitions(*order)
-    names = {arg: opt for opt, (arg, _) in WRITE_OPTIONS.items()}
     options = {}
     for key, value in write_options.items():
         if key in ("topic", "partition"):
             options[key] = str(value)
-        elif key in names:
-            options[names[key]] = str(value)
+        elif key in WRITE_OPTIONS:
+            options[WRITE_OPTIONS[key]] = str(value)
         else:
             raise InvalidArgumentError(f"unknown write option {key!r}")
     for key, value in (storage_options or {}).items():

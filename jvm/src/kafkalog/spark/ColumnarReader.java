@@ -1,6 +1,5 @@
 package kafkalog.spark;
 
-import java.util.List;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -10,9 +9,10 @@ import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
- * One task's reader: the core decodes its work items into Arrow batches; each becomes a {@link
- * ColumnarBatch} of {@link NativeVectors} over the same buffers. A batch is valid until the
- * next {@link #next()} (which frees it on the native side) or {@link #close()}.
+ * One task's reader: the core decodes its work items into Arrow batches (typed keys and values
+ * too, in Spark's shapes); each becomes a {@link ColumnarBatch} of {@link NativeVectors} over
+ * the same buffers. A batch is valid until the next {@link #next()} (which frees it on the
+ * native side) or {@link #close()}.
  */
 final class ColumnarReader implements PartitionReader<ColumnarBatch> {
   /**
@@ -36,20 +36,13 @@ final class ColumnarReader implements PartitionReader<ColumnarBatch> {
   private final long bytes;
   private boolean done;
 
-  ColumnarReader(String request, int columns, long bytes) {
+  ColumnarReader(String request, StructType columns, long bytes) {
     this.bytes = bytes;
+    this.types = new DataType[columns.fields().length];
+    for (int i = 0; i < types.length; i++) {
+      types[i] = columns.fields()[i].dataType();
+    }
     this.handle = Native.open(request);
-    List<String> names;
-    try {
-      names = Schemas.namesOf(request);
-    } catch (RuntimeException e) {
-      close();
-      throw e;
-    }
-    this.types = new DataType[columns];
-    for (int i = 0; i < columns; i++) {
-      types[i] = Schemas.TYPES.get(names.get(i));
-    }
   }
 
   @Override

@@ -14,8 +14,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * buffers that Spark's column vectors read in place. Spark finds it by the short name {@code
  * kafkalog} (META-INF/services) when this jar is on the classpath; it then wins over the Python
  * data source of the same name, which Spark only looks up when no JVM source has the name.
- * It streams too ({@link KafkaLogStream}). Writes and reads of typed keys and values go on
- * through that Python source (see {@link KafkaLogTable}).
+ * It streams too ({@link KafkaLogStream}), and reads typed keys and values (the core decodes
+ * them). Writes go on through that Python source (see {@link KafkaLogTable}).
  */
 public final class DefaultSource implements TableProvider, DataSourceRegister {
   @Override
@@ -25,10 +25,7 @@ public final class DefaultSource implements TableProvider, DataSourceRegister {
 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    if (Options.typedValues(options.asCaseSensitiveMap())) {
-      return KafkaLogTable.pythonSource().inferSchema(options); // the registry's types
-    }
-    return Schemas.schema(Options.columnsOf(options.asCaseSensitiveMap()));
+    return Schemas.of(options.asCaseSensitiveMap()).schema; // typed by the registry, if asked
   }
 
   @Override

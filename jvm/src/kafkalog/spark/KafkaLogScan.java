@@ -12,17 +12,21 @@ import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * A read of the bytes as stored: a batch read, planned on the driver when Spark asks for the
- * partitions (options are checked then), or a micro-batch stream ({@link KafkaLogStream},
- * options checked when Spark makes it).
+ * A read: a batch read, planned on the driver when Spark asks for the partitions (options are
+ * checked then), or a micro-batch stream ({@link KafkaLogStream}, options checked when Spark
+ * makes it). Typed keys and values are decoded by the core in each task, with the options the
+ * driver resolved ({@link Schemas}).
  */
 final class KafkaLogScan implements Scan, Batch {
   private final CaseInsensitiveStringMap raw;
-  private final List<String> columns;
+  private final Schemas schemas;
+  private final StructType columns;
   private final Planner.Pushed pushed;
   private final Predicate[] predicates;
   private Options options;
@@ -30,10 +34,12 @@ final class KafkaLogScan implements Scan, Batch {
 
   KafkaLogScan(
       CaseInsensitiveStringMap raw,
-      List<String> columns,
+      Schemas schemas,
+      StructType columns,
       Planner.Pushed pushed,
       Predicate[] predicates) {
     this.raw = raw;
+    this.schemas = schemas;
     this.columns = columns;
     this.pushed = pushed;
     this.predicates = predicates;
@@ -41,13 +47,16 @@ final class KafkaLogScan implements Scan, Batch {
 
   @Override
   public StructType readSchema() {
-    return Schemas.schema(columns);
+    return columns;
   }
 
   @Override
   public String description() {
     StringBuilder s = new StringBuilder("kafkalog ").append(raw.getOrDefault("path", "paths"));
-    s.append(" columns=").append(columns);
+    s.append(" columns=").append(java.util.Arrays.asList(columns.fieldNames()));
+    if (schemas.values != null) {
+      s.append(" typed");
+    }
     List<String> p = new ArrayList<>();
     for (Predicate x : predicates) {
       p.add(x.toString());
@@ -70,7 +79,7 @@ final class KafkaLogScan implements Scan, Batch {
   @Override
   public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
     // Spark pushes neither columns nor predicates into a streaming scan: all columns are read.
-    return new KafkaLogStream(Options.parse(raw.asCaseSensitiveMap(), true), columns);
+    return new KafkaLogStream(Options.parse(raw.asCaseSensitiveMap(), true), schemas, columns);
   }
 
   @Override
@@ -98,16 +107,27 @@ final class KafkaLogScan implements Scan, Batch {
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new ReaderFactory(readRequest(options, columns), columns.size());
+    return new ReaderFactory(readRequest(options, schemas, columns), columns);
   }
 
-  /** The reader options every task's request carries (its items are added per partition). */
-  static String readRequest(Options o, List<String> columns) {
+  /**
+   * The reader options every task's request carries (its items are added per partition): the
+   * columns Spark reads (none for {@code count(*)}: the core then decodes offsets to count
+   * rows by), the typed-value options resolved, and the nested columns pruned.
+   */
+  static String readRequest(Options o, Schemas schemas, StructType columns) {
     ObjectNode r = Options.JSON.createObjectNode();
     ArrayNode names = r.putArray("columns");
-    // A query that needs no column (count(*)) still decodes one to count rows by.
-    for (String c : columns.isEmpty() ? List.of("offset") : columns) {
-      names.add(c);
+    ObjectNode prune = r.putObject("prune");
+    for (StructField f : columns.fields()) {
+      names.add(f.name());
+      DataType whole = schemas.every.apply(f.name()).dataType();
+      if (!whole.sameType(f.dataType())) {
+        prune.set(f.name(), Options.parseJson(f.dataType().json()));
+      }
+    }
+    if (schemas.values != null) {
+      r.set("values", Options.parseJson(schemas.values));
     }
     r.put("binary_view", true);
     r.put("batch_size", o.batchSize);

@@ -27,24 +27,31 @@ import org.apache.spark.unsafe.types.UTF8String;
 final class KafkaLogScanBuilder
     implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownV2Filters {
   private final CaseInsensitiveStringMap options;
-  private List<String> columns;
+  private final Schemas schemas;
+  private StructType columns;
   private final Planner.Pushed pushed = new Planner.Pushed();
   private final List<Predicate> used = new ArrayList<>();
 
-  KafkaLogScanBuilder(CaseInsensitiveStringMap options, List<String> columns) {
+  KafkaLogScanBuilder(CaseInsensitiveStringMap options, StructType schema) {
     this.options = options;
-    this.columns = columns;
+    this.schemas = Schemas.of(options.asCaseSensitiveMap()); // the registry read, if asked
+    this.columns = schemas.check(schema);
   }
 
+  /**
+   * The columns Spark needs, nested ones pruned as Spark pushes them ({@code value.address.city}
+   * keeps only that field of {@code value}): the core drops the arrays of fields left out
+   * before Spark sees the batch.
+   */
   @Override
   public void pruneColumns(StructType required) {
-    List<String> keep = new ArrayList<>();
+    List<StructField> keep = new ArrayList<>();
     for (StructField f : required.fields()) {
-      if (columns.contains(f.name())) {
-        keep.add(f.name());
+      if (columns.getFieldIndex(f.name()).isDefined()) {
+        keep.add(f);
       }
     }
-    columns = keep;
+    columns = new StructType(keep.toArray(new StructField[0]));
   }
 
   @Override
@@ -64,7 +71,7 @@ final class KafkaLogScanBuilder
 
   @Override
   public Scan build() {
-    return new KafkaLogScan(options, columns, pushed, pushedPredicates());
+    return new KafkaLogScan(options, schemas, columns, pushed, pushedPredicates());
   }
 
   private static String column(Expression e) {

@@ -33,13 +33,15 @@ import org.apache.spark.sql.connector.read.streaming.SupportsTriggerAvailableNow
  */
 final class KafkaLogStream implements MicroBatchStream, SupportsTriggerAvailableNow {
   private final Options options;
-  private final List<String> columns;
+  private final Schemas schemas;
+  private final org.apache.spark.sql.types.StructType columns;
   private Map<String, Long> target; // Trigger.AvailableNow's end
   private long lastBatch = System.nanoTime();
   private Map<String, Long> seen; // the latest offsets at the last look
 
-  KafkaLogStream(Options options, List<String> columns) {
+  KafkaLogStream(Options options, Schemas schemas, org.apache.spark.sql.types.StructType columns) {
     this.options = options;
+    this.schemas = schemas;
     this.columns = columns;
   }
 
@@ -344,7 +346,7 @@ final class KafkaLogStream implements MicroBatchStream, SupportsTriggerAvailable
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new ReaderFactory(KafkaLogScan.readRequest(options, columns), columns.size());
+    return new ReaderFactory(KafkaLogScan.readRequest(options, schemas, columns), columns);
   }
 
   @Override

@@ -16,13 +16,12 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * The files a query names. Batch and micro-batch streaming reads of bytes are this source's
- * own; writes and reads of typed keys and values (keyFormat, valueFormat, ...), batch or
- * streaming, are the Python data source's (the same name's, {@code python/kafkalog/spark/}),
- * which this table hands them to: with the jar on the classpath, {@code format("kafkalog")} is
- * this source for every use, so what it does not do itself it delegates rather than refuse.
- * That needs kafkalog installed in the Python Spark uses (where Spark finds Python data sources
- * by name).
+ * The files a query names. Batch and micro-batch streaming reads are this source's own, typed
+ * keys and values (keyFormat, valueFormat, ...) included; writes are the Python data source's
+ * (the same name's, {@code python/kafkalog/spark/}), which this table hands them to: with the
+ * jar on the classpath, {@code format("kafkalog")} is this source for every use, so what it
+ * does not do itself it delegates rather than refuse. That needs kafkalog installed in the
+ * Python Spark uses (where Spark finds Python data sources by name).
  */
 final class KafkaLogTable implements SupportsRead, SupportsWrite {
   private final StructType schema;
@@ -74,14 +73,11 @@ final class KafkaLogTable implements SupportsRead, SupportsWrite {
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    if (Options.typedValues(options.asCaseSensitiveMap())) {
-      return ((SupportsRead) python()).newScanBuilder(options); // batch and streaming alike
-    }
-    return new KafkaLogScanBuilder(options, Schemas.check(schema));
+    return new KafkaLogScanBuilder(options, schema);
   }
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    return ((SupportsWrite) python()).newWriteBuilder(info);
+    return new KafkaLogWriteBuilder(info); // batch and streaming writes are this source's own
   }
 }

@@ -23,6 +23,12 @@ final class Native {
     load();
   }
 
+  /** The data source's options checked: see {@code rust/jni/options.rs}. */
+  static native String options(String request);
+
+  /** A read's Spark schema, with typed keys and values resolved. */
+  static native String schema(String request);
+
   /** The logs under paths: see {@code rust/jni/planning.rs}. */
   static native String discover(String request);
 
@@ -60,12 +66,18 @@ final class Native {
       os = "linux";
     } else if (os.startsWith("mac")) {
       os = "macos";
+    } else if (os.startsWith("windows")) {
+      os = "windows";
     }
     return os + "-" + arch;
   }
 
   static String libraryName() {
-    return platform().startsWith("macos") ? "libkafkalog_jni.dylib" : "libkafkalog_jni.so";
+    String platform = platform();
+    if (platform.startsWith("macos")) {
+      return "libkafkalog_jni.dylib";
+    }
+    return platform.startsWith("windows") ? "kafkalog_jni.dll" : "libkafkalog_jni.so";
   }
 
   private static void load() {
@@ -89,8 +101,13 @@ final class Native {
         Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
         System.load(file.toString());
       } finally {
-        // Loaded (mapped) or not, the file is not needed any more on Unix.
-        Files.deleteIfExists(file);
+        // Loaded (mapped) or not, the file is not needed any more on Unix; Windows keeps a
+        // loaded library's file open, so there it goes when the JVM exits.
+        try {
+          Files.deleteIfExists(file);
+        } catch (java.io.IOException e) {
+          file.toFile().deleteOnExit();
+        }
       }
     } catch (java.io.IOException e) {
       throw new UnsatisfiedLinkError("copying the kafkalog native library: " + e);

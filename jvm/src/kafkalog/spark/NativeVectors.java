@@ -1,8 +1,11 @@
 package kafkalog.spark;
 
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarArray;
@@ -17,15 +20,19 @@ import org.apache.spark.unsafe.types.UTF8String;
  * do). The buffers belong to the native reader: they are valid until its next {@code next} or
  * {@code close}, exactly as long as Spark uses the batch. {@link #close()} frees nothing.
  *
- * <p>A batch's descriptor (see {@code rust/jni/reader.rs}) holds, per array and then its
- * children: type tag, null count, validity address (0 for no nulls), validity bit offset,
- * element offset, buffer count, buffer addresses.
+ * <p>The arrays are already in Spark's shapes ({@code rust/spark/shapes.rs}: timestamps in
+ * microseconds, times and unsigned integers as Spark's integers, ...): each vector reads one
+ * Arrow layout. A batch's descriptor (see {@code rust/jni/reader.rs}) holds, per array and then
+ * its children: type tag, the tag's parameter (a fixed width, a dictionary's key width), null
+ * count, validity address (0 for no nulls), validity bit offset, element offset, buffer count,
+ * buffer addresses.
  */
 final class NativeVectors {
   private NativeVectors() {}
 
-  static final int BOOL = 1, INT8 = 2, INT16 = 3, INT32 = 4, INT64 = 5, TIMESTAMP_US = 6;
-  static final int UTF8 = 7, BINARY = 8, BINARY_VIEW = 9, LIST = 10, STRUCT = 11;
+  static final int BOOL = 1, INT8 = 2, INT16 = 3, INT32 = 4, INT64 = 5, FLOAT32 = 6;
+  static final int FLOAT64 = 7, BYTES = 8, BINARY_VIEW = 9, LIST = 10, STRUCT = 11, MAP = 12;
+  static final int DECIMAL128 = 13, DICTIONARY = 14, FIXED_BINARY = 15, LARGE_BYTES = 16;
 
   /** Reads a descriptor from a position. */
   static final class Cursor {
@@ -45,6 +52,7 @@ final class NativeVectors {
   /** The vector of the next array of {@code c}, whose Spark type is {@code type}. */
   static Base read(Cursor c, DataType type) {
     int tag = (int) c.take();
+    long param = c.take();
     int nullCount = (int) c.take();
     long validity = c.take();
     long validityOffset = c.take();
@@ -66,25 +74,46 @@ final class NativeVectors {
         v = new Fixed(type, buffers[0], 1);
         break;
       case INT32:
+      case FLOAT32:
         v = new Fixed(type, buffers[0], 2);
         break;
       case INT64:
-      case TIMESTAMP_US:
+      case FLOAT64:
         v = new Fixed(type, buffers[0], 3);
         break;
-      case UTF8:
-      case BINARY:
+      case BYTES:
         v = new Bytes(type, buffers[0], buffers[1]);
+        break;
+      case LARGE_BYTES:
+        v = new LargeBytes(type, buffers[0], buffers[1]);
         break;
       case BINARY_VIEW:
         long[] data = new long[n - 1];
         System.arraycopy(buffers, 1, data, 0, n - 1);
         v = new Views(type, buffers[0], data);
         break;
+      case FIXED_BINARY:
+        v = new FixedBinary(type, buffers[0], (int) param);
+        break;
+      case DECIMAL128:
+        v = new Decimals(type, buffers[0]);
+        break;
+      case DICTIONARY:
+        v = new Dictionary(type, buffers[0], (int) param, read(c, type));
+        break;
       case LIST:
         {
           DataType element = ((ArrayType) type).elementType();
           v = new ListOf(type, buffers[0], read(c, element));
+          break;
+        }
+      case MAP:
+        {
+          MapType map = (MapType) type;
+          // The entries: a struct of key and value, whose own nulls Arrow forbids.
+          Base entries =
+              read(c, new StructType().add("key", map.keyType()).add("value", map.valueType()));
+          v = new MapOf(type, buffers[0], entries.getChild(0), entries.getChild(1));
           break;
         }
       case STRUCT:
@@ -226,7 +255,10 @@ final class NativeVectors {
     }
   }
 
-  /** Fixed-width integers (and timestamps in microseconds, Spark's TimestampType). */
+  /**
+   * Fixed-width numbers: integers, floats, and what Spark holds as integers (dates in days,
+   * timestamps and day-time intervals in microseconds).
+   */
   static final class Fixed extends Base {
     private final long values;
     private final int shift;
@@ -259,6 +291,16 @@ final class NativeVectors {
     @Override
     public long getLong(int rowId) {
       return Platform.getLong(null, at(rowId));
+    }
+
+    @Override
+    public float getFloat(int rowId) {
+      return Platform.getFloat(null, at(rowId));
+    }
+
+    @Override
+    public double getDouble(int rowId) {
+      return Platform.getDouble(null, at(rowId));
     }
   }
 
@@ -382,6 +424,156 @@ final class NativeVectors {
     @Override
     public ColumnVector getChild(int ordinal) {
       return children[ordinal];
+    }
+  }
+
+  /** Arrow's {@code large_utf8} and {@code large_binary}: 64-bit offsets into one buffer. */
+  static final class LargeBytes extends Base {
+    private final long offsets;
+    private final long data;
+
+    LargeBytes(DataType type, long offsets, long data) {
+      super(type);
+      this.offsets = offsets;
+      this.data = data;
+    }
+
+    private long start(int rowId) {
+      return Platform.getLong(null, offsets + ((offset + rowId) << 3));
+    }
+
+    private int length(int rowId) {
+      return (int) (Platform.getLong(null, offsets + ((offset + rowId + 1) << 3)) - start(rowId));
+    }
+
+    @Override
+    public UTF8String getUTF8String(int rowId) {
+      return UTF8String.fromAddress(null, data + start(rowId), length(rowId));
+    }
+
+    @Override
+    public byte[] getBinary(int rowId) {
+      byte[] out = new byte[length(rowId)];
+      Platform.copyMemory(null, data + start(rowId), out, Platform.BYTE_ARRAY_OFFSET, out.length);
+      return out;
+    }
+  }
+
+  /** Arrow's {@code fixed_size_binary(n)} (Avro's {@code fixed}): {@code n} bytes a value. */
+  static final class FixedBinary extends Base {
+    private final long values;
+    private final int width;
+
+    FixedBinary(DataType type, long values, int width) {
+      super(type);
+      this.values = values;
+      this.width = width;
+    }
+
+    @Override
+    public byte[] getBinary(int rowId) {
+      byte[] out = new byte[width];
+      Platform.copyMemory(
+          null, values + (offset + rowId) * width, out, Platform.BYTE_ARRAY_OFFSET, width);
+      return out;
+    }
+  }
+
+  /**
+   * Arrow's {@code decimal128}: 16-byte little-endian two's-complement unscaled values. Up to
+   * 18 digits the low 8 bytes hold the value, as Spark's own vectors keep such decimals in a
+   * long; beyond, the 16 bytes are read as a big integer.
+   */
+  static final class Decimals extends Base {
+    private final long values;
+
+    Decimals(DataType type, long values) {
+      super(type);
+      this.values = values;
+    }
+
+    @Override
+    public Decimal getDecimal(int rowId, int precision, int scale) {
+      if (isNullAt(rowId)) {
+        return null;
+      }
+      long at = values + ((offset + rowId) << 4);
+      long low = Platform.getLong(null, at);
+      if (precision <= Decimal.MAX_LONG_DIGITS()) {
+        return Decimal.createUnsafe(low, precision, scale);
+      }
+      long high = Platform.getLong(null, at + 8);
+      byte[] big = new byte[16];
+      for (int i = 0; i < 8; i++) {
+        big[15 - i] = (byte) (low >>> (8 * i));
+        big[7 - i] = (byte) (high >>> (8 * i));
+      }
+      return Decimal.apply(new BigDecimal(new BigInteger(big), scale), precision, scale);
+    }
+  }
+
+  /**
+   * Arrow's {@code dictionary} (an Avro enum): each row a key into the values (the enum's
+   * symbols once), read in place.
+   */
+  static final class Dictionary extends Base {
+    private final long keys;
+    private final int keyWidth;
+    private final Base values;
+
+    Dictionary(DataType type, long keys, int keyWidth, Base values) {
+      super(type);
+      this.keys = keys;
+      this.keyWidth = keyWidth;
+      this.values = values;
+    }
+
+    private int key(int rowId) {
+      long at = keys + (offset + rowId) * keyWidth;
+      switch (keyWidth) {
+        case 1:
+          return Platform.getByte(null, at);
+        case 2:
+          return Platform.getShort(null, at);
+        case 4:
+          return Platform.getInt(null, at);
+        default:
+          return (int) Platform.getLong(null, at);
+      }
+    }
+
+    @Override
+    public UTF8String getUTF8String(int rowId) {
+      return values.getUTF8String(key(rowId));
+    }
+
+    @Override
+    public byte[] getBinary(int rowId) {
+      return values.getBinary(key(rowId));
+    }
+  }
+
+  /** Arrow's {@code map}: 32-bit offsets into its entries' keys and values. */
+  static final class MapOf extends Base {
+    private final long offsets;
+    private final ColumnVector keys;
+    private final ColumnVector values;
+
+    MapOf(DataType type, long offsets, ColumnVector keys, ColumnVector values) {
+      super(type);
+      this.offsets = offsets;
+      this.keys = keys;
+      this.values = values;
+    }
+
+    @Override
+    public ColumnarMap getMap(int rowId) {
+      if (isNullAt(rowId)) {
+        return null;
+      }
+      int start = Platform.getInt(null, offsets + ((offset + rowId) << 2));
+      int end = Platform.getInt(null, offsets + ((offset + rowId + 1) << 2));
+      return new ColumnarMap(keys, values, start, end - start);
     }
   }
 }

@@ -58,6 +58,7 @@ final class Planner {
 
   private static ObjectNode request(Options o) {
     ObjectNode r = Options.JSON.createObjectNode();
+    r.set("options", Options.json(o.raw));
     ObjectNode storage = r.putObject("storage");
     for (Map.Entry<String, String> e : o.storage.entrySet()) {
       storage.put(e.getKey(), e.getValue());
@@ -84,7 +85,7 @@ final class Planner {
     return n == null || n.isNull() ? null : n.asLong();
   }
 
-  /** The logs under the options' paths that the subscription takes, in the core's order. */
+  /** The logs under the options' paths that the subscription takes (the core's), in order. */
   static List<Part> discover(Options o) {
     ObjectNode r = request(o);
     ArrayNode paths = r.putArray("paths");
@@ -100,9 +101,6 @@ final class Planner {
       Part part = new Part();
       part.topic = p.get("topic").isNull() ? null : p.get("topic").asText();
       part.partition = intOrNull(p.get("partition"));
-      if (!o.takes(part.topic, part.partition)) {
-        continue;
-      }
       p.get("segments").forEach(part.segments::add);
       parts.add(part);
     }

@@ -4,15 +4,16 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /** Columnar readers only: every batch is the core's Arrow buffers. */
 final class ReaderFactory implements PartitionReaderFactory {
   private static final long serialVersionUID = 1L;
   private final String request;
-  private final int columns;
+  private final StructType columns;
 
-  ReaderFactory(String request, int columns) {
+  ReaderFactory(String request, StructType columns) {
     this.request = request;
     this.columns = columns;
   }
