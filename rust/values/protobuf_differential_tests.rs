@@ -430,7 +430,7 @@ fn most_payloads_are_compared() {
     let mut compared = 0;
     let mut total = 0;
     for seed in 1..40u64 {
-        let mut rng = Rng((seed * 0x9e37_79b9_7f4a_7c15) | 1);
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let writer = Schema::random(&mut rng);
         let writer_desc = compile(&writer.text());
         let payloads = payloads(&writer_desc, &mut rng);
