@@ -21,9 +21,16 @@
 //! | `json_schema.rs`, `json_schema_arrow.rs` | JSON Schema payloads: the Arrow type a JSON Schema describes; values decoded by arrow-json, a bad row isolated |
 
 pub mod avro;
+mod avro_columns;
+mod avro_compiled;
 pub mod avro_encode;
 mod avro_feed;
+mod avro_program;
+mod avro_resolve;
+mod avro_schema;
 pub mod avro_shape;
+#[cfg(test)]
+mod avro_tests;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
