@@ -86,6 +86,12 @@ pub(crate) enum Op {
         items: u32,
         min: u32,
     },
+    /// An array whose item program is one step that runs no program ([`is_leaf`]).
+    ArrayLeaf {
+        slot: u32,
+        items: u32,
+        min: u32,
+    },
     /// A map: blocks of entries, the key into bin column `keys`, the value by `values`.
     Map {
         slot: u32,
@@ -93,8 +99,17 @@ pub(crate) enum Op {
         values: u32,
         min: u32,
     },
+    /// A map whose value program is one leaf step.
+    MapLeaf {
+        slot: u32,
+        keys: u32,
+        values: u32,
+        min: u32,
+    },
     /// A writer union: the branch's program from `Program::unions[table]`.
     Union(u32),
+    /// A writer union whose branches' programs are at most one leaf step each.
+    UnionLeaf(u32),
     /// A null into layout column `col` (the reader's union took its `null` branch).
     Nulls(u32),
     /// A union member struct (layout column `col`) set, its members other than `member`
@@ -105,6 +120,8 @@ pub(crate) enum Op {
     },
     /// A reader field the writer does not have: its default (`Program::defaults[n]`).
     Default(u32),
+    /// A default whose program is one leaf step.
+    DefaultLeaf(u32),
     /// The writer's and reader's schemas do not resolve here: `Program::messages[n]`.
     Fail(u32),
     /// A writer field the reader does not have: skipped.
@@ -236,15 +253,26 @@ impl Bad {
     }
 }
 
-/// A payload's bytes being read.
+/// A step stopped: the payload does not decode (why is in its [`Cursor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stop;
+
+type Step<T = ()> = Result<T, Stop>;
+
+/// A payload's bytes being read, and why they stopped decoding.
 pub(crate) struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
+    bad: Option<Bad>,
 }
 
 impl<'a> Cursor<'a> {
     pub fn new(buf: &'a [u8]) -> Cursor<'a> {
-        Cursor { buf, pos: 0 }
+        Cursor {
+            buf,
+            pos: 0,
+            bad: None,
+        }
     }
 
     #[inline]
@@ -252,74 +280,90 @@ impl<'a> Cursor<'a> {
         self.buf.len() - self.pos
     }
 
+    /// Notes why the payload does not decode.
+    #[cold]
+    #[inline(never)]
+    fn stop(&mut self, why: Bad) -> Stop {
+        self.bad = Some(why);
+        Stop
+    }
+
+    /// Why the payload stopped decoding.
+    pub fn why(&mut self) -> Bad {
+        self.bad.take().unwrap_or(Bad::Eof)
+    }
+
     /// An unsigned varint (up to 10 bytes, 64 bits).
     #[inline(always)]
-    fn varint(&mut self) -> Result<u64, Bad> {
+    fn varint(&mut self) -> Step<u64> {
         match self.buf.get(self.pos) {
             Some(&b) if b < 0x80 => {
                 self.pos += 1;
                 Ok(u64::from(b))
             }
-            Some(_) => self.varint_long(),
-            None => Err(Bad::Eof),
+            _ => self.varint_long(),
         }
     }
 
     #[inline]
-    fn varint_long(&mut self) -> Result<u64, Bad> {
+    fn varint_long(&mut self) -> Step<u64> {
         if let Some(window) = self.buf.get(self.pos..self.pos + 10) {
             let mut value = 0u64;
             for (i, &b) in window.iter().enumerate() {
                 value |= u64::from(b & 0x7f) << (7 * i);
                 if b < 0x80 {
                     if i == 9 && b > 1 {
-                        return Err(Bad::Varint);
+                        break;
                     }
                     self.pos += i + 1;
                     return Ok(value);
                 }
             }
-            return Err(Bad::Varint);
+            return Err(self.stop(Bad::Varint));
         }
         self.varint_slow()
     }
 
     #[cold]
     #[inline(never)]
-    fn varint_slow(&mut self) -> Result<u64, Bad> {
+    fn varint_slow(&mut self) -> Step<u64> {
         let mut value = 0u64;
         for i in 0..10 {
-            let b = *self.buf.get(self.pos + i).ok_or(Bad::Eof)?;
+            let Some(&b) = self.buf.get(self.pos + i) else {
+                return Err(self.stop(Bad::Eof));
+            };
             value |= u64::from(b & 0x7f) << (7 * i);
             if b < 0x80 {
                 if i == 9 && b > 1 {
-                    return Err(Bad::Varint);
+                    break;
                 }
                 self.pos += i + 1;
                 return Ok(value);
             }
         }
-        Err(Bad::Varint)
+        Err(self.stop(Bad::Varint))
     }
 
     #[inline(always)]
-    pub fn long(&mut self) -> Result<i64, Bad> {
+    pub fn long(&mut self) -> Step<i64> {
         let v = self.varint()?;
         Ok((v >> 1) as i64 ^ -((v & 1) as i64))
     }
 
     /// An int: a varint of at most 32 bits (as `arrow-avro` reads it).
     #[inline(always)]
-    pub fn int(&mut self) -> Result<i32, Bad> {
+    pub fn int(&mut self) -> Step<i32> {
         let v = self.varint()?;
-        let v = u32::try_from(v).map_err(|_| Bad::Int(v))?;
+        let Ok(v) = u32::try_from(v) else {
+            return Err(self.stop(Bad::Int(v)));
+        };
         Ok((v >> 1) as i32 ^ -((v & 1) as i32))
     }
 
     #[inline(always)]
-    pub fn take(&mut self, n: usize) -> Result<&'a [u8], Bad> {
+    pub fn take(&mut self, n: usize) -> Step<&'a [u8]> {
         if self.left() < n {
-            return Err(Bad::Eof);
+            return Err(self.stop(Bad::Eof));
         }
         let out = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -327,31 +371,52 @@ impl<'a> Cursor<'a> {
     }
 
     #[inline(always)]
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], Bad> {
+    fn array<const N: usize>(&mut self) -> Step<[u8; N]> {
         match self.buf.get(self.pos..self.pos + N) {
             Some(b) => {
                 self.pos += N;
                 Ok(b.try_into().unwrap_or([0; N]))
             }
-            None => Err(Bad::Eof),
+            None => Err(self.stop(Bad::Eof)),
         }
     }
 
     /// A length-prefixed `bytes` or `string`.
     #[inline(always)]
-    pub fn bytes(&mut self) -> Result<&'a [u8], Bad> {
+    pub fn bytes(&mut self) -> Step<&'a [u8]> {
         let n = self.long()?;
         if n < 0 {
-            return Err(Bad::NegativeLength(n));
+            return Err(self.stop(Bad::NegativeLength(n)));
         }
         self.take(n as usize)
     }
 
+    /// A `string` (or a map's key), checked to be UTF-8.
     #[inline(always)]
-    fn byte(&mut self) -> Result<u8, Bad> {
-        let b = *self.buf.get(self.pos).ok_or(Bad::Eof)?;
+    fn utf8(&mut self) -> Step<&'a [u8]> {
+        let b = self.bytes()?;
+        if std::str::from_utf8(b).is_err() {
+            return Err(self.stop(Bad::Utf8));
+        }
+        Ok(b)
+    }
+
+    #[inline(always)]
+    fn byte(&mut self) -> Step<u8> {
+        let Some(&b) = self.buf.get(self.pos) else {
+            return Err(self.stop(Bad::Eof));
+        };
         self.pos += 1;
         Ok(b)
+    }
+
+    /// A decimal's bytes widened to `N` (see [`sign_extend`]).
+    #[inline(always)]
+    fn decimal<const N: usize>(&mut self, raw: &[u8]) -> Step<[u8; N]> {
+        match sign_extend::<N>(raw) {
+            Ok(b) => Ok(b),
+            Err(why) => Err(self.stop(why)),
+        }
     }
 }
 
@@ -390,8 +455,9 @@ pub(crate) struct Vm<'a> {
 
 macro_rules! push {
     ($col:expr, $v:expr) => {{
+        let v = $v;
         let c = $col;
-        c.values.push($v);
+        c.values.push(v);
         c.valid.append_non_null();
     }};
 }
@@ -410,91 +476,67 @@ impl<'a> Vm<'a> {
     pub fn value(&mut self, bytes: &[u8]) -> Result<(), Bad> {
         self.zero_left = ZERO_SIZE_ITEMS;
         let mut cur = Cursor::new(bytes);
-        self.run(self.program.main, &mut cur, 0)?;
+        if self.run(self.program.main, &mut cur, 0).is_err() {
+            return Err(cur.why());
+        }
         match cur.left() {
             0 => Ok(()),
             n => Err(Bad::Trailing(n)),
         }
     }
 
-    /// The number of items of the next block (0: the end), checked against the bytes left.
+    /// The number of items of the next block (0: the end), checked against the bytes left;
+    /// `sized`: a block with its size in bytes is skipped whole (and counts as none).
     #[inline]
-    fn block(&mut self, cur: &mut Cursor<'_>, min: u32) -> Result<u64, Bad> {
-        let n = cur.long()?;
-        if n == 0 {
-            return Ok(0);
-        }
-        let count = if n < 0 {
-            // A negative count is followed by the block's size in bytes.
-            let size = cur.long()?;
-            if size < 0 {
-                return Err(Bad::BlockSize(size));
-            }
-            n.unsigned_abs()
-        } else {
-            n as u64
-        };
-        if min > 0 {
-            let left = cur.left();
-            if count > (left / min as usize) as u64 {
-                return Err(Bad::Items { count, min, left });
-            }
-        } else {
-            if count > self.zero_left {
-                return Err(Bad::ZeroSizeItems);
-            }
-            self.zero_left -= count;
-        }
-        Ok(count)
-    }
-
-    /// Skips the blocks of an array (`entry`: false) or map (`true`) written by the writer.
-    fn skip_blocks(
-        &mut self,
-        cur: &mut Cursor<'_>,
-        items: u32,
-        min: u32,
-        entry: bool,
-        depth: u32,
-    ) -> Result<(), Bad> {
+    fn block(&mut self, cur: &mut Cursor<'_>, min: u32, sized: bool) -> Step<u64> {
         loop {
             let n = cur.long()?;
             if n == 0 {
-                return Ok(());
+                return Ok(0);
             }
-            if n < 0 {
-                // A block with its size: skipped whole.
+            let count = if n < 0 {
+                // A negative count is followed by the block's size in bytes.
                 let size = cur.long()?;
                 if size < 0 {
-                    return Err(Bad::BlockSize(size));
+                    return Err(cur.stop(Bad::BlockSize(size)));
                 }
-                cur.take(size as usize)?;
-                continue;
-            }
-            let count = n as u64;
+                if sized {
+                    cur.take(size as usize)?;
+                    continue;
+                }
+                n.unsigned_abs()
+            } else {
+                n as u64
+            };
             if min > 0 {
                 let left = cur.left();
                 if count > (left / min as usize) as u64 {
-                    return Err(Bad::Items { count, min, left });
+                    return Err(cur.stop(Bad::Items { count, min, left }));
                 }
             } else {
                 if count > self.zero_left {
-                    return Err(Bad::ZeroSizeItems);
+                    return Err(cur.stop(Bad::ZeroSizeItems));
                 }
                 self.zero_left -= count;
             }
-            for _ in 0..count {
-                if entry {
-                    cur.bytes()?;
-                }
-                self.run(items, cur, depth + 1)?;
-            }
+            return Ok(count);
         }
     }
 
-    fn run(&mut self, sub: u32, cur: &mut Cursor<'_>, depth: u32) -> Result<(), Bad> {
+    /// The branch program a union's tag selects.
+    #[inline(always)]
+    fn branch(&self, table: u32, cur: &mut Cursor<'_>) -> Step<u32> {
+        let tag = cur.long()?;
+        let branches = &self.program.unions[table as usize];
+        match usize::try_from(tag).ok().and_then(|t| branches.get(t)) {
+            Some(&sub) => Ok(sub),
+            None => Err(cur.stop(Bad::UnionBranch(tag, branches.len()))),
+        }
+    }
+
+    fn run(&mut self, sub: u32, cur: &mut Cursor<'_>, depth: u32) -> Step {
         if depth > MAX_DEPTH {
-            return Err(Bad::Deep);
+            return Err(cur.stop(Bad::Deep));
         }
         let program = self.program;
         for op in &program.subs[sub as usize] {
@@ -503,8 +545,143 @@ impl<'a> Vm<'a> {
         Ok(())
     }
 
+    /// Runs the one-step program `sub` (or nothing, if it has no step).
     #[inline(always)]
-    fn step(&mut self, op: Op, cur: &mut Cursor<'_>, depth: u32) -> Result<(), Bad> {
+    fn run_leaf(&mut self, sub: u32, cur: &mut Cursor<'_>) -> Step {
+        let program = self.program;
+        match program.subs[sub as usize].first() {
+            Some(&op) => self.leaf(op, cur),
+            None => Ok(()),
+        }
+    }
+
+    #[inline(always)]
+    fn step(&mut self, op: Op, cur: &mut Cursor<'_>, depth: u32) -> Step {
+        match op {
+            Op::Array { slot, items, min } => {
+                let mut total: u64 = 0;
+                loop {
+                    let n = self.block(cur, min, false)?;
+                    if n == 0 {
+                        break;
+                    }
+                    for _ in 0..n {
+                        self.run(items, cur, depth + 1)?;
+                    }
+                    total += n;
+                }
+                self.end_list(slot, total, cur)?;
+            }
+            Op::ArrayLeaf { slot, items, min } => {
+                let mut total: u64 = 0;
+                loop {
+                    let n = self.block(cur, min, false)?;
+                    if n == 0 {
+                        break;
+                    }
+                    for _ in 0..n {
+                        self.run_leaf(items, cur)?;
+                    }
+                    total += n;
+                }
+                self.end_list(slot, total, cur)?;
+            }
+            Op::Map {
+                slot,
+                keys,
+                values,
+                min,
+            } => {
+                let mut total: u64 = 0;
+                loop {
+                    let n = self.block(cur, min, false)?;
+                    if n == 0 {
+                        break;
+                    }
+                    for _ in 0..n {
+                        let key = cur.utf8()?;
+                        append_bin(&mut self.columns.bins[keys as usize], key, cur)?;
+                        self.run(values, cur, depth + 1)?;
+                    }
+                    total += n;
+                }
+                self.end_list(slot, total, cur)?;
+            }
+            Op::MapLeaf {
+                slot,
+                keys,
+                values,
+                min,
+            } => {
+                let mut total: u64 = 0;
+                loop {
+                    let n = self.block(cur, min, false)?;
+                    if n == 0 {
+                        break;
+                    }
+                    for _ in 0..n {
+                        let key = cur.utf8()?;
+                        append_bin(&mut self.columns.bins[keys as usize], key, cur)?;
+                        self.run_leaf(values, cur)?;
+                    }
+                    total += n;
+                }
+                self.end_list(slot, total, cur)?;
+            }
+            Op::Union(table) => {
+                let sub = self.branch(table, cur)?;
+                self.run(sub, cur, depth + 1)?;
+            }
+            Op::UnionLeaf(table) => {
+                let sub = self.branch(table, cur)?;
+                self.run_leaf(sub, cur)?;
+            }
+            Op::Default(n) => {
+                let (bytes, sub) = &self.program.defaults[n as usize];
+                let mut constant = Cursor::new(bytes);
+                if self.run(*sub, &mut constant, depth + 1).is_err() {
+                    return Err(cur.stop(constant.why()));
+                }
+            }
+            Op::DefaultLeaf(n) => {
+                let (bytes, sub) = &self.program.defaults[n as usize];
+                let mut constant = Cursor::new(bytes);
+                if self.run_leaf(*sub, &mut constant).is_err() {
+                    return Err(cur.stop(constant.why()));
+                }
+            }
+            Op::SkipArray { items, min } => loop {
+                let n = self.block(cur, min, true)?;
+                if n == 0 {
+                    break;
+                }
+                for _ in 0..n {
+                    self.run(items, cur, depth + 1)?;
+                }
+            },
+            Op::SkipMap { values, min } => loop {
+                let n = self.block(cur, min, true)?;
+                if n == 0 {
+                    break;
+                }
+                for _ in 0..n {
+                    cur.bytes()?;
+                    self.run(values, cur, depth + 1)?;
+                }
+            },
+            Op::SkipUnion(table) => {
+                let sub = self.branch(table, cur)?;
+                self.run(sub, cur, depth + 1)?;
+            }
+            Op::Call(sub) => self.run(sub, cur, depth + 1)?,
+            leaf => self.leaf(leaf, cur)?,
+        }
+        Ok(())
+    }
+
+    /// A step that reads a value (or skips one) without running another program.
+    #[inline(always)]
+    fn leaf(&mut self, op: Op, cur: &mut Cursor<'_>) -> Step {
         let cols = &mut *self.columns;
         match op {
             Op::Null(s) => cols.nulls[s as usize] += 1,
@@ -541,14 +718,11 @@ impl<'a> Vm<'a> {
             ),
             Op::Bytes(s) => {
                 let b = cur.bytes()?;
-                append_bin(&mut cols.bins[s as usize], b)?;
+                append_bin(&mut cols.bins[s as usize], b, cur)?;
             }
             Op::Utf8(s) => {
-                let b = cur.bytes()?;
-                if std::str::from_utf8(b).is_err() {
-                    return Err(Bad::Utf8);
-                }
-                append_bin(&mut cols.bins[s as usize], b)?;
+                let b = cur.utf8()?;
+                append_bin(&mut cols.bins[s as usize], b, cur)?;
             }
             Op::Fixed { slot, size } => {
                 let b = cur.take(size as usize)?;
@@ -557,19 +731,23 @@ impl<'a> Vm<'a> {
                 c.valid.append_non_null();
             }
             Op::Dec128Bytes(s) => {
-                let v = i128::from_be_bytes(sign_extend::<16>(cur.bytes()?)?);
+                let raw = cur.bytes()?;
+                let v = i128::from_be_bytes(cur.decimal::<16>(raw)?);
                 push!(&mut cols.i128s[s as usize], v);
             }
             Op::Dec128Fixed { slot, size } => {
-                let v = i128::from_be_bytes(sign_extend::<16>(cur.take(size as usize)?)?);
+                let raw = cur.take(size as usize)?;
+                let v = i128::from_be_bytes(cur.decimal::<16>(raw)?);
                 push!(&mut cols.i128s[slot as usize], v);
             }
             Op::Dec256Bytes(s) => {
-                let v = i256::from_be_bytes(sign_extend::<32>(cur.bytes()?)?);
+                let raw = cur.bytes()?;
+                let v = i256::from_be_bytes(cur.decimal::<32>(raw)?);
                 push!(&mut cols.i256s[s as usize], v);
             }
             Op::Dec256Fixed { slot, size } => {
-                let v = i256::from_be_bytes(sign_extend::<32>(cur.take(size as usize)?)?);
+                let raw = cur.take(size as usize)?;
+                let v = i256::from_be_bytes(cur.decimal::<32>(raw)?);
                 push!(&mut cols.i256s[slot as usize], v);
             }
             Op::Duration(s) => {
@@ -585,7 +763,7 @@ impl<'a> Vm<'a> {
             Op::Enum { slot, symbols } => {
                 let i = cur.int()?;
                 if i < 0 || i as u32 >= symbols {
-                    return Err(Bad::EnumIndex(i64::from(i), symbols));
+                    return Err(cur.stop(Bad::EnumIndex(i64::from(i), symbols)));
                 }
                 push!(&mut cols.i32s[slot as usize], i);
             }
@@ -593,76 +771,25 @@ impl<'a> Vm<'a> {
                 let i = cur.int()?;
                 let m = &self.program.enums[map as usize].to_reader;
                 let Some(&r) = usize::try_from(i).ok().and_then(|i| m.get(i)) else {
-                    return Err(Bad::EnumIndex(i64::from(i), m.len() as u32));
+                    return Err(cur.stop(Bad::EnumIndex(i64::from(i), m.len() as u32)));
                 };
                 if r < 0 {
-                    return Err(Bad::EnumSymbol(map, i));
+                    return Err(cur.stop(Bad::EnumSymbol(map, i)));
                 }
                 push!(&mut cols.i32s[slot as usize], r);
             }
             Op::Struct(s) => cols.structs[s as usize].append_non_null(),
-            Op::Array { slot, items, min } => {
-                let mut total: u64 = 0;
-                loop {
-                    let n = self.block(cur, min)?;
-                    if n == 0 {
-                        break;
-                    }
-                    for _ in 0..n {
-                        self.run(items, cur, depth + 1)?;
-                    }
-                    total += n;
-                }
-                end_list(&mut self.columns.lists[slot as usize], total)?;
-            }
-            Op::Map {
-                slot,
-                keys,
-                values,
-                min,
-            } => {
-                let mut total: u64 = 0;
-                loop {
-                    let n = self.block(cur, min)?;
-                    if n == 0 {
-                        break;
-                    }
-                    for _ in 0..n {
-                        let key = cur.bytes()?;
-                        if std::str::from_utf8(key).is_err() {
-                            return Err(Bad::Utf8);
-                        }
-                        append_bin(&mut self.columns.bins[keys as usize], key)?;
-                        self.run(values, cur, depth + 1)?;
-                    }
-                    total += n;
-                }
-                end_list(&mut self.columns.lists[slot as usize], total)?;
-            }
-            Op::Union(table) => {
-                let tag = cur.long()?;
-                let branches = &self.program.unions[table as usize];
-                let Some(&sub) = usize::try_from(tag).ok().and_then(|t| branches.get(t)) else {
-                    return Err(Bad::UnionBranch(tag, branches.len()));
-                };
-                self.run(sub, cur, depth + 1)?;
-            }
-            Op::Nulls(col) => self.columns.append_null(self.layout, col as usize),
+            Op::Nulls(col) => cols.append_null(self.layout, col as usize),
             Op::Members { col, member } => {
                 let c = self.layout.column(col as usize);
-                self.columns.structs[c.slot as usize].append_non_null();
+                cols.structs[c.slot as usize].append_non_null();
                 for (k, &child) in c.children.iter().enumerate() {
                     if k != member as usize {
-                        self.columns.append_null(self.layout, child);
+                        cols.append_null(self.layout, child);
                     }
                 }
             }
-            Op::Default(n) => {
-                let (bytes, sub) = &self.program.defaults[n as usize];
-                let mut constant = Cursor::new(bytes);
-                self.run(*sub, &mut constant, depth + 1)?;
-            }
-            Op::Fail(m) => return Err(Bad::Fail(m)),
+            Op::Fail(m) => return Err(cur.stop(Bad::Fail(m))),
             Op::SkipInt => {
                 cur.int()?;
             }
@@ -675,37 +802,52 @@ impl<'a> Vm<'a> {
             Op::SkipLen => {
                 cur.bytes()?;
             }
-            Op::SkipArray { items, min } => self.skip_blocks(cur, items, min, false, depth)?,
-            Op::SkipMap { values, min } => self.skip_blocks(cur, values, min, true, depth)?,
-            Op::SkipUnion(table) => {
-                let tag = cur.long()?;
-                let branches = &self.program.unions[table as usize];
-                let Some(&sub) = usize::try_from(tag).ok().and_then(|t| branches.get(t)) else {
-                    return Err(Bad::UnionBranch(tag, branches.len()));
-                };
-                self.run(sub, cur, depth + 1)?;
-            }
-            Op::Call(sub) => self.run(sub, cur, depth + 1)?,
+            // Steps that run programs are never leaves (`is_leaf`).
+            _ => return Err(cur.stop(Bad::Deep)),
         }
+        Ok(())
+    }
+
+    #[inline]
+    fn end_list(&mut self, slot: u32, items: u64, cur: &mut Cursor<'_>) -> Step {
+        let l = &mut self.columns.lists[slot as usize];
+        let last = *l.offsets.last().unwrap_or(&0) as u64;
+        let Ok(end) = i32::try_from(last + items) else {
+            return Err(cur.stop(Bad::Offsets));
+        };
+        l.offsets.push(end);
+        l.valid.append_non_null();
         Ok(())
     }
 }
 
-#[inline(always)]
-fn append_bin(c: &mut crate::values::avro_columns::Bin, b: &[u8]) -> Result<(), Bad> {
-    c.data.extend_from_slice(b);
-    let end = i32::try_from(c.data.len()).map_err(|_| Bad::Offsets)?;
-    c.offsets.push(end);
-    c.valid.append_non_null();
-    Ok(())
+/// Whether `op` is a step [`Vm`] runs without running another program.
+pub(crate) fn is_leaf(op: &Op) -> bool {
+    !matches!(
+        op,
+        Op::Array { .. }
+            | Op::ArrayLeaf { .. }
+            | Op::Map { .. }
+            | Op::MapLeaf { .. }
+            | Op::Union(_)
+            | Op::UnionLeaf(_)
+            | Op::Default(_)
+            | Op::DefaultLeaf(_)
+            | Op::SkipArray { .. }
+            | Op::SkipMap { .. }
+            | Op::SkipUnion(_)
+            | Op::Call(_)
+    )
 }
 
-#[inline]
-fn end_list(l: &mut crate::values::avro_columns::Nested, items: u64) -> Result<(), Bad> {
-    let last = *l.offsets.last().unwrap_or(&0) as u64;
-    let end = i32::try_from(last + items).map_err(|_| Bad::Offsets)?;
-    l.offsets.push(end);
-    l.valid.append_non_null();
+#[inline(always)]
+fn append_bin(c: &mut crate::values::avro_columns::Bin, b: &[u8], cur: &mut Cursor<'_>) -> Step {
+    c.data.extend_from_slice(b);
+    let Ok(end) = i32::try_from(c.data.len()) else {
+        return Err(cur.stop(Bad::Offsets));
+    };
+    c.offsets.push(end);
+    c.valid.append_non_null();
     Ok(())
 }
 
@@ -724,18 +866,20 @@ mod tests {
             assert_eq!(c.long().unwrap(), v);
         }
         assert_eq!(c.left(), 0);
+        let long = |bytes: &[u8]| {
+            let mut c = Cursor::new(bytes);
+            c.long().map_err(|_| c.why())
+        };
         // An int beyond 32 bits, an 11-byte varint, a 10th byte over 1, a truncated varint.
-        assert!(matches!(
-            Cursor::new(&[0x80, 0x80, 0x80, 0x80, 0x20]).int(),
-            Err(Bad::Int(_))
-        ));
-        assert_eq!(Cursor::new(&[0xff; 11]).long(), Err(Bad::Varint));
+        let mut c = Cursor::new(&[0x80, 0x80, 0x80, 0x80, 0x20]);
+        assert!(c.int().is_err() && matches!(c.why(), Bad::Int(_)));
+        assert_eq!(long(&[0xff; 11]), Err(Bad::Varint));
         let mut ten = [0xff; 10];
         ten[9] = 2;
-        assert_eq!(Cursor::new(&ten).long(), Err(Bad::Varint));
-        assert_eq!(Cursor::new(&[0x80, 0x80]).long(), Err(Bad::Eof));
+        assert_eq!(long(&ten), Err(Bad::Varint));
+        assert_eq!(long(&[0x80, 0x80]), Err(Bad::Eof));
         // Short buffers take the slow path alike.
-        assert_eq!(Cursor::new(&[0xac, 0x02]).long(), Ok(150));
+        assert_eq!(long(&[0xac, 0x02]), Ok(150));
     }
 
     #[test]

@@ -28,7 +28,7 @@ use arrow_schema::DataType;
 use serde_json::Value as Json;
 
 use crate::values::avro_columns::{symbols, Kind, Layout};
-use crate::values::avro_program::{EnumMap, Op, Program};
+use crate::values::avro_program::{is_leaf, EnumMap, Op, Program};
 use crate::values::avro_schema::{Names, Node, NodeId, Schema};
 use crate::values::avro_shape::{union_shape, UnionKind};
 
@@ -355,7 +355,51 @@ pub(crate) fn compile(writer: &Schema, reader: &Reader) -> Result<Program, Strin
     c.compile(writer.root, reader.schema.root, &reader.pos, &mut ops, 0)?;
     c.program.subs[main as usize] = ops;
     program.main = main;
+    specialize(&mut program);
     Ok(program)
+}
+
+/// Arrays, maps, unions and defaults whose programs are at most one leaf step run that step
+/// in place of the program (no call per item).
+fn specialize(program: &mut Program) {
+    let one_leaf = |subs: &[Vec<Op>], sub: u32| {
+        let ops = &subs[sub as usize];
+        ops.len() <= 1 && ops.iter().all(is_leaf)
+    };
+    for i in 0..program.subs.len() {
+        for k in 0..program.subs[i].len() {
+            let op = program.subs[i][k];
+            let subs = &program.subs;
+            let new = match op {
+                Op::Array { slot, items, min } if one_leaf(subs, items) => {
+                    Op::ArrayLeaf { slot, items, min }
+                }
+                Op::Map {
+                    slot,
+                    keys,
+                    values,
+                    min,
+                } if one_leaf(subs, values) => Op::MapLeaf {
+                    slot,
+                    keys,
+                    values,
+                    min,
+                },
+                Op::Union(t)
+                    if program.unions[t as usize]
+                        .iter()
+                        .all(|&b| one_leaf(subs, b)) =>
+                {
+                    Op::UnionLeaf(t)
+                }
+                Op::Default(n) if one_leaf(subs, program.defaults[n as usize].1) => {
+                    Op::DefaultLeaf(n)
+                }
+                op => op,
+            };
+            program.subs[i][k] = new;
+        }
+    }
 }
 
 /// Deeper resolutions are refused (a schema's JSON nests at most 128 levels).

@@ -23,6 +23,8 @@
 pub mod avro;
 mod avro_columns;
 mod avro_compiled;
+#[cfg(test)]
+mod avro_differential;
 pub mod avro_encode;
 mod avro_feed;
 mod avro_program;
