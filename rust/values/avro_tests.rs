@@ -694,3 +694,28 @@ fn reader_schemas_of_any_type_and_shapes() {
     );
     assert_eq!(array.data_type(), &DataType::Int64);
 }
+
+#[test]
+fn promotions_into_logical_types() {
+    // An int into a timestamp's long, a string into a decimal's bytes: resolution goes by
+    // the types the logical types are on.
+    let w = r#"{"type":"record","name":"R","fields":[{"name":"t","type":"int"},
+        {"name":"d","type":"string"}]}"#;
+    let r = r#"{"type":"record","name":"R","fields":[
+        {"name":"t","type":{"type":"long","logicalType":"timestamp-millis"}},
+        {"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}}]}"#;
+    let array = same_as_oracle(r, &[(1, w)], &[one(1, [zz(-5), s("\u{1}")].concat())]);
+    let st = array.as_struct();
+    let t = st.column(0);
+    assert_eq!(
+        t.as_primitive::<arrow_array::types::TimestampMillisecondType>()
+            .value(0),
+        -5
+    );
+    let d = st.column(1);
+    assert_eq!(
+        d.as_primitive::<arrow_array::types::Decimal128Type>()
+            .value(0),
+        1
+    );
+}

@@ -27,6 +27,7 @@ mod avro_compiled;
 mod avro_differential;
 pub mod avro_encode;
 mod avro_feed;
+pub(crate) mod avro_fuzz;
 mod avro_program;
 mod avro_resolve;
 mod avro_schema;
