@@ -315,6 +315,24 @@ impl Columns {
         }
     }
 
+    /// Whether every utf8 column's strings are UTF-8: its bytes as a whole, and each string
+    /// starting at a character's first byte (so each is whole characters).
+    pub fn utf8_valid(&self, layout: &Layout) -> bool {
+        layout
+            .columns
+            .iter()
+            .filter(|c| c.kind == Kind::Bin && c.data_type == DataType::Utf8)
+            .all(|c| {
+                let b = &self.bins[c.slot as usize];
+                let data = &b.data;
+                simdutf8::basic::from_utf8(data).is_ok()
+                    && b.offsets.iter().all(|&o| {
+                        data.get(o as usize)
+                            .is_none_or(|&first| first & 0xc0 != 0x80)
+                    })
+            })
+    }
+
     /// Sizes the buffers for a batch of `rows` values, from the last batch's sizes per row
     /// (the first batch: a value per row where a column is not under a list).
     pub fn reserve(&mut self, layout: &Layout, rows: usize) {

@@ -127,6 +127,53 @@ impl Builders {
     }
 }
 
+impl CompiledDecoder {
+    /// Decodes `payloads` into `b`'s columns, a row each, noting why in `errors` where one
+    /// does not decode (its row a null).
+    fn fill(
+        &self,
+        b: &mut Builders,
+        payloads: &[Option<Payload<'_>>],
+        errors: &mut [Option<String>],
+        strict: bool,
+    ) {
+        let layout = &self.reader.layout;
+        // The last writers' programs: writers in runs, or a few interleaved, are found here
+        // rather than in a map.
+        let mut recent: [Option<(u64, usize)>; 4] = [None; 4];
+        for (row, payload) in payloads.iter().enumerate() {
+            let Some(p) = payload else {
+                b.columns.append_null(layout, layout.root);
+                continue;
+            };
+            let id = p.schema_id.map_or(READER_ID, |id| id as u64);
+            let at = match recent.iter().flatten().find(|(l, _)| *l == id) {
+                Some(&(_, at)) => at,
+                None => {
+                    let at = b.lookup(self, id);
+                    recent.rotate_right(1);
+                    recent[0] = Some((id, at));
+                    at
+                }
+            };
+            let program = match &b.programs[at].1 {
+                Ok(program) => program,
+                Err(why) => {
+                    errors[row] = Some(why.clone());
+                    b.columns.append_null(layout, layout.root);
+                    continue;
+                }
+            };
+            let outcome = Vm::new(program, layout, &mut b.columns, strict).value(p.bytes);
+            if let Err(bad) = outcome {
+                errors[row] = Some(bad.describe(program));
+                b.columns.truncate(layout, layout.root, row);
+                b.columns.append_null(layout, layout.root);
+            }
+        }
+    }
+}
+
 impl PayloadDecoder for CompiledDecoder {
     fn data_type(&self) -> &DataType {
         &self.reader.data_type
@@ -142,36 +189,13 @@ impl PayloadDecoder for CompiledDecoder {
         });
         b.columns.reserve(layout, payloads.len());
         let mut errors: Vec<Option<String>> = vec![None; payloads.len()];
-        // The last writer's program: writers in runs look theirs up once a run.
-        let mut last: Option<(u64, usize)> = None;
-        for (row, payload) in payloads.iter().enumerate() {
-            let Some(p) = payload else {
-                b.columns.append_null(layout, layout.root);
-                continue;
-            };
-            let id = p.schema_id.map_or(READER_ID, |id| id as u64);
-            let at = match last {
-                Some((l, at)) if l == id => at,
-                _ => {
-                    let at = b.lookup(self, id);
-                    last = Some((id, at));
-                    at
-                }
-            };
-            let program = match &b.programs[at].1 {
-                Ok(program) => program,
-                Err(why) => {
-                    errors[row] = Some(why.clone());
-                    b.columns.append_null(layout, layout.root);
-                    continue;
-                }
-            };
-            let outcome = Vm::new(program, layout, &mut b.columns).value(p.bytes);
-            if let Err(bad) = outcome {
-                errors[row] = Some(bad.describe(program));
-                b.columns.truncate(layout, layout.root, row);
-                b.columns.append_null(layout, layout.root);
-            }
+        self.fill(&mut b, payloads, &mut errors, false);
+        // Strings were not checked one by one: their columns are, at once. If one is not
+        // UTF-8 (rare), the batch is decoded again checking each, to know whose it is.
+        if !b.columns.utf8_valid(layout) {
+            b.columns.truncate(layout, layout.root, 0);
+            errors.fill(None);
+            self.fill(&mut b, payloads, &mut errors, true);
         }
         let data = b.columns.finish(layout, payloads.len());
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(b);

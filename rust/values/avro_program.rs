@@ -451,6 +451,9 @@ pub(crate) struct Vm<'a> {
     pub columns: &'a mut Columns,
     /// Zero-size items the value may still have.
     zero_left: u64,
+    /// Strings checked to be UTF-8 one by one (else the caller checks each column's bytes
+    /// at once at the end of the batch, see `Columns::utf8_valid`).
+    strict: bool,
 }
 
 macro_rules! push {
@@ -463,12 +466,28 @@ macro_rules! push {
 }
 
 impl<'a> Vm<'a> {
-    pub fn new(program: &'a Program, layout: &'a Layout, columns: &'a mut Columns) -> Vm<'a> {
+    pub fn new(
+        program: &'a Program,
+        layout: &'a Layout,
+        columns: &'a mut Columns,
+        strict: bool,
+    ) -> Vm<'a> {
         Vm {
             program,
             layout,
             columns,
             zero_left: ZERO_SIZE_ITEMS,
+            strict,
+        }
+    }
+
+    /// A string's bytes (checked to be UTF-8 if `strict`).
+    #[inline(always)]
+    fn string<'b>(&self, cur: &mut Cursor<'b>) -> Step<&'b [u8]> {
+        if self.strict {
+            cur.utf8()
+        } else {
+            cur.bytes()
         }
     }
 
@@ -599,7 +618,7 @@ impl<'a> Vm<'a> {
                         break;
                     }
                     for _ in 0..n {
-                        let key = cur.utf8()?;
+                        let key = self.string(cur)?;
                         append_bin(&mut self.columns.bins[keys as usize], key, cur)?;
                         self.run(values, cur, depth + 1)?;
                     }
@@ -620,7 +639,7 @@ impl<'a> Vm<'a> {
                         break;
                     }
                     for _ in 0..n {
-                        let key = cur.utf8()?;
+                        let key = self.string(cur)?;
                         append_bin(&mut self.columns.bins[keys as usize], key, cur)?;
                         self.run_leaf(values, cur)?;
                     }
@@ -682,6 +701,7 @@ impl<'a> Vm<'a> {
     /// A step that reads a value (or skips one) without running another program.
     #[inline(always)]
     fn leaf(&mut self, op: Op, cur: &mut Cursor<'_>) -> Step {
+        let strict = self.strict;
         let cols = &mut *self.columns;
         match op {
             Op::Null(s) => cols.nulls[s as usize] += 1,
@@ -721,7 +741,7 @@ impl<'a> Vm<'a> {
                 append_bin(&mut cols.bins[s as usize], b, cur)?;
             }
             Op::Utf8(s) => {
-                let b = cur.utf8()?;
+                let b = if strict { cur.utf8()? } else { cur.bytes()? };
                 append_bin(&mut cols.bins[s as usize], b, cur)?;
             }
             Op::Fixed { slot, size } => {

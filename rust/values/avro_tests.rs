@@ -719,3 +719,39 @@ fn promotions_into_logical_types() {
         1
     );
 }
+
+#[test]
+fn strings_are_utf8_each_not_only_all_together() {
+    // "\xc3" then "\xa9": not UTF-8 alone, "é" together (the column's bytes are checked at
+    // once, and each string's first byte): both bad, the string between them good.
+    let schema = r#"{"type":"record","name":"R","fields":[{"name":"s","type":"string"},
+        {"name":"m","type":{"type":"map","values":"int"}}]}"#;
+    let value = |text: &[u8], key: &[u8]| {
+        [
+            zz(text.len() as i64),
+            text.to_vec(),
+            zz(1),
+            zz(key.len() as i64),
+            key.to_vec(),
+            zz(1),
+            zz(0),
+        ]
+        .concat()
+    };
+    let out = read(
+        schema,
+        &[(1, schema)],
+        &[
+            one(1, value(b"\xc3", b"k")),
+            one(1, value(b"\xa9", b"k")),
+            one(1, value("é".as_bytes(), "ké".as_bytes())),
+            one(1, value(b"a", b"\xc3")),
+            one(1, value(b"b", b"\xa9")),
+        ],
+    );
+    let bad: Vec<bool> = out.errors.iter().map(Option::is_some).collect();
+    assert_eq!(bad, [true, true, false, true, true]);
+    assert!(out.errors[3].as_ref().unwrap().contains("UTF-8"));
+    let st = out.array.as_struct();
+    assert_eq!(st.column(0).as_string::<i32>().value(2), "é");
+}
