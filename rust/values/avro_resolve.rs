@@ -562,6 +562,10 @@ impl Compiler<'_> {
                     self.fail(why, out);
                     return Ok(());
                 }
+                if let Some(why) = self.decimals_differ(w, r) {
+                    self.fail(why, out);
+                    return Ok(());
+                }
                 let col = pos.col();
                 let (slot, size) = (self.slot(col), *rsize as u32);
                 out.push(match self.kind(col) {
@@ -608,7 +612,25 @@ impl Compiler<'_> {
                 });
                 Ok(())
             }
-            _ => self.primitive(wn, rn, pos, out),
+            _ => {
+                if let Some(why) = self.decimals_differ(w, r) {
+                    self.fail(why, out);
+                    return Ok(());
+                }
+                self.primitive(wn, rn, pos, out)
+            }
+        }
+    }
+
+    /// Why writer type `w` and reader type `r` do not match if both are decimals: their
+    /// precisions and scales must be the same (the specification's rule for decimals).
+    fn decimals_differ(&self, w: NodeId, r: NodeId) -> Option<String> {
+        match (self.w.decimals.get(&w), self.r.decimals.get(&r)) {
+            (Some(wd), Some(rd)) if wd != rd => Some(format!(
+                "decimal({}, {}) is not decimal({}, {})",
+                wd.0, wd.1, rd.0, rd.1
+            )),
+            _ => None,
         }
     }
 

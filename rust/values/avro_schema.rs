@@ -103,6 +103,10 @@ impl Node {
 pub(crate) struct Schema {
     pub nodes: Vec<Node>,
     pub root: NodeId,
+    /// The `bytes` and `fixed` types that are valid `decimal`s: their precision and scale
+    /// (the one logical type resolution looks at: two decimals match only if both are the
+    /// same).
+    pub decimals: HashMap<NodeId, (u64, u64)>,
 }
 
 /// Deeper schemas are refused (serde_json itself stops at 128 levels of JSON).
@@ -114,11 +118,13 @@ impl Schema {
         let mut parser = Parser {
             nodes: Vec::new(),
             named: HashMap::new(),
+            decimals: HashMap::new(),
         };
         let root = parser.parse(json, "", 0)?;
         Ok(Schema {
             nodes: parser.nodes,
             root,
+            decimals: parser.decimals,
         })
     }
 
@@ -130,6 +136,31 @@ impl Schema {
 struct Parser {
     nodes: Vec<Node>,
     named: HashMap<String, NodeId>,
+    decimals: HashMap<NodeId, (u64, u64)>,
+}
+
+/// A `decimal` logical type's precision and scale, if `obj` (on a type of `size` bytes, or
+/// `bytes`) is a valid one; an invalid one is ignored, as the specification says.
+fn decimal(obj: &serde_json::Map<String, Json>, size: Option<usize>) -> Option<(u64, u64)> {
+    if obj.get("logicalType").and_then(Json::as_str) != Some("decimal") {
+        return None;
+    }
+    let precision = obj.get("precision")?.as_u64().filter(|&p| p > 0)?;
+    let scale = match obj.get("scale") {
+        None => 0,
+        Some(s) => s.as_u64()?,
+    };
+    if scale > precision {
+        return None;
+    }
+    if let Some(n) = size {
+        // The most digits n bytes of two's complement hold: floor(log10(2^(8n - 1) - 1)).
+        let digits = ((8.0 * n as f64 - 1.0) * std::f64::consts::LOG10_2).floor() as u64;
+        if n == 0 || precision > digits {
+            return None;
+        }
+    }
+    Some((precision, scale))
 }
 
 fn primitive(name: &str) -> Option<Node> {
@@ -248,6 +279,9 @@ impl Parser {
                         let full = names.full.clone();
                         let id = self.add(Node::Fixed { names, size });
                         self.define(full, id)?;
+                        if let Some(d) = decimal(obj, Some(size)) {
+                            self.decimals.insert(id, d);
+                        }
                         Ok(id)
                     }
                     "array" => {
@@ -265,7 +299,15 @@ impl Parser {
                         Ok(self.add(Node::Map(values)))
                     }
                     // A primitive with attributes (a logical type, say), or a named type.
-                    name => self.parse(&Json::String(name.to_string()), ns, depth + 1),
+                    name => {
+                        let id = self.parse(&Json::String(name.to_string()), ns, depth + 1)?;
+                        if name == "bytes" {
+                            if let Some(d) = decimal(obj, None) {
+                                self.decimals.insert(id, d);
+                            }
+                        }
+                        Ok(id)
+                    }
                 }
             }
             other => Err(format!("{other} is not a schema")),
@@ -392,6 +434,29 @@ mod tests {
             ("c.E", Some("B"))
         );
         assert_eq!(fields[4].ty, fields[5].ty);
+    }
+
+    #[test]
+    fn decimals_valid_or_ignored() {
+        let s = parse(
+            r#"{"type":"record","name":"R","fields":[
+            {"name":"a","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":2}},
+            {"name":"b","type":{"type":"bytes","logicalType":"decimal","precision":2,"scale":3}},
+            {"name":"c","type":{"type":"fixed","name":"F","size":2,"logicalType":"decimal",
+              "precision":4}},
+            {"name":"d","type":{"type":"fixed","name":"G","size":2,"logicalType":"decimal",
+              "precision":5}},
+            {"name":"e","type":{"type":"bytes","logicalType":"decimal"}}]}"#,
+        )
+        .unwrap();
+        let Node::Record { fields, .. } = s.node(s.root) else {
+            panic!()
+        };
+        let d = |i: usize| s.decimals.get(&fields[i].ty).copied();
+        assert_eq!(
+            [d(0), d(1), d(2), d(3), d(4)],
+            [Some((9, 2)), None, Some((4, 0)), None, None]
+        );
     }
 
     #[test]

@@ -755,3 +755,26 @@ fn strings_are_utf8_each_not_only_all_together() {
     let st = out.array.as_struct();
     assert_eq!(st.column(0).as_string::<i32>().value(2), "é");
 }
+
+#[test]
+fn decimals_match_only_with_the_same_precision_and_scale() {
+    let dec = |p: u32, s: u32| {
+        format!(r#"{{"type":"bytes","logicalType":"decimal","precision":{p},"scale":{s}}}"#)
+    };
+    let (w, same, other) = (dec(9, 2), dec(9, 2), dec(9, 3));
+    let value = [zz(2), vec![1, 0]].concat();
+    let out = read(&same, &[(1, &w)], &[one(1, value.clone())]);
+    assert!(out.errors[0].is_none());
+    let out = read(&other, &[(1, &w)], &[one(1, value.clone())]);
+    assert!(
+        out.errors[0]
+            .as_ref()
+            .unwrap()
+            .contains("decimal(9, 2) is not decimal(9, 3)"),
+        "{:?}",
+        out.errors
+    );
+    // Plain bytes into a decimal, and back: bytes are bytes.
+    let out = read(&other, &[(1, r#""bytes""#)], &[one(1, value)]);
+    assert!(out.errors[0].is_none());
+}
