@@ -305,21 +305,28 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A varint of more than one byte: up to 8 (56 bits) read at once where 8 bytes are left,
+    /// their 7-bit groups put together without a loop; longer ones one byte at a time.
     #[inline]
     fn varint_long(&mut self) -> Step<u64> {
-        if let Some(window) = self.buf.get(self.pos..self.pos + 10) {
-            let mut value = 0u64;
-            for (i, &b) in window.iter().enumerate() {
-                value |= u64::from(b & 0x7f) << (7 * i);
-                if b < 0x80 {
-                    if i == 9 && b > 1 {
-                        break;
-                    }
-                    self.pos += i + 1;
-                    return Ok(value);
-                }
+        if let Some(bytes) = self.buf.get(self.pos..self.pos + 8) {
+            let word = u64::from_le_bytes(bytes.try_into().unwrap_or([0xff; 8]));
+            // A byte without its high bit ends the varint.
+            let ends = !word & 0x8080_8080_8080_8080;
+            if ends != 0 {
+                let len = ends.trailing_zeros() / 8 + 1;
+                let kept = if len == 8 {
+                    word
+                } else {
+                    word & ((1u64 << (8 * len)) - 1)
+                };
+                let mut x = kept & 0x7f7f_7f7f_7f7f_7f7f;
+                x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+                x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+                x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+                self.pos += len as usize;
+                return Ok(x);
             }
-            return Err(self.stop(Bad::Varint));
         }
         self.varint_slow()
     }
@@ -391,14 +398,42 @@ impl<'a> Cursor<'a> {
         self.take(n as usize)
     }
 
-    /// A `string` (or a map's key), checked to be UTF-8.
+    /// A `bytes` or `string` appended to `data` (checked to be UTF-8 if `utf8`); its length.
     #[inline(always)]
-    fn utf8(&mut self) -> Step<&'a [u8]> {
-        let b = self.bytes()?;
-        if std::str::from_utf8(b).is_err() {
+    fn bytes_into(&mut self, data: &mut Vec<u8>, utf8: bool) -> Step<usize> {
+        let n = self.long()?;
+        if n < 0 {
+            return Err(self.stop(Bad::NegativeLength(n)));
+        }
+        let n = n as usize;
+        let start = self.pos;
+        if self.left() < n {
+            return Err(self.stop(Bad::Eof));
+        }
+        if utf8 && std::str::from_utf8(&self.buf[start..start + n]).is_err() {
             return Err(self.stop(Bad::Utf8));
         }
-        Ok(b)
+        if n <= 16 && self.buf.len() - start >= 16 {
+            // Short strings (most of them) copied as 16 bytes, the extra ones not kept: a
+            // move of fixed size rather than a call.
+            data.reserve(16);
+            let len = data.len();
+            // SAFETY: `data` has room for 16 more bytes (just reserved) and `buf` has 16
+            // bytes from `start` (checked); of the 16 bytes written, the first `n` (all from
+            // `buf`) become `data`'s.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.buf.as_ptr().add(start),
+                    data.as_mut_ptr().add(len),
+                    16,
+                );
+                data.set_len(len + n);
+            }
+        } else {
+            data.extend_from_slice(&self.buf[start..start + n]);
+        }
+        self.pos += n;
+        Ok(n)
     }
 
     #[inline(always)]
@@ -478,16 +513,6 @@ impl<'a> Vm<'a> {
             columns,
             zero_left: ZERO_SIZE_ITEMS,
             strict,
-        }
-    }
-
-    /// A string's bytes (checked to be UTF-8 if `strict`).
-    #[inline(always)]
-    fn string<'b>(&self, cur: &mut Cursor<'b>) -> Step<&'b [u8]> {
-        if self.strict {
-            cur.utf8()
-        } else {
-            cur.bytes()
         }
     }
 
@@ -618,8 +643,7 @@ impl<'a> Vm<'a> {
                         break;
                     }
                     for _ in 0..n {
-                        let key = self.string(cur)?;
-                        append_bin(&mut self.columns.bins[keys as usize], key, cur)?;
+                        append_bin(&mut self.columns.bins[keys as usize], cur, self.strict)?;
                         self.run(values, cur, depth + 1)?;
                     }
                     total += n;
@@ -639,8 +663,7 @@ impl<'a> Vm<'a> {
                         break;
                     }
                     for _ in 0..n {
-                        let key = self.string(cur)?;
-                        append_bin(&mut self.columns.bins[keys as usize], key, cur)?;
+                        append_bin(&mut self.columns.bins[keys as usize], cur, self.strict)?;
                         self.run_leaf(values, cur)?;
                     }
                     total += n;
@@ -736,14 +759,8 @@ impl<'a> Vm<'a> {
                 &mut cols.f64s[s as usize],
                 f64::from_le_bytes(cur.array::<8>()?)
             ),
-            Op::Bytes(s) => {
-                let b = cur.bytes()?;
-                append_bin(&mut cols.bins[s as usize], b, cur)?;
-            }
-            Op::Utf8(s) => {
-                let b = if strict { cur.utf8()? } else { cur.bytes()? };
-                append_bin(&mut cols.bins[s as usize], b, cur)?;
-            }
+            Op::Bytes(s) => append_bin(&mut cols.bins[s as usize], cur, false)?,
+            Op::Utf8(s) => append_bin(&mut cols.bins[s as usize], cur, strict)?,
             Op::Fixed { slot, size } => {
                 let b = cur.take(size as usize)?;
                 let c = &mut cols.fixeds[slot as usize];
@@ -860,9 +877,10 @@ pub(crate) fn is_leaf(op: &Op) -> bool {
     )
 }
 
+/// A `bytes` or `string` (checked to be UTF-8 if `utf8`) into a bin column.
 #[inline(always)]
-fn append_bin(c: &mut crate::values::avro_columns::Bin, b: &[u8], cur: &mut Cursor<'_>) -> Step {
-    c.data.extend_from_slice(b);
+fn append_bin(c: &mut crate::values::avro_columns::Bin, cur: &mut Cursor<'_>, utf8: bool) -> Step {
+    cur.bytes_into(&mut c.data, utf8)?;
     let Ok(end) = i32::try_from(c.data.len()) else {
         return Err(cur.stop(Bad::Offsets));
     };
@@ -900,6 +918,25 @@ mod tests {
         assert_eq!(long(&[0x80, 0x80]), Err(Bad::Eof));
         // Short buffers take the slow path alike.
         assert_eq!(long(&[0xac, 0x02]), Ok(150));
+        // Every length, read 8 bytes at once (with bytes after it) or one at a time (at the
+        // end of the buffer).
+        for shift in 0..64 {
+            for v in [
+                (1i64 << shift) - 1,
+                1i64 << shift,
+                -(1i64 << shift),
+                !(1i64 << shift),
+            ] {
+                let mut bytes = Vec::new();
+                crate::format::varint::write_varlong(&mut bytes, v);
+                let n = bytes.len();
+                assert_eq!(long(&bytes), Ok(v));
+                bytes.extend([0x80; 12]);
+                let mut c = Cursor::new(&bytes);
+                assert_eq!(c.long(), Ok(v));
+                assert_eq!(c.left(), 12, "{v}: {n} bytes");
+            }
+        }
     }
 
     #[test]
