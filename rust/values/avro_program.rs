@@ -589,8 +589,9 @@ impl<'a> Vm<'a> {
         Ok(())
     }
 
-    /// Runs the one-step program `sub` (or nothing, if it has no step).
-    #[inline(always)]
+    /// Runs the one-step program `sub` (or nothing, if it has no step): the leaf step's code
+    /// once, out of line, for every array item, map value, union branch and default.
+    #[inline(never)]
     fn run_leaf(&mut self, sub: u32, cur: &mut Cursor<'_>) -> Step {
         let program = self.program;
         match program.subs[sub as usize].first() {
