@@ -12,10 +12,12 @@
 //! KAFKALOG_AVRO_VALUES=/tmp/avro-values cargo bench --bench values_avro
 //! ```
 //!
-//! Without `KAFKALOG_AVRO_VALUES` the bench says so and measures nothing. It prints the best
-//! of 21 passes (wall and thread CPU seconds, a JSON line, as `benches/java/AvroBench.java`
-//! does over the same `values-v1.bin` and `values-v2.bin`), then criterion's payloads/s
-//! (elements). `benches/avro_vs_java.sh` runs the two side by side.
+//! Without `KAFKALOG_AVRO_VALUES` the bench says so and measures nothing. It times the
+//! decoder reads use (`values::avro::decoder`, compiled programs) and `arrow-avro`'s through
+//! the oracle (`values::avro::oracle`, the decoder before it) in alternating passes, and
+//! prints each one's best of 21 (wall and thread CPU seconds, a JSON line per decoder, as
+//! `benches/java/AvroBench.java` does over the same values), then criterion's payloads/s
+//! (elements) of the compiled decoder. `benches/avro_vs_java.sh` runs it beside Java.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -73,7 +75,9 @@ fn benches(c: &mut Criterion) {
     let v2 = avro_schema(&dir.join("v2.avsc"));
     let writers =
         HashMap::<i64, Arc<SchemaText>>::from([(1, Arc::new(v1)), (2, Arc::new(v2.clone()))]);
-    let decoder = avro::decoder(&v2, Arc::new(writers)).expect("the reader schema compiles");
+    let writers = Arc::new(writers);
+    let decoder = avro::decoder(&v2, writers.clone()).expect("the reader schema compiles");
+    let oracle = avro::oracle(&v2, writers).expect("the reader schema compiles");
     let values = framed_values(&dir.join("values.bin"));
     // The framing removed, as kafkalog::format::confluent does on a read.
     let payloads: Vec<Option<Payload<'_>>> = values
@@ -87,6 +91,7 @@ fn benches(c: &mut Criterion) {
             })
         })
         .collect();
+    // Both decoders give the same column.
     for batch in payloads.chunks(BATCH) {
         let decoded = decoder.decode(batch).unwrap();
         assert!(
@@ -95,22 +100,49 @@ fn benches(c: &mut Criterion) {
             decoded.errors
         );
         assert_eq!(decoded.array.null_count(), 0);
+        assert_eq!(
+            decoded.array.to_data(),
+            oracle.decode(batch).unwrap().array.to_data()
+        );
     }
     // As benches/java/AvroBench.java measures: the best of 21 passes, wall and this thread's
-    // CPU time (steadier than the wall on a loaded machine), printed as one JSON line.
-    let (mut wall, mut cpu) = (f64::MAX, f64::MAX);
-    for _ in 0..21 {
-        let (t, c) = (Instant::now(), thread_cpu());
-        for batch in payloads.chunks(BATCH) {
-            black_box(decoder.decode(batch).unwrap());
+    // CPU time (steadier than the wall on a loaded machine), printed as one JSON line; the two
+    // decoders' passes alternate, so a change in the machine's load falls on both.
+    let rounds: usize = std::env::var("KAFKALOG_AVRO_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(21);
+    // `KAFKALOG_AVRO_ONLY=compiled` (or `arrow-avro`): that decoder's passes alone, for a
+    // profile of it.
+    let only = std::env::var("KAFKALOG_AVRO_ONLY").ok();
+    let mut best = [(f64::MAX, f64::MAX); 2];
+    for _ in 0..rounds {
+        for (k, d) in [&decoder, &oracle].into_iter().enumerate() {
+            let name = ["compiled", "arrow-avro"][k];
+            if only.as_deref().is_some_and(|o| o != name) {
+                continue;
+            }
+            let (t, c) = (Instant::now(), thread_cpu());
+            for batch in payloads.chunks(BATCH) {
+                black_box(d.decode(batch).unwrap());
+            }
+            best[k].0 = best[k].0.min(t.elapsed().as_secs_f64());
+            best[k].1 = best[k].1.min(thread_cpu() - c);
         }
-        wall = wall.min(t.elapsed().as_secs_f64());
-        cpu = cpu.min(thread_cpu() - c);
     }
-    println!(
-        "{{\"records\": {}, \"best_wall_s\": {wall:.6}, \"best_cpu_s\": {cpu:.6}}}",
-        payloads.len()
-    );
+    for (name, (wall, cpu)) in ["compiled", "arrow-avro"].iter().zip(best) {
+        if wall == f64::MAX {
+            continue;
+        }
+        println!(
+            "{{\"decoder\": \"{name}\", \"records\": {}, \"best_wall_s\": {wall:.6}, \
+             \"best_cpu_s\": {cpu:.6}}}",
+            payloads.len()
+        );
+    }
+    if only.is_some() {
+        return;
+    }
     let name = dir
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());

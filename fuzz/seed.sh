@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 src=../tests/corpus
 for target in segment v2_batch legacy_message decompression index_files control_record \
-  values protobuf_value json_value; do
+  values avro_value protobuf_value json_value; do
   mkdir -p "corpus/$target"
 done
 i=0

@@ -199,6 +199,12 @@ pub fn values(data: &[u8]) {
     }
 }
 
+/// Avro values (`values/avro_fuzz.rs`): arbitrary payloads through the compiled decoder,
+/// compared with `arrow-avro`'s.
+pub fn avro_value(data: &[u8]) {
+    crate::values::avro_fuzz::fuzz(data);
+}
+
 /// Protobuf values (`values/protobuf.rs`): arbitrary payloads of a schema with every field kind.
 pub fn protobuf_value(data: &[u8]) {
     decode_pieces(crate::values::protobuf::fuzz_decoder().as_ref(), data);
@@ -359,6 +365,7 @@ mod tests {
                 index_files(&data);
                 control_record(&data);
                 values(&data);
+                avro_value(&data);
                 protobuf_value(&data);
                 json_value(&data);
                 inputs += 1;

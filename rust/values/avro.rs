@@ -1,13 +1,17 @@
-//! Avro payloads into one Arrow column, through `arrow-avro` (Apache Arrow's Avro crate):
-//! every writer schema resolved to the one reader schema by Avro's rules (defaults, aliases,
-//! promotions), a batch at a time.
+//! Avro payloads into one Arrow column. [`decoder`] gives the compiled decoder reads use
+//! (`avro_compiled.rs`: each writer schema resolved to the reader schema once, into a program
+//! that decodes straight into the column's builders). This file keeps what it shares with the
+//! rest (the reader schema's Arrow type as `arrow-avro` maps it, references written in) and
+//! [`AvroDecoder`], the decoder through `arrow-avro` (Apache Arrow's Avro crate) that came
+//! before it, kept as the oracle the compiled decoder is tested against ([`oracle`]): every
+//! writer schema resolved to the one reader schema by `arrow-avro`, a batch at a time.
 //!
 //! `arrow-avro` decodes records only: each schema is wrapped in a one-field record
 //! (`kafkalog_payload`), whose binary encoding is the field's own, so a key or value of any
 //! Avro type decodes, and the field is the column. Schemas with references have the referenced
 //! named types written in where first used, as one self-contained schema.
 //!
-//! The decoder is fed one payload at a time, its schema's framing (`0` and an 8-byte key) then
+//! The oracle is fed one payload at a time, its schema's framing (`0` and an 8-byte key) then
 //! its own bytes, not copied (`avro_feed.rs`), so each must decode to exactly one record using
 //! exactly its own bytes. A payload that does not (truncated, trailing bytes, bad union
 //! branch, ...) is null with its reason; the decoder, whose builders it may have left
@@ -61,6 +65,17 @@ struct State {
 /// An Avro decoder whose column is `reader` (its references resolved); writer schemas by id
 /// come from `writers`. Payloads without a schema id are taken as written with `reader`.
 pub fn decoder(
+    reader: &SchemaText,
+    writers: Arc<dyn WriterSchemas>,
+) -> Result<Arc<dyn PayloadDecoder>> {
+    Ok(Arc::new(
+        crate::values::avro_compiled::CompiledDecoder::new(reader, writers)?,
+    ))
+}
+
+/// The same column through `arrow-avro`'s own decoder: the oracle of the tests, the fuzz
+/// target and the benchmark.
+pub fn oracle(
     reader: &SchemaText,
     writers: Arc<dyn WriterSchemas>,
 ) -> Result<Arc<dyn PayloadDecoder>> {
@@ -555,6 +570,18 @@ fn assemble(
 
 /// `schema` with its references written in and wrapped in the one-field record.
 pub(crate) fn wrapped(schema: &SchemaText) -> Result<String> {
+    let root = inlined(schema)?;
+    let wrapper = serde_json::json!({
+        "type": "record",
+        "name": WRAPPER,
+        "fields": [{"name": "value", "type": root}],
+    });
+    Ok(wrapper.to_string())
+}
+
+/// `schema`'s JSON with its references written in (and `uuid` logical types taken off, see
+/// `avro_shape.rs`).
+pub(crate) fn inlined(schema: &SchemaText) -> Result<Json> {
     let mut root: Json =
         serde_json::from_str(&schema.schema).map_err(|e| avro_error(format!("not JSON: {e}")))?;
     if !schema.references.is_empty() {
@@ -568,12 +595,7 @@ pub(crate) fn wrapped(schema: &SchemaText) -> Result<String> {
         inline(&mut root, "", &mut refs, &mut defined, 0)?;
     }
     crate::values::avro_shape::without_uuids(&mut root);
-    let wrapper = serde_json::json!({
-        "type": "record",
-        "name": WRAPPER,
-        "fields": [{"name": "value", "type": root}],
-    });
-    Ok(wrapper.to_string())
+    Ok(root)
 }
 
 /// The full name of a named type's `name` in namespace `ns`.

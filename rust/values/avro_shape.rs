@@ -46,7 +46,7 @@ enum Shape {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-struct UnionShape {
+pub(crate) struct UnionShape {
     /// The non-null branches: type id and shape, in the union's order.
     branches: Vec<(i8, Shape)>,
     /// The `null` branch's type id.
@@ -54,8 +54,28 @@ struct UnionShape {
     kind: UnionKind,
 }
 
+impl UnionShape {
+    /// The type ids of the branches other than `null`, in the union's order.
+    pub(crate) fn branch_ids(&self) -> impl Iterator<Item = i8> + '_ {
+        self.branches.iter().map(|(id, _)| *id)
+    }
+
+    pub(crate) fn kind(&self) -> UnionKind {
+        self.kind
+    }
+}
+
+/// The shape of a union's column (`arrow-avro`'s dense union of type `t`) as users get it;
+/// None if `t` is not a union. What the compiled decoder (`avro_resolve.rs`) builds into.
+pub(crate) fn union_shape(t: &DataType) -> Option<UnionShape> {
+    match shape_of(t) {
+        Shape::Union(u) => Some(u),
+        _ => None,
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum UnionKind {
+pub(crate) enum UnionKind {
     /// Only `null`: a null column.
     Null,
     /// One non-null branch: its type.

@@ -1,0 +1,962 @@
+//! A writer schema resolved to the reader schema, compiled (`avro_resolve.rs`) into a flat
+//! program of steps, and the loop that runs it over one payload's bytes straight into the
+//! reader's column builders (`avro_columns.rs`): read a zigzag long into column k, skip a
+//! string, take the union branch the tag says, fill a default. A record is its fields' steps
+//! one after the other; arrays, maps, union branches and defaults are programs of their own,
+//! run once per item (branch, default). Nothing is built per value but the columns' values.
+//!
+//! Hostile bytes: every length and count is checked against the bytes left before anything
+//! is read or reserved (a block of `n` items whose smallest encoding is `m` bytes needs
+//! `n * m` bytes), items that take no bytes (`null`, an empty record, a `fixed` of size 0)
+//! are limited to [`ZERO_SIZE_ITEMS`] per value, and values nest at most [`MAX_DEPTH`] deep.
+
+use arrow_buffer::{i256, IntervalMonthDayNano};
+
+use crate::values::avro_columns::{Columns, Layout};
+
+/// Items of a type whose encoding takes no bytes that one value may hold, all its arrays
+/// and maps together (each is a column slot: without a bound, a count of 2^62 in a few bytes
+/// would build that many).
+pub(crate) const ZERO_SIZE_ITEMS: u64 = 1 << 16;
+
+/// How deep a value may nest (arrays in arrays, a recursive record skipped).
+pub(crate) const MAX_DEPTH: u32 = 256;
+
+/// One step. `slot` is a column's index among the columns of its kind (`Columns`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Op {
+    /// A writer `null` into a null column.
+    Null(u32),
+    /// A boolean (a byte: 0 false, any other true).
+    Bool(u32),
+    /// An int into an int32 column.
+    Int(u32),
+    /// An int into an int64 column.
+    IntToLong(u32),
+    /// A long into an int64 column.
+    Long(u32),
+    IntToFloat(u32),
+    LongToFloat(u32),
+    Float(u32),
+    /// An int read as a float (the reader's type), in a float64 column (a `float`/`double`
+    /// union's).
+    IntToFloatToDouble(u32),
+    LongToFloatToDouble(u32),
+    FloatToDouble(u32),
+    IntToDouble(u32),
+    LongToDouble(u32),
+    Double(u32),
+    /// `bytes` or `string` into a binary column.
+    Bytes(u32),
+    /// `bytes` or `string` into a utf8 column, checked to be UTF-8.
+    Utf8(u32),
+    Fixed {
+        slot: u32,
+        size: u32,
+    },
+    /// A decimal's big-endian two's complement bytes into a decimal128 column.
+    Dec128Bytes(u32),
+    Dec128Fixed {
+        slot: u32,
+        size: u32,
+    },
+    Dec256Bytes(u32),
+    Dec256Fixed {
+        slot: u32,
+        size: u32,
+    },
+    /// A `duration` (fixed 12: months, days, milliseconds) into an interval column.
+    Duration(u32),
+    /// An enum written with the reader's symbols: an index below `symbols`.
+    Enum {
+        slot: u32,
+        symbols: u32,
+    },
+    /// An enum whose writer's symbols differ: the index mapped by `Program::enums[map]`.
+    EnumMap {
+        slot: u32,
+        map: u32,
+    },
+    /// A record's value in its struct column (its fields' steps follow).
+    Struct(u32),
+    /// An array: blocks of items, each item by program `items`, whose encoding is at least
+    /// `min` bytes.
+    Array {
+        slot: u32,
+        items: u32,
+        min: u32,
+    },
+    /// An array whose item program is one step that runs no program ([`is_leaf`]).
+    ArrayLeaf {
+        slot: u32,
+        items: u32,
+        min: u32,
+    },
+    /// A map: blocks of entries, the key into bin column `keys`, the value by `values`.
+    Map {
+        slot: u32,
+        keys: u32,
+        values: u32,
+        min: u32,
+    },
+    /// A map whose value program is one leaf step.
+    MapLeaf {
+        slot: u32,
+        keys: u32,
+        values: u32,
+        min: u32,
+    },
+    /// A writer union: the branch's program from `Program::unions[table]`.
+    Union(u32),
+    /// A writer union whose branches' programs are at most one leaf step each.
+    UnionLeaf(u32),
+    /// A null into layout column `col` (the reader's union took its `null` branch).
+    Nulls(u32),
+    /// A union member struct (layout column `col`) set, its members other than `member`
+    /// null (the member's steps follow).
+    Members {
+        col: u32,
+        member: u32,
+    },
+    /// A reader field the writer does not have: its default (`Program::defaults[n]`).
+    Default(u32),
+    /// A default whose program is one leaf step.
+    DefaultLeaf(u32),
+    /// The writer's and reader's schemas do not resolve here: `Program::messages[n]`.
+    Fail(u32),
+    /// A writer field the reader does not have: skipped.
+    SkipInt,
+    SkipLong,
+    SkipFixed(u32),
+    /// `bytes` or `string`.
+    SkipLen,
+    SkipArray {
+        items: u32,
+        min: u32,
+    },
+    /// Map entries: a key, then the value by program `values`.
+    SkipMap {
+        values: u32,
+        min: u32,
+    },
+    SkipUnion(u32),
+    /// Program `n` (a recursive record skipped).
+    Call(u32),
+}
+
+/// An enum's writer symbols mapped to the reader's.
+#[derive(Debug, Clone)]
+pub(crate) struct EnumMap {
+    /// Per writer symbol: the reader's index (its own or the reader's default), or -1.
+    pub to_reader: Vec<i32>,
+    pub writer_symbols: Vec<String>,
+    pub reader: String,
+}
+
+/// A compiled (writer, reader) pair.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Program {
+    /// The programs: `main`, then items', entries', branches', defaults'.
+    pub subs: Vec<Vec<Op>>,
+    pub main: u32,
+    /// Per writer union: its branches' programs.
+    pub unions: Vec<Vec<u32>>,
+    pub enums: Vec<EnumMap>,
+    /// Per default: the value encoded with the reader's schema, and the program that reads it.
+    pub defaults: Vec<(Vec<u8>, u32)>,
+    /// Why a part of the schemas does not resolve.
+    pub messages: Vec<String>,
+}
+
+/// Why a payload did not decode.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Bad {
+    /// The payload ends inside its value.
+    Eof,
+    /// A varint longer than 10 bytes or beyond 64 bits.
+    Varint,
+    /// An int beyond 32 bits.
+    Int(u64),
+    NegativeLength(i64),
+    Utf8,
+    UnionBranch(i64, usize),
+    EnumIndex(i64, u32),
+    /// Writer enum index whose symbol the reader does not have (and no default).
+    EnumSymbol(u32, i32),
+    BlockSize(i64),
+    /// `count` items of at least `min` bytes where `left` bytes are left.
+    Items {
+        count: u64,
+        min: u32,
+        left: usize,
+    },
+    ZeroSizeItems,
+    /// A decimal of `len` bytes that does not fit in `width`.
+    Decimal {
+        len: usize,
+        width: usize,
+    },
+    Deep,
+    /// Arrow's 32-bit offsets of a column would overflow within this batch.
+    Offsets,
+    Fail(u32),
+    /// Bytes left after the value.
+    Trailing(usize),
+}
+
+impl Bad {
+    /// The reason as users read it.
+    pub fn describe(&self, program: &Program) -> String {
+        match self {
+            Bad::Eof => "the payload ends inside its Avro value (truncated?)".into(),
+            Bad::Varint => "not valid Avro: a varint longer than 64 bits".into(),
+            Bad::Int(v) => format!("not valid Avro: an int of {v} (beyond 32 bits)"),
+            Bad::NegativeLength(n) => format!("not valid Avro: a length of {n}"),
+            Bad::Utf8 => "not valid Avro: a string that is not UTF-8".into(),
+            Bad::UnionBranch(tag, n) => {
+                format!("not valid Avro: union branch {tag} of a union of {n}")
+            }
+            Bad::EnumIndex(i, n) => format!("not valid Avro: enum index {i} of {n} symbols"),
+            Bad::EnumSymbol(map, i) => {
+                let m = &program.enums[*map as usize];
+                let symbol = m
+                    .writer_symbols
+                    .get(*i as usize)
+                    .map_or("?", |s| s.as_str());
+                format!(
+                    "enum symbol {symbol} is not one of {}'s symbols, which has no default",
+                    m.reader
+                )
+            }
+            Bad::BlockSize(n) => format!("not valid Avro: a block of {n} bytes"),
+            Bad::Items { count, min, left } => format!(
+                "not valid Avro: a block of {count} items of at least {min} bytes where {left} \
+                 bytes are left"
+            ),
+            Bad::ZeroSizeItems => format!(
+                "more than {ZERO_SIZE_ITEMS} items that take no bytes (null, empty records) in \
+                 one value"
+            ),
+            Bad::Decimal { len, width } => format!(
+                "a decimal of {len} bytes does not fit in the column's {width}-byte decimals"
+            ),
+            Bad::Deep => format!("the value nests deeper than {MAX_DEPTH}"),
+            Bad::Offsets => {
+                "the batch's values outgrow Arrow's 32-bit offsets; read smaller batches".into()
+            }
+            Bad::Fail(m) => format!(
+                "the writer schema does not resolve to the reader schema: {}",
+                program.messages[*m as usize]
+            ),
+            Bad::Trailing(n) => format!("{n} bytes left after the Avro value"),
+        }
+    }
+}
+
+/// A step stopped: the payload does not decode (why is in its [`Cursor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stop;
+
+type Step<T = ()> = Result<T, Stop>;
+
+/// A payload's bytes being read, and why they stopped decoding.
+pub(crate) struct Cursor<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    bad: Option<Bad>,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(buf: &'a [u8]) -> Cursor<'a> {
+        Cursor {
+            buf,
+            pos: 0,
+            bad: None,
+        }
+    }
+
+    #[inline]
+    pub fn left(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Notes why the payload does not decode.
+    #[cold]
+    #[inline(never)]
+    fn stop(&mut self, why: Bad) -> Stop {
+        self.bad = Some(why);
+        Stop
+    }
+
+    /// Why the payload stopped decoding.
+    pub fn why(&mut self) -> Bad {
+        self.bad.take().unwrap_or(Bad::Eof)
+    }
+
+    /// An unsigned varint (up to 10 bytes, 64 bits).
+    #[inline(always)]
+    fn varint(&mut self) -> Step<u64> {
+        match self.buf.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(b))
+            }
+            _ => self.varint_long(),
+        }
+    }
+
+    /// A varint of more than one byte: up to 8 (56 bits) read at once where 8 bytes are left,
+    /// their 7-bit groups put together without a loop; longer ones one byte at a time.
+    #[inline]
+    fn varint_long(&mut self) -> Step<u64> {
+        if let Some(bytes) = self.buf.get(self.pos..self.pos + 8) {
+            let word = u64::from_le_bytes(bytes.try_into().unwrap_or([0xff; 8]));
+            // A byte without its high bit ends the varint.
+            let ends = !word & 0x8080_8080_8080_8080;
+            if ends != 0 {
+                let len = ends.trailing_zeros() / 8 + 1;
+                let kept = if len == 8 {
+                    word
+                } else {
+                    word & ((1u64 << (8 * len)) - 1)
+                };
+                let mut x = kept & 0x7f7f_7f7f_7f7f_7f7f;
+                x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+                x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+                x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+                self.pos += len as usize;
+                return Ok(x);
+            }
+        }
+        self.varint_slow()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Step<u64> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let Some(&b) = self.buf.get(self.pos + i) else {
+                return Err(self.stop(Bad::Eof));
+            };
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                if i == 9 && b > 1 {
+                    break;
+                }
+                self.pos += i + 1;
+                return Ok(value);
+            }
+        }
+        Err(self.stop(Bad::Varint))
+    }
+
+    #[inline(always)]
+    pub fn long(&mut self) -> Step<i64> {
+        let v = self.varint()?;
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    /// An int: a varint of at most 32 bits (as `arrow-avro` reads it).
+    #[inline(always)]
+    pub fn int(&mut self) -> Step<i32> {
+        let v = self.varint()?;
+        let Ok(v) = u32::try_from(v) else {
+            return Err(self.stop(Bad::Int(v)));
+        };
+        Ok((v >> 1) as i32 ^ -((v & 1) as i32))
+    }
+
+    #[inline(always)]
+    pub fn take(&mut self, n: usize) -> Step<&'a [u8]> {
+        if self.left() < n {
+            return Err(self.stop(Bad::Eof));
+        }
+        let out = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    #[inline(always)]
+    fn array<const N: usize>(&mut self) -> Step<[u8; N]> {
+        match self.buf.get(self.pos..self.pos + N) {
+            Some(b) => {
+                self.pos += N;
+                Ok(b.try_into().unwrap_or([0; N]))
+            }
+            None => Err(self.stop(Bad::Eof)),
+        }
+    }
+
+    /// A length-prefixed `bytes` or `string`.
+    #[inline(always)]
+    pub fn bytes(&mut self) -> Step<&'a [u8]> {
+        let n = self.long()?;
+        if n < 0 {
+            return Err(self.stop(Bad::NegativeLength(n)));
+        }
+        self.take(n as usize)
+    }
+
+    /// A `bytes` or `string` appended to `data` (checked to be UTF-8 if `utf8`); its length.
+    #[inline(always)]
+    fn bytes_into(&mut self, data: &mut Vec<u8>, utf8: bool) -> Step<usize> {
+        let n = self.long()?;
+        if n < 0 {
+            return Err(self.stop(Bad::NegativeLength(n)));
+        }
+        let n = n as usize;
+        let start = self.pos;
+        if self.left() < n {
+            return Err(self.stop(Bad::Eof));
+        }
+        if utf8 && std::str::from_utf8(&self.buf[start..start + n]).is_err() {
+            return Err(self.stop(Bad::Utf8));
+        }
+        if n <= 16 && self.buf.len() - start >= 16 {
+            // Short strings (most of them) copied as 16 bytes, the extra ones not kept: a
+            // move of fixed size rather than a call.
+            data.reserve(16);
+            let len = data.len();
+            // SAFETY: `data` has room for 16 more bytes (just reserved) and `buf` has 16
+            // bytes from `start` (checked); of the 16 bytes written, the first `n` (all from
+            // `buf`) become `data`'s.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.buf.as_ptr().add(start),
+                    data.as_mut_ptr().add(len),
+                    16,
+                );
+                data.set_len(len + n);
+            }
+        } else {
+            data.extend_from_slice(&self.buf[start..start + n]);
+        }
+        self.pos += n;
+        Ok(n)
+    }
+
+    #[inline(always)]
+    fn byte(&mut self) -> Step<u8> {
+        let Some(&b) = self.buf.get(self.pos) else {
+            return Err(self.stop(Bad::Eof));
+        };
+        self.pos += 1;
+        Ok(b)
+    }
+
+    /// A decimal's bytes widened to `N` (see [`sign_extend`]).
+    #[inline(always)]
+    fn decimal<const N: usize>(&mut self, raw: &[u8]) -> Step<[u8; N]> {
+        match sign_extend::<N>(raw) {
+            Ok(b) => Ok(b),
+            Err(why) => Err(self.stop(why)),
+        }
+    }
+}
+
+/// `raw` (big-endian two's complement) sign-extended to `N` bytes, or, if longer, `N` bytes
+/// when the bytes dropped are only its sign.
+#[inline]
+fn sign_extend<const N: usize>(raw: &[u8]) -> Result<[u8; N], Bad> {
+    let len = raw.len();
+    if len == N {
+        return Ok(raw.try_into().unwrap_or([0; N]));
+    }
+    let negative = raw.first().is_some_and(|b| b & 0x80 != 0);
+    let sign = if negative { 0xff } else { 0 };
+    let mut out = [sign; N];
+    if len > N {
+        let extra = len - N;
+        let kept_negative = raw[extra] & 0x80 != 0;
+        if raw[..extra].iter().any(|&b| b != sign) || kept_negative != negative {
+            return Err(Bad::Decimal { len, width: N });
+        }
+        out.copy_from_slice(&raw[extra..]);
+    } else {
+        out[N - len..].copy_from_slice(raw);
+    }
+    Ok(out)
+}
+
+/// A program running over payloads into columns.
+pub(crate) struct Vm<'a> {
+    pub program: &'a Program,
+    pub layout: &'a Layout,
+    pub columns: &'a mut Columns,
+    /// Zero-size items the value may still have.
+    zero_left: u64,
+    /// Strings checked to be UTF-8 one by one (else the caller checks each column's bytes
+    /// at once at the end of the batch, see `Columns::utf8_valid`).
+    strict: bool,
+}
+
+macro_rules! push {
+    ($col:expr, $v:expr) => {{
+        let v = $v;
+        let c = $col;
+        c.values.push(v);
+        c.valid.append_non_null();
+    }};
+}
+
+impl<'a> Vm<'a> {
+    pub fn new(
+        program: &'a Program,
+        layout: &'a Layout,
+        columns: &'a mut Columns,
+        strict: bool,
+    ) -> Vm<'a> {
+        Vm {
+            program,
+            layout,
+            columns,
+            zero_left: ZERO_SIZE_ITEMS,
+            strict,
+        }
+    }
+
+    /// Decodes one payload, which must be exactly one value.
+    pub fn value(&mut self, bytes: &[u8]) -> Result<(), Bad> {
+        self.zero_left = ZERO_SIZE_ITEMS;
+        let mut cur = Cursor::new(bytes);
+        if self.run(self.program.main, &mut cur, 0).is_err() {
+            return Err(cur.why());
+        }
+        match cur.left() {
+            0 => Ok(()),
+            n => Err(Bad::Trailing(n)),
+        }
+    }
+
+    /// The number of items of the next block (0: the end), checked against the bytes left;
+    /// `sized`: a block with its size in bytes is skipped whole (and counts as none).
+    #[inline]
+    fn block(&mut self, cur: &mut Cursor<'_>, min: u32, sized: bool) -> Step<u64> {
+        loop {
+            let n = cur.long()?;
+            if n == 0 {
+                return Ok(0);
+            }
+            let count = if n < 0 {
+                // A negative count is followed by the block's size in bytes.
+                let size = cur.long()?;
+                if size < 0 {
+                    return Err(cur.stop(Bad::BlockSize(size)));
+                }
+                if sized {
+                    cur.take(size as usize)?;
+                    continue;
+                }
+                n.unsigned_abs()
+            } else {
+                n as u64
+            };
+            if min > 0 {
+                let left = cur.left();
+                if count > (left / min as usize) as u64 {
+                    return Err(cur.stop(Bad::Items { count, min, left }));
+                }
+            } else {
+                if count > self.zero_left {
+                    return Err(cur.stop(Bad::ZeroSizeItems));
+                }
+                self.zero_left -= count;
+            }
+            return Ok(count);
+        }
+    }
+
+    /// The branch program a union's tag selects.
+    #[inline(always)]
+    fn branch(&self, table: u32, cur: &mut Cursor<'_>) -> Step<u32> {
+        let tag = cur.long()?;
+        let branches = &self.program.unions[table as usize];
+        match usize::try_from(tag).ok().and_then(|t| branches.get(t)) {
+            Some(&sub) => Ok(sub),
+            None => Err(cur.stop(Bad::UnionBranch(tag, branches.len()))),
+        }
+    }
+
+    fn run(&mut self, sub: u32, cur: &mut Cursor<'_>, depth: u32) -> Step {
+        if depth > MAX_DEPTH {
+            return Err(cur.stop(Bad::Deep));
+        }
+        let program = self.program;
+        for op in &program.subs[sub as usize] {
+            self.step(*op, cur, depth)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the one-step program `sub` (or nothing, if it has no step): the leaf step's code
+    /// once, out of line, for every array item, map value, union branch and default.
+    #[inline(never)]
+    fn run_leaf(&mut self, sub: u32, cur: &mut Cursor<'_>) -> Step {
+        let program = self.program;
+        match program.subs[sub as usize].first() {
+            Some(&op) => self.leaf(op, cur),
+            None => Ok(()),
+        }
+    }
+
+    #[inline(always)]
+    fn step(&mut self, op: Op, cur: &mut Cursor<'_>, depth: u32) -> Step {
+        match op {
+            Op::Array { slot, items, min } => {
+                let mut total: u64 = 0;
+                loop {
+                    let n = self.block(cur, min, false)?;
+                    if n == 0 {
+                        break;
+                    }
+                    for _ in 0..n {
+                        self.run(items, cur, depth + 1)?;
+                    }
+                    total += n;
+                }
+                self.end_list(slot, total, cur)?;
+            }
+            Op::ArrayLeaf { slot, items, min } => {
+                let mut total: u64 = 0;
+                loop {
+                    let n = self.block(cur, min, false)?;
+                    if n == 0 {
+                        break;
+                    }
+                    for _ in 0..n {
+                        self.run_leaf(items, cur)?;
+                    }
+                    total += n;
+                }
+                self.end_list(slot, total, cur)?;
+            }
+            Op::Map {
+                slot,
+                keys,
+                values,
+                min,
+            } => {
+                let mut total: u64 = 0;
+                loop {
+                    let n = self.block(cur, min, false)?;
+                    if n == 0 {
+                        break;
+                    }
+                    for _ in 0..n {
+                        append_bin(&mut self.columns.bins[keys as usize], cur, self.strict)?;
+                        self.run(values, cur, depth + 1)?;
+                    }
+                    total += n;
+                }
+                self.end_list(slot, total, cur)?;
+            }
+            Op::MapLeaf {
+                slot,
+                keys,
+                values,
+                min,
+            } => {
+                let mut total: u64 = 0;
+                loop {
+                    let n = self.block(cur, min, false)?;
+                    if n == 0 {
+                        break;
+                    }
+                    for _ in 0..n {
+                        append_bin(&mut self.columns.bins[keys as usize], cur, self.strict)?;
+                        self.run_leaf(values, cur)?;
+                    }
+                    total += n;
+                }
+                self.end_list(slot, total, cur)?;
+            }
+            Op::Union(table) => {
+                let sub = self.branch(table, cur)?;
+                self.run(sub, cur, depth + 1)?;
+            }
+            Op::UnionLeaf(table) => {
+                let sub = self.branch(table, cur)?;
+                self.run_leaf(sub, cur)?;
+            }
+            Op::Default(n) => {
+                let (bytes, sub) = &self.program.defaults[n as usize];
+                let mut constant = Cursor::new(bytes);
+                if self.run(*sub, &mut constant, depth + 1).is_err() {
+                    return Err(cur.stop(constant.why()));
+                }
+            }
+            Op::DefaultLeaf(n) => {
+                let (bytes, sub) = &self.program.defaults[n as usize];
+                let mut constant = Cursor::new(bytes);
+                if self.run_leaf(*sub, &mut constant).is_err() {
+                    return Err(cur.stop(constant.why()));
+                }
+            }
+            Op::SkipArray { items, min } => loop {
+                let n = self.block(cur, min, true)?;
+                if n == 0 {
+                    break;
+                }
+                for _ in 0..n {
+                    self.run(items, cur, depth + 1)?;
+                }
+            },
+            Op::SkipMap { values, min } => loop {
+                let n = self.block(cur, min, true)?;
+                if n == 0 {
+                    break;
+                }
+                for _ in 0..n {
+                    cur.bytes()?;
+                    self.run(values, cur, depth + 1)?;
+                }
+            },
+            Op::SkipUnion(table) => {
+                let sub = self.branch(table, cur)?;
+                self.run(sub, cur, depth + 1)?;
+            }
+            Op::Call(sub) => self.run(sub, cur, depth + 1)?,
+            leaf => self.leaf(leaf, cur)?,
+        }
+        Ok(())
+    }
+
+    /// A step that reads a value (or skips one) without running another program.
+    #[inline(always)]
+    fn leaf(&mut self, op: Op, cur: &mut Cursor<'_>) -> Step {
+        let strict = self.strict;
+        let cols = &mut *self.columns;
+        match op {
+            Op::Null(s) => cols.nulls[s as usize] += 1,
+            Op::Bool(s) => {
+                let v = cur.byte()? != 0;
+                let c = &mut cols.bools[s as usize];
+                c.values.append(v);
+                c.valid.append_non_null();
+            }
+            Op::Int(s) => push!(&mut cols.i32s[s as usize], cur.int()?),
+            Op::IntToLong(s) => push!(&mut cols.i64s[s as usize], i64::from(cur.int()?)),
+            Op::Long(s) => push!(&mut cols.i64s[s as usize], cur.long()?),
+            Op::IntToFloat(s) => push!(&mut cols.f32s[s as usize], cur.int()? as f32),
+            Op::LongToFloat(s) => push!(&mut cols.f32s[s as usize], cur.long()? as f32),
+            Op::Float(s) => push!(
+                &mut cols.f32s[s as usize],
+                f32::from_le_bytes(cur.array::<4>()?)
+            ),
+            Op::IntToFloatToDouble(s) => {
+                push!(&mut cols.f64s[s as usize], f64::from(cur.int()? as f32))
+            }
+            Op::LongToFloatToDouble(s) => {
+                push!(&mut cols.f64s[s as usize], f64::from(cur.long()? as f32))
+            }
+            Op::FloatToDouble(s) => push!(
+                &mut cols.f64s[s as usize],
+                f64::from(f32::from_le_bytes(cur.array::<4>()?))
+            ),
+            Op::IntToDouble(s) => push!(&mut cols.f64s[s as usize], f64::from(cur.int()?)),
+            Op::LongToDouble(s) => push!(&mut cols.f64s[s as usize], cur.long()? as f64),
+            Op::Double(s) => push!(
+                &mut cols.f64s[s as usize],
+                f64::from_le_bytes(cur.array::<8>()?)
+            ),
+            Op::Bytes(s) => append_bin(&mut cols.bins[s as usize], cur, false)?,
+            Op::Utf8(s) => append_bin(&mut cols.bins[s as usize], cur, strict)?,
+            Op::Fixed { slot, size } => {
+                let b = cur.take(size as usize)?;
+                let c = &mut cols.fixeds[slot as usize];
+                c.data.extend_from_slice(b);
+                c.valid.append_non_null();
+            }
+            Op::Dec128Bytes(s) => {
+                let raw = cur.bytes()?;
+                let v = i128::from_be_bytes(cur.decimal::<16>(raw)?);
+                push!(&mut cols.i128s[s as usize], v);
+            }
+            Op::Dec128Fixed { slot, size } => {
+                let raw = cur.take(size as usize)?;
+                let v = i128::from_be_bytes(cur.decimal::<16>(raw)?);
+                push!(&mut cols.i128s[slot as usize], v);
+            }
+            Op::Dec256Bytes(s) => {
+                let raw = cur.bytes()?;
+                let v = i256::from_be_bytes(cur.decimal::<32>(raw)?);
+                push!(&mut cols.i256s[s as usize], v);
+            }
+            Op::Dec256Fixed { slot, size } => {
+                let raw = cur.take(size as usize)?;
+                let v = i256::from_be_bytes(cur.decimal::<32>(raw)?);
+                push!(&mut cols.i256s[slot as usize], v);
+            }
+            Op::Duration(s) => {
+                let b = cur.array::<12>()?;
+                let word = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+                let v = IntervalMonthDayNano::new(
+                    word(0) as i32,
+                    word(4) as i32,
+                    i64::from(word(8)) * 1_000_000,
+                );
+                push!(&mut cols.intervals[s as usize], v);
+            }
+            Op::Enum { slot, symbols } => {
+                let i = cur.int()?;
+                if i < 0 || i as u32 >= symbols {
+                    return Err(cur.stop(Bad::EnumIndex(i64::from(i), symbols)));
+                }
+                push!(&mut cols.i32s[slot as usize], i);
+            }
+            Op::EnumMap { slot, map } => {
+                let i = cur.int()?;
+                let m = &self.program.enums[map as usize].to_reader;
+                let Some(&r) = usize::try_from(i).ok().and_then(|i| m.get(i)) else {
+                    return Err(cur.stop(Bad::EnumIndex(i64::from(i), m.len() as u32)));
+                };
+                if r < 0 {
+                    return Err(cur.stop(Bad::EnumSymbol(map, i)));
+                }
+                push!(&mut cols.i32s[slot as usize], r);
+            }
+            Op::Struct(s) => cols.structs[s as usize].append_non_null(),
+            Op::Nulls(col) => cols.append_null(self.layout, col as usize),
+            Op::Members { col, member } => {
+                let c = self.layout.column(col as usize);
+                cols.structs[c.slot as usize].append_non_null();
+                for (k, &child) in c.children.iter().enumerate() {
+                    if k != member as usize {
+                        cols.append_null(self.layout, child);
+                    }
+                }
+            }
+            Op::Fail(m) => return Err(cur.stop(Bad::Fail(m))),
+            Op::SkipInt => {
+                cur.int()?;
+            }
+            Op::SkipLong => {
+                cur.varint()?;
+            }
+            Op::SkipFixed(n) => {
+                cur.take(n as usize)?;
+            }
+            Op::SkipLen => {
+                cur.bytes()?;
+            }
+            // Steps that run programs are never leaves (`is_leaf`).
+            _ => return Err(cur.stop(Bad::Deep)),
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn end_list(&mut self, slot: u32, items: u64, cur: &mut Cursor<'_>) -> Step {
+        let l = &mut self.columns.lists[slot as usize];
+        let last = *l.offsets.last().unwrap_or(&0) as u64;
+        let Ok(end) = i32::try_from(last + items) else {
+            return Err(cur.stop(Bad::Offsets));
+        };
+        l.offsets.push(end);
+        l.valid.append_non_null();
+        Ok(())
+    }
+}
+
+/// Whether `op` is a step [`Vm`] runs without running another program.
+pub(crate) fn is_leaf(op: &Op) -> bool {
+    !matches!(
+        op,
+        Op::Array { .. }
+            | Op::ArrayLeaf { .. }
+            | Op::Map { .. }
+            | Op::MapLeaf { .. }
+            | Op::Union(_)
+            | Op::UnionLeaf(_)
+            | Op::Default(_)
+            | Op::DefaultLeaf(_)
+            | Op::SkipArray { .. }
+            | Op::SkipMap { .. }
+            | Op::SkipUnion(_)
+            | Op::Call(_)
+    )
+}
+
+/// A `bytes` or `string` (checked to be UTF-8 if `utf8`) into a bin column.
+#[inline(always)]
+fn append_bin(c: &mut crate::values::avro_columns::Bin, cur: &mut Cursor<'_>, utf8: bool) -> Step {
+    cur.bytes_into(&mut c.data, utf8)?;
+    let Ok(end) = i32::try_from(c.data.len()) else {
+        return Err(cur.stop(Bad::Offsets));
+    };
+    c.offsets.push(end);
+    c.valid.append_non_null();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_as_avro_writes_them() {
+        let mut out = Vec::new();
+        for v in [0i64, -1, 1, 63, -64, 64, 1 << 40, i64::MAX, i64::MIN] {
+            crate::format::varint::write_varlong(&mut out, v);
+        }
+        let mut c = Cursor::new(&out);
+        for v in [0i64, -1, 1, 63, -64, 64, 1 << 40, i64::MAX, i64::MIN] {
+            assert_eq!(c.long().unwrap(), v);
+        }
+        assert_eq!(c.left(), 0);
+        let long = |bytes: &[u8]| {
+            let mut c = Cursor::new(bytes);
+            c.long().map_err(|_| c.why())
+        };
+        // An int beyond 32 bits, an 11-byte varint, a 10th byte over 1, a truncated varint.
+        let mut c = Cursor::new(&[0x80, 0x80, 0x80, 0x80, 0x20]);
+        assert!(c.int().is_err() && matches!(c.why(), Bad::Int(_)));
+        assert_eq!(long(&[0xff; 11]), Err(Bad::Varint));
+        let mut ten = [0xff; 10];
+        ten[9] = 2;
+        assert_eq!(long(&ten), Err(Bad::Varint));
+        assert_eq!(long(&[0x80, 0x80]), Err(Bad::Eof));
+        // Short buffers take the slow path alike.
+        assert_eq!(long(&[0xac, 0x02]), Ok(150));
+        // Every length, read 8 bytes at once (with bytes after it) or one at a time (at the
+        // end of the buffer).
+        for shift in 0..64 {
+            for v in [
+                (1i64 << shift) - 1,
+                1i64 << shift,
+                -(1i64 << shift),
+                !(1i64 << shift),
+            ] {
+                let mut bytes = Vec::new();
+                crate::format::varint::write_varlong(&mut bytes, v);
+                let n = bytes.len();
+                assert_eq!(long(&bytes), Ok(v));
+                bytes.extend([0x80; 12]);
+                let mut c = Cursor::new(&bytes);
+                assert_eq!(c.long(), Ok(v));
+                assert_eq!(c.left(), 12, "{v}: {n} bytes");
+            }
+        }
+    }
+
+    #[test]
+    fn decimals_sign_extend_and_refuse_what_does_not_fit() {
+        assert_eq!(
+            i128::from_be_bytes(sign_extend::<16>(&[0xff, 0x38]).unwrap()),
+            -200
+        );
+        assert_eq!(i128::from_be_bytes(sign_extend::<16>(&[]).unwrap()), 0);
+        let mut wide = vec![0xff; 4];
+        wide.extend([0xff; 15]);
+        wide.push(0x38);
+        assert_eq!(i128::from_be_bytes(sign_extend::<16>(&wide).unwrap()), -200);
+        let mut big = vec![0x01];
+        big.extend([0; 16]);
+        assert!(sign_extend::<16>(&big).is_err());
+        // The dropped bytes are the sign, but the kept first byte's sign differs.
+        let mut flip = vec![0x00];
+        flip.extend([0x80; 16]);
+        assert!(sign_extend::<16>(&flip).is_err());
+    }
+}
