@@ -18,7 +18,10 @@
 //! | `record_types.rs` | topics of several record types (record-name subject strategies): one struct column with a field per type, each record routed by its writer id to its subject |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
 //! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema), `.proto` text or descriptors compiled, messages as Arrow |
-//! | `json_schema.rs`, `json_schema_arrow.rs` | JSON Schema payloads: the Arrow type a JSON Schema describes; values decoded by arrow-json, a bad row isolated |
+//! | `json_schema.rs` | JSON Schema payloads: the decoder (schema ids checked, builders kept from batch to batch) and its differential check against the oracle |
+//! | `json_schema_arrow.rs` | the Arrow type a JSON Schema describes (fields in declared order, `$ref`s resolved) |
+//! | `json_decode.rs`, `json_scan.rs` | JSON payloads straight into Arrow builders: the type compiled into a plan; the tokenizer, JSON text written as serde_json prints it |
+//! | `json_oracle.rs` | the oracle of the JSON decoder's tests and fuzz target: serde_json and arrow-json, as payloads were decoded before |
 
 pub mod avro;
 pub mod avro_encode;
@@ -27,8 +30,12 @@ pub mod avro_shape;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
+mod json_decode;
+#[doc(hidden)]
+pub mod json_oracle;
+mod json_scan;
 pub mod json_schema;
-mod json_schema_arrow;
+pub mod json_schema_arrow;
 pub mod protobuf;
 mod protobuf_arrow;
 mod protobuf_schema;
