@@ -198,13 +198,15 @@ pub fn fuzz_decoder() -> Arc<dyn PayloadDecoder> {
         .clone()
 }
 
+/// kafkalog's decoder and the oracle of one fuzz schema, and whether the oracle reads its
+/// payloads as serde_json values ([`by_value`]).
+type Pair = (Arc<dyn PayloadDecoder>, Arc<dyn PayloadDecoder>, bool);
+
 /// The fuzz target's check: the payloads decoded by kafkalog's decoder and by the oracle,
 /// with both fuzz schemas, agree row by row ([`agree`]). Panics where they do not.
 #[doc(hidden)]
 pub fn fuzz_compare(payloads: &[Option<Payload<'_>>]) {
-    static PAIRS: std::sync::OnceLock<
-        Vec<(Arc<dyn PayloadDecoder>, Arc<dyn PayloadDecoder>, bool)>,
-    > = std::sync::OnceLock::new();
+    static PAIRS: std::sync::OnceLock<Vec<Pair>> = std::sync::OnceLock::new();
     let pairs = PAIRS.get_or_init(|| {
         [FUZZ_SCHEMA, FUZZ_SCHEMA_TYPED]
             .iter()
