@@ -210,25 +210,31 @@ pub fn protobuf_value(data: &[u8]) {
     decode_pieces(crate::values::protobuf::fuzz_decoder().as_ref(), data);
 }
 
-/// JSON Schema values (`values/json_schema.rs`): arbitrary payloads of a schema with every type.
+/// JSON Schema values (`values/json_schema.rs`): arbitrary payloads of a schema with every
+/// type, decoded by kafkalog's decoder and compared with its oracle (serde_json and arrow-json)
+/// row by row.
 pub fn json_value(data: &[u8]) {
-    decode_pieces(crate::values::json_schema::fuzz_decoder().as_ref(), data);
+    if let Some(payloads) = decode_pieces(crate::values::json_schema::fuzz_decoder().as_ref(), data)
+    {
+        crate::values::json_schema::fuzz_compare(&payloads);
+    }
 }
 
 /// Arbitrary bytes as one batch of payloads for `decoder`: the first byte cuts the rest into
 /// pieces (4 bytes a step), then the rest whole and a null. Decoding never fails the batch
 /// (bad payloads are row errors), and the array is valid Arrow of the decoder's type, a row a
 /// payload.
-fn decode_pieces(decoder: &dyn crate::values::decoder::PayloadDecoder, data: &[u8]) {
+fn decode_pieces<'a>(
+    decoder: &dyn crate::values::decoder::PayloadDecoder,
+    data: &'a [u8],
+) -> Option<Vec<Option<crate::values::decoder::Payload<'a>>>> {
     use crate::values::decoder::Payload;
     // The fuzzer's inputs are at most 64 KiB (`-max_len`); the replay of saved inputs in
     // `cargo test` skips what is larger.
     if data.len() > 1 << 16 {
-        return;
+        return None;
     }
-    let Some((&cut, rest)) = data.split_first() else {
-        return;
-    };
+    let (&cut, rest) = data.split_first()?;
     let size = usize::from(cut).max(1) * 4;
     let payloads: Vec<Option<Payload<'_>>> = rest
         .chunks(size)
@@ -252,6 +258,7 @@ fn decode_pieces(decoder: &dyn crate::values::decoder::PayloadDecoder, data: &[u
         .to_data()
         .validate_full()
         .expect("a valid array");
+    Some(payloads)
 }
 
 #[cfg(test)]

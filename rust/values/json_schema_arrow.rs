@@ -1,66 +1,252 @@
 //! The Arrow type a JSON Schema describes (see `docs/values-protobuf-json.md` for the mapping
-//! and why), and the rewrite that turns the parts given as JSON text into strings before
-//! arrow-json decodes a row.
+//! and why), as a [`Shape`]: the Arrow type, and which parts of it hold a value's JSON text.
+//!
+//! Schemas are read with their members in document order (serde_json's own map sorts them),
+//! so that a struct's fields come in the order the schema declares its `properties`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
-use serde_json::Value;
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::error::{Error, Result};
 
 /// Nesting of schemas past which a value is given as JSON text.
 const MAX_TYPE_DEPTH: usize = 32;
 
-/// What must be rewritten in a row before arrow-json decodes it.
-#[derive(Debug, Clone)]
-pub enum Rewrite {
-    /// Nothing below here.
-    None,
-    /// The value becomes its JSON text.
+/// What a JSON Schema's values become: the Arrow type, with the parts that hold JSON text
+/// told apart from plain strings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// `integer`: int64.
+    Int64,
+    /// `number`: float64.
+    Float64,
+    /// `boolean`.
+    Boolean,
+    /// `string` (and string enums): utf8.
+    Utf8,
+    /// `string` with `format: date-time`: timestamp[us, UTC].
+    Timestamp,
+    /// `string` with `format: date`: date32.
+    Date32,
+    /// Anything else: utf8 holding the value's JSON text (compact, object keys sorted).
     Text,
-    /// These properties of an object.
-    Object(Vec<(String, Rewrite)>),
-    /// Every item of an array.
-    Items(Box<Rewrite>),
+    /// An object with properties: one nullable child per property, in declared order.
+    Struct(Vec<(String, Shape)>),
+    /// An array with one `items` schema.
+    List(Box<Shape>),
 }
 
-impl Rewrite {
-    /// Applies the rewrite to `value`, in place.
-    pub fn apply(&self, value: &mut Value) {
-        match (self, value) {
-            (Rewrite::None, _) | (_, Value::Null) => {}
-            (Rewrite::Text, value) => *value = Value::String(value.to_string()),
-            (Rewrite::Object(fields), Value::Object(map)) => {
-                for (name, rewrite) in fields {
-                    if let Some(v) = map.get_mut(name) {
-                        rewrite.apply(v);
-                    }
-                }
+impl Shape {
+    /// The Arrow type of the column.
+    pub fn data_type(&self) -> DataType {
+        match self {
+            Shape::Int64 => DataType::Int64,
+            Shape::Float64 => DataType::Float64,
+            Shape::Boolean => DataType::Boolean,
+            Shape::Utf8 | Shape::Text => DataType::Utf8,
+            Shape::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            Shape::Date32 => DataType::Date32,
+            Shape::Struct(fields) => DataType::Struct(
+                fields
+                    .iter()
+                    .map(|(name, shape)| Field::new(name, shape.data_type(), true))
+                    .collect::<Fields>(),
+            ),
+            Shape::List(item) => {
+                DataType::List(Arc::new(Field::new("item", item.data_type(), true)))
             }
-            (Rewrite::Items(rewrite), Value::Array(items)) => {
-                for v in items {
-                    rewrite.apply(v);
-                }
-            }
-            _ => {}
         }
     }
 
-    fn is_none(&self) -> bool {
-        matches!(self, Rewrite::None)
+    /// Whether any part holds JSON text.
+    pub fn has_text(&self) -> bool {
+        match self {
+            Shape::Text => true,
+            Shape::Struct(fields) => fields.iter().any(|(_, s)| s.has_text()),
+            Shape::List(item) => item.has_text(),
+            _ => false,
+        }
     }
+}
+
+/// A JSON value with object members in document order. A member named twice keeps its first
+/// place and its last value, as Python's `json` module reads objects.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Doc {
+    /// `null`.
+    Null,
+    /// `true`, `false`.
+    Bool(bool),
+    /// A number.
+    Number(serde_json::Number),
+    /// A string.
+    String(String),
+    /// An array.
+    Array(Vec<Doc>),
+    /// An object, members in document order.
+    Object(Vec<(String, Doc)>),
+}
+
+impl<'de> Deserialize<'de> for Doc {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Doc, D::Error> {
+        struct DocVisitor;
+
+        impl<'de> Visitor<'de> for DocVisitor {
+            type Value = Doc;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+
+            fn visit_unit<E>(self) -> std::result::Result<Doc, E> {
+                Ok(Doc::Null)
+            }
+
+            fn visit_bool<E>(self, v: bool) -> std::result::Result<Doc, E> {
+                Ok(Doc::Bool(v))
+            }
+
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Doc, E> {
+                Ok(Doc::Number(v.into()))
+            }
+
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Doc, E> {
+                Ok(Doc::Number(v.into()))
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<Doc, E> {
+                serde_json::Number::from_f64(v)
+                    .map(Doc::Number)
+                    .ok_or_else(|| E::custom("a number out of range"))
+            }
+
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Doc, E> {
+                Ok(Doc::String(v.to_owned()))
+            }
+
+            fn visit_string<E>(self, v: String) -> std::result::Result<Doc, E> {
+                Ok(Doc::String(v))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Doc, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Doc::Array(items))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Doc, A::Error> {
+                let mut members: Vec<(String, Doc)> = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, Doc>()? {
+                    match members.iter_mut().find(|(k, _)| *k == key) {
+                        Some(member) => member.1 = value,
+                        None => members.push((key, value)),
+                    }
+                }
+                Ok(Doc::Object(members))
+            }
+        }
+
+        deserializer.deserialize_any(DocVisitor)
+    }
+}
+
+impl Doc {
+    /// The member `key` of an object.
+    pub fn get(&self, key: &str) -> Option<&Doc> {
+        match self {
+            Doc::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Doc::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn is_string(&self) -> bool {
+        matches!(self, Doc::String(_))
+    }
+
+    /// The value an RFC 6901 JSON Pointer (already percent-decoded) points at.
+    pub fn pointer(&self, pointer: &str) -> Option<&Doc> {
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        let rest = pointer.strip_prefix('/')?;
+        let mut target = self;
+        for token in rest.split('/') {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            target = match target {
+                Doc::Object(_) => target.get(&token)?,
+                Doc::Array(items) => items.get(array_index(&token)?)?,
+                _ => return None,
+            };
+        }
+        Some(target)
+    }
+}
+
+/// An array index token of a JSON Pointer: decimal digits, no leading zero (RFC 6901 §4).
+fn array_index(token: &str) -> Option<usize> {
+    if token.is_empty()
+        || !token.bytes().all(|b| b.is_ascii_digit())
+        || (token.len() > 1 && token.starts_with('0'))
+    {
+        return None;
+    }
+    token.parse().ok()
+}
+
+/// A URI fragment percent-decoded (RFC 3986 §2.1), as RFC 6901 §6 requires before a fragment
+/// is used as a JSON Pointer. A `%` not followed by two hex digits is kept as it is (as
+/// Python's `urllib.parse.unquote`, which the `jsonschema` validator uses, keeps it). `None`
+/// when the decoded bytes are not UTF-8.
+pub fn percent_decode(fragment: &str) -> Option<String> {
+    if !fragment.contains('%') {
+        return Some(fragment.to_owned());
+    }
+    let bytes = fragment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// A JSON Schema document: the reader's, or one of its references.
 struct Document {
     /// The name it is referenced by (`""` for the reader's own document).
     name: String,
-    value: Value,
+    value: Doc,
 }
 
-/// Derives Arrow types from a reader schema and its references.
+/// Derives the [`Shape`] of a reader schema and its references.
 pub struct Deriver {
     documents: Vec<Document>,
     /// `$id` (and reference name) -> document index.
@@ -69,7 +255,7 @@ pub struct Deriver {
     stack: Vec<String>,
 }
 
-fn parse(name: &str, text: &str) -> Result<Value> {
+fn parse(name: &str, text: &str) -> Result<Doc> {
     serde_json::from_str(text).map_err(|e| {
         let which = if name.is_empty() {
             "the JSON schema".to_owned()
@@ -104,7 +290,7 @@ impl Deriver {
             if !doc.name.is_empty() {
                 ids.insert(doc.name.clone(), i);
             }
-            if let Some(id) = doc.value.get("$id").and_then(Value::as_str) {
+            if let Some(id) = doc.value.get("$id").and_then(Doc::as_str) {
                 ids.entry(id.trim_end_matches('#').to_owned()).or_insert(i);
             }
         }
@@ -115,8 +301,8 @@ impl Deriver {
         })
     }
 
-    /// The Arrow type of the reader schema, and the rewrite its rows need.
-    pub fn derive(&mut self) -> Result<(DataType, Rewrite)> {
+    /// The shape of the reader schema.
+    pub fn derive(&mut self) -> Result<Shape> {
         let root = self.documents[0].value.clone();
         self.schema(&root, 0)
     }
@@ -139,7 +325,7 @@ impl Deriver {
             .min()
     }
 
-    fn resolve(&self, reference: &str, from: usize) -> Result<(Value, usize)> {
+    fn resolve(&self, reference: &str, from: usize) -> Result<(Doc, usize)> {
         let (base, fragment) = reference.split_once('#').unwrap_or((reference, ""));
         let doc = self.document(base, from).ok_or_else(|| {
             Error::invalid_argument(format!(
@@ -153,12 +339,11 @@ impl Deriver {
             ))
         })?;
         let value = &self.documents[doc].value;
-        let target = if fragment.is_empty() {
-            Some(value)
-        } else if fragment.starts_with('/') {
-            value.pointer(fragment)
-        } else {
-            find_anchor(value, fragment)
+        let target = match percent_decode(fragment) {
+            Some(fragment) if fragment.is_empty() => Some(value),
+            Some(fragment) if fragment.starts_with('/') => value.pointer(&fragment),
+            Some(fragment) => find_anchor(value, &fragment),
+            None => None,
         };
         target.cloned().map(|t| (t, doc)).ok_or_else(|| {
             Error::invalid_argument(format!(
@@ -167,18 +352,18 @@ impl Deriver {
         })
     }
 
-    fn schema(&mut self, schema: &Value, doc: usize) -> Result<(DataType, Rewrite)> {
-        let Value::Object(object) = schema else {
+    fn schema(&mut self, schema: &Doc, doc: usize) -> Result<Shape> {
+        let Doc::Object(_) = schema else {
             // `true`, `false` and anything else: any JSON at all.
-            return Ok(text());
+            return Ok(Shape::Text);
         };
         if self.stack.len() >= MAX_TYPE_DEPTH {
-            return Ok(text());
+            return Ok(Shape::Text);
         }
-        if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
+        if let Some(reference) = schema.get("$ref").and_then(Doc::as_str) {
             let key = format!("{doc}:{reference}");
             if self.stack.contains(&key) {
-                return Ok(text());
+                return Ok(Shape::Text);
             }
             let (target, target_doc) = self.resolve(reference, doc)?;
             self.stack.push(key);
@@ -186,266 +371,168 @@ impl Deriver {
             self.stack.pop();
             return derived;
         }
-        if let Some(types) = object.get("type") {
+        if let Some(types) = schema.get("type") {
             let names: Vec<&str> = match types {
-                Value::String(t) => vec![t.as_str()],
-                Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-                _ => return Ok(text()),
+                Doc::String(t) => vec![t.as_str()],
+                Doc::Array(ts) => ts.iter().filter_map(Doc::as_str).collect(),
+                _ => return Ok(Shape::Text),
             };
             let non_null: Vec<&str> = names.into_iter().filter(|t| *t != "null").collect();
             return match non_null.as_slice() {
-                [one] => self.typed(one, object, doc),
+                [one] => self.typed(one, schema, doc),
                 [a, b] if matches!((*a, *b), ("integer", "number") | ("number", "integer")) => {
-                    Ok((DataType::Float64, Rewrite::None))
+                    Ok(Shape::Float64)
                 }
-                _ => Ok(text()),
+                _ => Ok(Shape::Text),
             };
         }
         for key in ["oneOf", "anyOf"] {
-            if let Some(Value::Array(branches)) = object.get(key) {
-                let kept: Vec<&Value> = branches.iter().filter(|b| !is_null_schema(b)).collect();
+            if let Some(Doc::Array(branches)) = schema.get(key) {
+                let kept: Vec<&Doc> = branches.iter().filter(|b| !is_null_schema(b)).collect();
                 return match kept.as_slice() {
                     [one] => {
                         let one = (*one).clone();
                         self.step(&one, doc)
                     }
-                    _ => Ok(text()),
+                    _ => Ok(Shape::Text),
                 };
             }
         }
-        if let Some(Value::Array(branches)) = object.get("allOf") {
+        if let Some(Doc::Array(branches)) = schema.get("allOf") {
             return self.all_of(branches, doc);
         }
-        if object.contains_key("properties") {
-            return self.typed("object", object, doc);
+        if schema.get("properties").is_some() {
+            return self.typed("object", schema, doc);
         }
-        if object.contains_key("items") {
-            return self.typed("array", object, doc);
+        if schema.get("items").is_some() {
+            return self.typed("array", schema, doc);
         }
         for key in ["enum", "const"] {
-            if let Some(value) = object.get(key) {
-                let values = value
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_else(|| vec![value.clone()]);
-                let strings = values.iter().all(|v| v.is_string() || v.is_null());
-                return Ok(if strings {
-                    (DataType::Utf8, Rewrite::None)
-                } else {
-                    text()
-                });
+            if let Some(value) = schema.get(key) {
+                let strings = match value {
+                    Doc::Array(values) => values.iter().all(|v| v.is_string() || *v == Doc::Null),
+                    v => v.is_string() || *v == Doc::Null,
+                };
+                return Ok(if strings { Shape::Utf8 } else { Shape::Text });
             }
         }
-        Ok(text())
+        Ok(Shape::Text)
     }
 
     /// A sub-schema one level down.
-    fn step(&mut self, schema: &Value, doc: usize) -> Result<(DataType, Rewrite)> {
+    fn step(&mut self, schema: &Doc, doc: usize) -> Result<Shape> {
         self.stack.push(String::new());
         let derived = self.schema(schema, doc);
         self.stack.pop();
         derived
     }
 
-    fn all_of(&mut self, branches: &[Value], doc: usize) -> Result<(DataType, Rewrite)> {
+    /// Objects composed of parts: the union of their properties, each in the place it is first
+    /// declared, with the type of the last part that declares it.
+    fn all_of(&mut self, branches: &[Doc], doc: usize) -> Result<Shape> {
         if let [one] = branches {
             return self.step(one, doc);
         }
-        // Objects composed of parts: the union of their properties.
-        let mut fields: Vec<(Field, Rewrite)> = Vec::new();
+        let mut fields: Vec<(String, Shape)> = Vec::new();
         for branch in branches {
             match self.step(branch, doc)? {
-                (DataType::Struct(parts), Rewrite::Object(rewrites)) => {
-                    for part in parts.iter() {
-                        let rewrite = rewrites
-                            .iter()
-                            .find(|(n, _)| n == part.name())
-                            .map(|(_, r)| r.clone())
-                            .unwrap_or(Rewrite::None);
-                        fields.retain(|(f, _)| f.name() != part.name());
-                        fields.push((part.as_ref().clone(), rewrite));
+                Shape::Struct(parts) => {
+                    for (name, shape) in parts {
+                        match fields.iter_mut().find(|(n, _)| *n == name) {
+                            Some(field) => field.1 = shape,
+                            None => fields.push((name, shape)),
+                        }
                     }
                 }
-                (DataType::Struct(parts), _) => {
-                    for part in parts.iter() {
-                        fields.retain(|(f, _)| f.name() != part.name());
-                        fields.push((part.as_ref().clone(), Rewrite::None));
-                    }
-                }
-                _ => return Ok(text()),
+                _ => return Ok(Shape::Text),
             }
         }
-        fields.sort_by(|a, b| a.0.name().cmp(b.0.name()));
-        Ok(structure(fields))
+        Ok(Shape::Struct(fields))
     }
 
-    fn typed(
-        &mut self,
-        name: &str,
-        object: &serde_json::Map<String, Value>,
-        doc: usize,
-    ) -> Result<(DataType, Rewrite)> {
+    fn typed(&mut self, name: &str, schema: &Doc, doc: usize) -> Result<Shape> {
         Ok(match name {
-            "string" => match object.get("format").and_then(Value::as_str) {
-                Some("date-time") => (
-                    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-                    Rewrite::None,
-                ),
-                Some("date") => (DataType::Date32, Rewrite::None),
-                _ => (DataType::Utf8, Rewrite::None),
+            "string" => match schema.get("format").and_then(Doc::as_str) {
+                Some("date-time") => Shape::Timestamp,
+                Some("date") => Shape::Date32,
+                _ => Shape::Utf8,
             },
-            "integer" => (DataType::Int64, Rewrite::None),
-            "number" => (DataType::Float64, Rewrite::None),
-            "boolean" => (DataType::Boolean, Rewrite::None),
-            "object" => match object.get("properties") {
-                Some(Value::Object(properties)) if !properties.is_empty() => {
+            "integer" => Shape::Int64,
+            "number" => Shape::Float64,
+            "boolean" => Shape::Boolean,
+            "object" => match schema.get("properties") {
+                Some(Doc::Object(properties)) if !properties.is_empty() => {
                     let mut fields = Vec::with_capacity(properties.len());
-                    for (name, schema) in properties {
-                        let (data_type, rewrite) = self.step(schema, doc)?;
-                        fields.push((Field::new(name, data_type, true), rewrite));
+                    for (name, property) in properties {
+                        fields.push((name.clone(), self.step(property, doc)?));
                     }
-                    structure(fields)
+                    Shape::Struct(fields)
                 }
-                _ => text(),
+                _ => Shape::Text,
             },
-            "array" => match object.get("items") {
-                Some(items @ Value::Object(_)) if !object.contains_key("prefixItems") => {
-                    let (data_type, rewrite) = self.step(items, doc)?;
-                    let list = DataType::List(Arc::new(Field::new("item", data_type, true)));
-                    let rewrite = if rewrite.is_none() {
-                        Rewrite::None
-                    } else {
-                        Rewrite::Items(Box::new(rewrite))
-                    };
-                    (list, rewrite)
+            "array" => match schema.get("items") {
+                Some(items @ Doc::Object(_)) if schema.get("prefixItems").is_none() => {
+                    Shape::List(Box::new(self.step(items, doc)?))
                 }
-                _ => text(),
+                _ => Shape::Text,
             },
-            _ => text(),
+            _ => Shape::Text,
         })
     }
 }
 
-fn text() -> (DataType, Rewrite) {
-    (DataType::Utf8, Rewrite::Text)
-}
-
-fn structure(fields: Vec<(Field, Rewrite)>) -> (DataType, Rewrite) {
-    let rewrites: Vec<(String, Rewrite)> = fields
-        .iter()
-        .filter(|(_, r)| !r.is_none())
-        .map(|(f, r)| (f.name().clone(), r.clone()))
-        .collect();
-    let fields: Fields = fields.into_iter().map(|(f, _)| f).collect();
-    let rewrite = if rewrites.is_empty() {
-        Rewrite::None
-    } else {
-        Rewrite::Object(rewrites)
-    };
-    (DataType::Struct(fields), rewrite)
-}
-
-fn is_null_schema(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("null")
+fn is_null_schema(schema: &Doc) -> bool {
+    schema.get("type").and_then(Doc::as_str) == Some("null")
 }
 
 /// The sub-schema with `"$anchor": anchor` (or an old-style `"$id": "#anchor"`).
-fn find_anchor<'a>(value: &'a Value, anchor: &str) -> Option<&'a Value> {
+fn find_anchor<'a>(value: &'a Doc, anchor: &str) -> Option<&'a Doc> {
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {
         match v {
-            Value::Object(map) => {
-                let named = map.get("$anchor").and_then(Value::as_str) == Some(anchor)
-                    || map
-                        .get("$id")
-                        .and_then(Value::as_str)
+            Doc::Object(members) => {
+                let named = v.get("$anchor").and_then(Doc::as_str) == Some(anchor)
+                    || v.get("$id")
+                        .and_then(Doc::as_str)
                         .and_then(|id| id.strip_prefix('#'))
                         == Some(anchor);
                 if named {
                     return Some(v);
                 }
-                stack.extend(map.values());
+                // Depth first, in document order.
+                stack.extend(members.iter().rev().map(|(_, m)| m));
             }
-            Value::Array(items) => stack.extend(items),
+            Doc::Array(items) => stack.extend(items.iter().rev()),
             _ => {}
         }
     }
     None
 }
 
-/// The type arrow-json is asked to decode: `data_type` with timestamps' time zone left off
-/// (arrow-json reads only offset time zones without chrono-tz; with none it reads a string's
-/// own offset and takes one without as UTC, which is what the column holds). [`relabel`]
-/// puts the zone back.
-pub fn decoding_type(data_type: &DataType) -> DataType {
-    match data_type {
-        DataType::Timestamp(unit, Some(_)) => DataType::Timestamp(*unit, None),
-        DataType::Struct(fields) => DataType::Struct(
-            fields
-                .iter()
-                .map(|f| {
-                    f.as_ref()
-                        .clone()
-                        .with_data_type(decoding_type(f.data_type()))
-                })
-                .collect(),
-        ),
-        DataType::List(item) => DataType::List(Arc::new(
-            item.as_ref()
-                .clone()
-                .with_data_type(decoding_type(item.data_type())),
-        )),
-        other => other.clone(),
-    }
-}
-
-/// `data` (of [`decoding_type`]`(target)`) as `target`: the same buffers, the types renamed.
-pub fn relabel(data: arrow_data::ArrayData, target: &DataType) -> Result<arrow_data::ArrayData> {
-    if data.data_type() == target {
-        return Ok(data);
-    }
-    let children = match target {
-        DataType::Struct(fields) => data
-            .child_data()
-            .iter()
-            .zip(fields.iter())
-            .map(|(child, field)| relabel(child.clone(), field.data_type()))
-            .collect::<Result<Vec<_>>>()?,
-        DataType::List(item) => data
-            .child_data()
-            .iter()
-            .map(|child| relabel(child.clone(), item.data_type()))
-            .collect::<Result<Vec<_>>>()?,
-        _ => data.child_data().to_vec(),
-    };
-    data.into_builder()
-        .data_type(target.clone())
-        .child_data(children)
-        .build()
-        .map_err(|e| Error::new(crate::error::ErrorKind::Internal, e.to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn derive(schema: &str, references: &[(&str, &str)]) -> DataType {
+    fn derive(schema: &str, references: &[(&str, &str)]) -> Shape {
         let references: Vec<(String, String)> = references
             .iter()
             .map(|(n, t)| (n.to_string(), t.to_string()))
             .collect();
-        Deriver::new(schema, &references)
-            .unwrap()
-            .derive()
-            .unwrap()
-            .0
+        Deriver::new(schema, &references).unwrap().derive().unwrap()
     }
 
-    fn field_type(data_type: &DataType, name: &str) -> DataType {
-        let DataType::Struct(fields) = data_type else {
-            panic!("{data_type} is not a struct")
+    fn field(shape: &Shape, name: &str) -> Shape {
+        let Shape::Struct(fields) = shape else {
+            panic!("{shape:?} is not a struct")
         };
-        fields.find(name).unwrap().1.data_type().clone()
+        fields.iter().find(|(n, _)| n == name).unwrap().1.clone()
+    }
+
+    fn names(shape: &Shape) -> Vec<&str> {
+        let Shape::Struct(fields) = shape else {
+            panic!("{shape:?} is not a struct")
+        };
+        fields.iter().map(|(n, _)| n.as_str()).collect()
     }
 
     #[test]
@@ -473,31 +560,56 @@ mod tests {
                 }}"##,
             &[],
         );
-        assert_eq!(field_type(&t, "i"), DataType::Int64);
-        assert_eq!(field_type(&t, "n"), DataType::Float64);
-        assert_eq!(field_type(&t, "b"), DataType::Boolean);
-        assert_eq!(field_type(&t, "s"), DataType::Utf8);
+        assert_eq!(field(&t, "i"), Shape::Int64);
+        assert_eq!(field(&t, "n"), Shape::Float64);
+        assert_eq!(field(&t, "b"), Shape::Boolean);
+        assert_eq!(field(&t, "s"), Shape::Utf8);
+        assert_eq!(field(&t, "ts"), Shape::Timestamp);
         assert_eq!(
-            field_type(&t, "ts"),
+            field(&t, "ts").data_type(),
             DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
         );
-        assert_eq!(field_type(&t, "d"), DataType::Date32);
-        assert_eq!(field_type(&t, "u"), DataType::Utf8);
-        assert!(
-            matches!(field_type(&t, "list"), DataType::List(f) if f.data_type() == &DataType::Int64)
+        assert_eq!(field(&t, "d"), Shape::Date32);
+        assert_eq!(field(&t, "u"), Shape::Utf8);
+        assert_eq!(field(&t, "list"), Shape::List(Box::new(Shape::Int64)));
+        assert_eq!(field(&t, "tuple"), Shape::Text);
+        assert_eq!(field(&field(&t, "p"), "x"), Shape::Float64);
+        assert_eq!(field(&field(&t, "opt"), "x"), Shape::Float64);
+        assert_eq!(field(&t, "union"), Shape::Text);
+        assert_eq!(field(&t, "many"), Shape::Text);
+        assert_eq!(field(&t, "num"), Shape::Float64);
+        assert_eq!(field(&t, "bag"), Shape::Text);
+        assert_eq!(field(&t, "any"), Shape::Text);
+        assert_eq!(field(&t, "e"), Shape::Utf8);
+        assert_eq!(field(&t, "mixed"), Shape::Text);
+        assert_eq!(field(&field(&t, "both"), "x"), Shape::Float64);
+        assert_eq!(field(&field(&t, "both"), "y"), Shape::Utf8);
+        assert!(t.has_text());
+        assert!(!field(&t, "p").has_text());
+    }
+
+    /// Issue 34: a struct's fields come in the order the schema declares its properties (they
+    /// came sorted by name); `allOf` parts keep each property where it is first declared.
+    #[test]
+    fn struct_fields_in_declared_order() {
+        let t = derive(
+            r#"{"type": "object", "properties": {
+                "zeta": {"type": "integer"}, "alpha": {"type": "string"},
+                "mid": {"type": "object", "properties": {"z": {"type": "integer"}, "a": {"type": "integer"}}},
+                "both": {"allOf": [
+                    {"properties": {"k": {"type": "integer"}, "b": {"type": "integer"}}},
+                    {"properties": {"a": {"type": "string"}, "k": {"type": "string"}}}]}}}"#,
+            &[],
         );
-        assert_eq!(field_type(&t, "tuple"), DataType::Utf8);
-        assert_eq!(field_type(&field_type(&t, "p"), "x"), DataType::Float64);
-        assert_eq!(field_type(&field_type(&t, "opt"), "x"), DataType::Float64);
-        assert_eq!(field_type(&t, "union"), DataType::Utf8);
-        assert_eq!(field_type(&t, "many"), DataType::Utf8);
-        assert_eq!(field_type(&t, "num"), DataType::Float64);
-        assert_eq!(field_type(&t, "bag"), DataType::Utf8);
-        assert_eq!(field_type(&t, "any"), DataType::Utf8);
-        assert_eq!(field_type(&t, "e"), DataType::Utf8);
-        assert_eq!(field_type(&t, "mixed"), DataType::Utf8);
-        assert_eq!(field_type(&field_type(&t, "both"), "x"), DataType::Float64);
-        assert_eq!(field_type(&field_type(&t, "both"), "y"), DataType::Utf8);
+        assert_eq!(names(&t), ["zeta", "alpha", "mid", "both"]);
+        assert_eq!(names(&field(&t, "mid")), ["z", "a"]);
+        assert_eq!(names(&field(&t, "both")), ["k", "b", "a"]);
+        assert_eq!(field(&field(&t, "both"), "k"), Shape::Utf8);
+        let DataType::Struct(fields) = t.data_type() else {
+            panic!()
+        };
+        let arrow: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(arrow, ["zeta", "alpha", "mid", "both"]);
     }
 
     #[test]
@@ -513,12 +625,12 @@ mod tests {
                   "list": {"$ref": "#/definitions/Node"}}}"##,
             &[("address.json", address)],
         );
-        assert_eq!(field_type(&field_type(&t, "home"), "city"), DataType::Utf8);
-        assert_eq!(field_type(&t, "work"), DataType::Utf8);
-        let node = field_type(&t, "list");
-        assert_eq!(field_type(&node, "v"), DataType::Int64);
+        assert_eq!(field(&field(&t, "home"), "city"), Shape::Utf8);
+        assert_eq!(field(&t, "work"), Shape::Utf8);
+        let node = field(&t, "list");
+        assert_eq!(field(&node, "v"), Shape::Int64);
         // The node inside the node: JSON text.
-        assert_eq!(field_type(&node, "next"), DataType::Utf8);
+        assert_eq!(field(&node, "next"), Shape::Text);
         let missing = Deriver::new(r#"{"$ref": "nowhere.json"}"#, &[])
             .unwrap()
             .derive();
@@ -526,23 +638,33 @@ mod tests {
         assert!(Deriver::new("{not json", &[]).is_err());
     }
 
+    /// Issue 35: a `$ref`'s fragment is percent-decoded before it is used as a JSON Pointer
+    /// (RFC 6901 §6), and `~0`/`~1` are unescaped after.
     #[test]
-    fn rewrites_json_text_parts() {
-        let (_, rewrite) = Deriver::new(
-            r#"{"type": "object", "properties": {"bag": {"type": "object"},
-                "rows": {"type": "array", "items": {"type": "object", "properties": {"any": true}}}}}"#,
+    fn ref_fragments_are_percent_decoded() {
+        let t = derive(
+            r##"{"type": "object", "$defs": {
+                  "with space": {"type": "integer"}, "100%": {"type": "boolean"},
+                  "a/b": {"type": "number"}, "t~n": {"type": "string"},
+                  "é": {"type": "string", "format": "date"}},
+                "properties": {
+                  "s": {"$ref": "#/$defs/with%20space"}, "p": {"$ref": "#/$defs/100%25"},
+                  "slash": {"$ref": "#/$defs/a~1b"}, "tilde": {"$ref": "#/$defs/t~0n"},
+                  "utf8": {"$ref": "#/$defs/%C3%A9"}, "raw": {"$ref": "#/$defs/with space"}}}"##,
             &[],
-        )
-        .unwrap()
-        .derive()
-        .unwrap();
-        let mut row: Value =
-            serde_json::from_str(r#"{"bag": {"k": [1]}, "rows": [{"any": 5}, {"any": null}]}"#)
-                .unwrap();
-        rewrite.apply(&mut row);
-        assert_eq!(
-            row,
-            serde_json::json!({"bag": "{\"k\":[1]}", "rows": [{"any": "5"}, {"any": null}]})
         );
+        assert_eq!(field(&t, "s"), Shape::Int64);
+        assert_eq!(field(&t, "p"), Shape::Boolean);
+        assert_eq!(field(&t, "slash"), Shape::Float64);
+        assert_eq!(field(&t, "tilde"), Shape::Utf8);
+        assert_eq!(field(&t, "utf8"), Shape::Date32);
+        assert_eq!(field(&t, "raw"), Shape::Int64);
+        assert_eq!(percent_decode("a%2"), Some("a%2".into()));
+        assert_eq!(percent_decode("%zz%41"), Some("%zzA".into()));
+        assert_eq!(percent_decode("%ff"), None);
+        assert!(Deriver::new(r##"{"$ref": "#/$defs/%ff"}"##, &[])
+            .unwrap()
+            .derive()
+            .is_err());
     }
 }

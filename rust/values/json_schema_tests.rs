@@ -1,25 +1,60 @@
 //! Tests of the JSON Schema decoder: payloads framed by Confluent's JSONSerializer, compared
 //! with what the json module reads (`tests/values/json/fixtures.json`, written by
-//! `tests/values/make_fixtures.py`), and bad payloads.
+//! `tests/values/make_fixtures.py`); bad payloads; schema ids; and kafkalog's decoder against
+//! its oracle (serde_json and arrow-json, `json_oracle.rs`) on generated schemas and payloads.
 
 use std::collections::HashMap;
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use proptest::prelude::*;
 use serde_json::{json, Value as Json};
 
 use super::*;
-use crate::values::protobuf::tests::{to_json, Registry};
 
 const FIXTURES: &str = include_str!("../../tests/values/json/fixtures.json");
 
+/// One value of an Arrow array as plain JSON (timestamps and dates as their integer).
+fn to_json(array: &dyn Array, i: usize) -> Json {
+    if array.is_null(i) {
+        return Json::Null;
+    }
+    match array.data_type() {
+        DataType::Struct(fields) => {
+            let s = array.as_struct();
+            let mut out = serde_json::Map::new();
+            for (f, column) in fields.iter().zip(s.columns()) {
+                out.insert(f.name().clone(), to_json(column.as_ref(), i));
+            }
+            Json::Object(out)
+        }
+        DataType::List(_) => {
+            let l = array.as_list::<i32>().value(i);
+            Json::Array((0..l.len()).map(|j| to_json(l.as_ref(), j)).collect())
+        }
+        DataType::Boolean => json!(array.as_boolean().value(i)),
+        DataType::Int64 => json!(array.as_primitive::<Int64Type>().value(i)),
+        DataType::Float64 => json!(array.as_primitive::<Float64Type>().value(i)),
+        DataType::Date32 => json!(array.as_primitive::<Date32Type>().value(i)),
+        DataType::Utf8 => json!(array.as_string::<i32>().value(i)),
+        DataType::Timestamp(_, _) => {
+            json!(array.as_primitive::<TimestampMicrosecondType>().value(i))
+        }
+        other => panic!("no JSON for {other}"),
+    }
+}
+
 /// Equal as the fixtures mean it: numbers by value (`7` is `7.0`).
-fn same(a: &Json, b: &Json) -> bool {
+fn same_json(a: &Json, b: &Json) -> bool {
     match (a, b) {
         (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
         (Json::Array(x), Json::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b))
         }
         (Json::Object(x), Json::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
         }
         _ => a == b,
     }
@@ -34,7 +69,7 @@ fn json_schema(schema: &str, references: Vec<(String, String)>) -> SchemaText {
 }
 
 fn no_writers() -> Arc<dyn WriterSchemas> {
-    Arc::new(Registry(HashMap::new()))
+    Arc::new(HashMap::<i64, Arc<SchemaText>>::new())
 }
 
 fn hex(text: &str) -> Vec<u8> {
@@ -44,21 +79,28 @@ fn hex(text: &str) -> Vec<u8> {
         .collect()
 }
 
+fn payload(bytes: &[u8]) -> Option<Payload<'_>> {
+    Some(Payload {
+        bytes,
+        schema_id: None,
+        message_indexes: &[],
+    })
+}
+
 #[test]
 fn decodes_what_confluents_serializer_wrote_as_the_json_module_does() {
     decodes_fixtures(&[]);
 }
 
-/// The same without the reader's JSON-text properties: a struct with nothing to rewrite, whose
-/// payloads go to arrow-json as they are.
+/// The same without the reader's JSON-text properties (the oracle's other way).
 #[test]
-fn decodes_fixtures_on_the_direct_path() {
+fn decodes_fixtures_without_json_text() {
     decodes_fixtures(&["attrs", "extra"]);
 }
 
 fn decodes_fixtures(without: &[&str]) {
     let fixture: Json = serde_json::from_str(FIXTURES).unwrap();
-    let references = fixture["reader_references"]
+    let references: Vec<(String, String)> = fixture["reader_references"]
         .as_array()
         .unwrap()
         .iter()
@@ -69,13 +111,41 @@ fn decodes_fixtures(without: &[&str]) {
             )
         })
         .collect();
-    let mut schema: Json = serde_json::from_str(fixture["reader"].as_str().unwrap()).unwrap();
+    let mut text = fixture["reader"].as_str().unwrap().to_owned();
     for name in without {
-        schema["properties"].as_object_mut().unwrap().remove(*name);
+        // Each property is on a line of its own in the fixture's schema.
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("\"{name}\"")))
+            .unwrap()
+            .to_owned();
+        text = text.replace(&format!("{line}\n"), "");
     }
-    let reader = json_schema(&schema.to_string(), references);
-    let decoder = build(&reader).unwrap();
-    assert_eq!(decoder.direct.is_some(), !without.is_empty());
+    // The comma of what is now the last property.
+    let text = text.replace(",\n  },\n  \"definitions\"", "\n  },\n  \"definitions\"");
+    let reader = json_schema(&text, references);
+    // The ids the serializer framed the payloads with are JSON Schemas of the registry.
+    let writers: HashMap<i64, Arc<SchemaText>> = fixture["schemas"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(id, s)| {
+            let schema = json_schema(s["schema"].as_str().unwrap(), vec![]);
+            (id.parse().unwrap(), Arc::new(schema))
+        })
+        .collect();
+    let decoder = decoder(&reader, Arc::new(writers)).unwrap();
+    // Fields in the order the schema declares them (issue 34).
+    let DataType::Struct(fields) = decoder.data_type() else {
+        panic!()
+    };
+    let mut order: Vec<&str> = vec![
+        "id", "customer", "amount", "paid", "created", "lines", "ship_to", "day", "note", "tags",
+        "attrs", "coupon", "extra",
+    ];
+    order.retain(|n| !without.contains(n));
+    let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, order);
     let cases = fixture["cases"].as_array().unwrap();
     let framed: Vec<Vec<u8>> = cases
         .iter()
@@ -94,49 +164,36 @@ fn decodes_fixtures(without: &[&str]) {
         })
         .collect();
     // A bad row in the middle must not lose the others.
-    payloads.insert(
-        2,
-        Some(Payload {
-            bytes: br#"{"id": "three"}"#,
-            schema_id: None,
-            message_indexes: &[],
-        }),
-    );
+    payloads.insert(2, payload(br#"{"id": "three"}"#));
     payloads.insert(0, None);
-    let decoded = decoder.decode(&payloads).unwrap();
-    assert_eq!(decoded.array.data_type(), decoder.data_type());
-    decoded.array.to_data().validate_full().unwrap();
-    assert!(decoded.array.is_null(0));
-    assert_eq!(decoded.errors[0], None);
-    assert!(decoded.array.is_null(3));
-    assert!(decoded.errors[3]
-        .as_deref()
-        .unwrap()
-        .contains("does not fit"));
-    let rows = [1, 2, 4, 5];
-    for (case, row) in cases.iter().zip(rows) {
-        assert_eq!(decoded.errors[row], None);
-        let got = to_json(decoded.array.as_ref(), row);
-        let mut expected = case["expected"].clone();
-        for name in without {
-            expected.as_object_mut().unwrap().remove(*name);
+    for _ in 0..2 {
+        // Twice: the builders kept from the first batch serve the second.
+        let decoded = decoder.decode(&payloads).unwrap();
+        assert_eq!(decoded.array.data_type(), decoder.data_type());
+        decoded.array.to_data().validate_full().unwrap();
+        assert!(decoded.array.is_null(0));
+        assert_eq!(decoded.errors[0], None);
+        assert!(decoded.array.is_null(3));
+        assert!(decoded.errors[3]
+            .as_deref()
+            .unwrap()
+            .contains("does not fit"));
+        let rows = [1, 2, 4, 5];
+        for (case, row) in cases.iter().zip(rows) {
+            assert_eq!(decoded.errors[row], None);
+            let got = to_json(decoded.array.as_ref(), row);
+            let mut expected = case["expected"].clone();
+            for name in without {
+                expected.as_object_mut().unwrap().remove(*name);
+            }
+            assert!(same_json(&got, &expected), "row {row}: {got} != {expected}");
         }
-        assert!(same(&got, &expected), "row {row}: {got} != {expected}");
     }
 }
 
 fn decode_all(schema: &str, payloads: &[&[u8]]) -> (Vec<Json>, Vec<Option<String>>) {
     let decoder = decoder(&json_schema(schema, vec![]), no_writers()).unwrap();
-    let payloads: Vec<Option<Payload<'_>>> = payloads
-        .iter()
-        .map(|bytes| {
-            Some(Payload {
-                bytes,
-                schema_id: None,
-                message_indexes: &[],
-            })
-        })
-        .collect();
+    let payloads: Vec<Option<Payload<'_>>> = payloads.iter().map(|b| payload(b)).collect();
     let decoded = decoder.decode(&payloads).unwrap();
     decoded.array.to_data().validate_full().unwrap();
     let values = (0..payloads.len())
@@ -163,23 +220,25 @@ fn bad_payloads_are_row_errors() {
         b"[1, 2]",
         deep.as_bytes(),
         b"{\"n\": 1e999999}",
+        // Invalid UTF-8 or a lone surrogate in a property no one reads, a control character.
+        b"{\"zz\": \"\xc3\"}",
+        b"{\"zz\": \"\\ud800\"}",
+        b"{\"zz\": \"\\udc00x\"}",
+        b"{\"s\": \"a\x01\"}",
+        b"{\"n\": 01}",
+        b"{\"n\": 1,}",
+        b"{\"n\" 1}",
+        b"\xef\xbb\xbf{\"n\": 1}",
     ];
     let mut all = bad.clone();
     all.push(br#"{"n": 7, "s": "ok", "unknown": [1, {"deep": true}], "kids": [{"n": 1}, {}]}"#);
     all.push(b"null");
+    all.push(b" \t\r\n null \n");
     let (values, errors) = decode_all(schema, &all);
     for (i, bytes) in bad.iter().enumerate() {
-        assert_eq!(
-            values[i],
-            Json::Null,
-            "{}",
-            String::from_utf8_lossy(&bytes[..bytes.len().min(40)])
-        );
-        assert!(
-            errors[i].is_some(),
-            "{}",
-            String::from_utf8_lossy(&bytes[..bytes.len().min(40)])
-        );
+        let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]);
+        assert_eq!(values[i], Json::Null, "{shown}");
+        assert!(errors[i].is_some(), "{shown}");
     }
     let good = bad.len();
     assert_eq!(errors[good], None);
@@ -188,8 +247,8 @@ fn bad_payloads_are_row_errors() {
         json!({"n": 7, "s": "ok", "t": null, "kids": [{"n": 1}, {"n": null}]})
     );
     // JSON null is a null value, not an error.
-    assert_eq!(errors[good + 1], None);
-    assert_eq!(values[good + 1], Json::Null);
+    assert_eq!(&errors[good + 1..], &[None, None]);
+    assert_eq!(&values[good + 1..], &[Json::Null, Json::Null]);
 }
 
 #[test]
@@ -218,11 +277,7 @@ fn refuses_schemas_it_cannot_use() {
         no_writers()
     )
     .is_err());
-    let avro = SchemaText {
-        schema_type: SchemaType::Avro,
-        schema: "\"int\"".into(),
-        references: vec![],
-    };
+    let avro = SchemaText::new(SchemaType::Avro, "\"int\"");
     assert!(decoder(&avro, no_writers()).is_err());
 }
 
@@ -235,6 +290,9 @@ fn integers_past_int64_are_row_errors_and_fractions_truncated() {
             br#"{"n": 9223372036854775808}"#,
             br#"{"n": 1.5}"#,
             br#"{"n": 2.0}"#,
+            br#"{"n": -9223372036854775808}"#,
+            br#"{"n": 1e3}"#,
+            br#"{"n": "12"}"#,
         ],
     );
     assert_eq!(values[0], json!({"n": i64::MAX}));
@@ -242,5 +300,535 @@ fn integers_past_int64_are_row_errors_and_fractions_truncated() {
     // arrow-json's reading of a number with a fraction as an integer (documented).
     assert_eq!(values[2], json!({"n": 1}));
     assert_eq!(values[3], json!({"n": 2}));
-    assert_eq!(&errors[2..], &[None, None]);
+    assert_eq!(values[4], json!({"n": i64::MIN}));
+    assert_eq!(values[5], json!({"n": 1000}));
+    assert_eq!(values[6], json!({"n": 12}));
+    assert_eq!(errors[2..], [None, None, None, None, None]);
+}
+
+/// A key given twice holds its last value, as serde_json, arrow-json and Python's json read
+/// it, even when the first would not fit; properties the reader does not have are skipped
+/// however deep they nest.
+#[test]
+fn duplicate_keys_and_unknown_properties() {
+    let mut deep = String::from(r#"{"skip": "#);
+    deep.push_str(&"[{\"a\":".repeat(50_000));
+    deep.push('1');
+    deep.push_str(&"}]".repeat(50_000));
+    deep.push_str(r#", "n": 3}"#);
+    let (values, errors) = decode_all(
+        r#"{"type": "object", "properties": {"n": {"type": "integer"},
+            "o": {"type": "object", "properties": {"x": {"type": "integer"}}},
+            "l": {"type": "array", "items": {"type": "integer"}}, "t": {}}}"#,
+        &[
+            br#"{"n": "x", "n": 2}"#,
+            br#"{"n": 1, "n": "x"}"#,
+            br#"{"o": {"x": "bad"}, "o": {"x": 5}, "l": [1, "x"], "l": [3]}"#,
+            br#"{"t": {"b": 1, "a": 2, "b": 3}, "t": [1, {"z": null, "a": "\u00e9\n"}]}"#,
+            br#"{"\u006e": 4, "o\u0000": 1}"#,
+            deep.as_bytes(),
+        ],
+    );
+    assert_eq!(values[0], json!({"n": 2, "o": null, "l": null, "t": null}));
+    assert!(errors[1]
+        .as_deref()
+        .unwrap()
+        .contains("does not fit the schema: n: "));
+    assert_eq!(
+        values[2],
+        json!({"n": null, "o": {"x": 5}, "l": [3], "t": null})
+    );
+    assert_eq!(values[3]["t"], json!("[1,{\"a\":\"é\\n\",\"z\":null}]"));
+    assert_eq!(values[4], json!({"n": 4, "o": null, "l": null, "t": null}));
+    assert_eq!(values[5]["n"], json!(3));
+    assert_eq!(errors[0], None);
+    assert_eq!(errors[2..], [None, None, None, None]);
+}
+
+/// JSON text is serde_json's: nesting deeper than 127 containers in all is refused there, as
+/// serde_json refuses it.
+#[test]
+fn json_text_nesting_is_bounded() {
+    let nested = |levels: usize| {
+        let mut s = String::from(r#"{"t": "#);
+        s.push_str(&"[".repeat(levels - 1));
+        s.push_str(&"]".repeat(levels - 1));
+        s.push('}');
+        s
+    };
+    let ok = nested(127);
+    let deep = nested(128);
+    let (values, errors) = decode_all(
+        r#"{"type": "object", "properties": {"t": {}}}"#,
+        &[ok.as_bytes(), deep.as_bytes()],
+    );
+    assert_eq!(errors[0], None);
+    assert_eq!(values[0]["t"].as_str().unwrap().len(), 2 * 126);
+    assert!(errors[1].as_deref().unwrap().contains("nesting"));
+    for payload in [&ok, &deep] {
+        let serde = serde_json::from_str::<Json>(payload);
+        assert_eq!(serde.is_ok(), payload == &ok);
+    }
+}
+
+/// Issue 35: the schema id a payload carries is checked as Confluent's deserializer checks it
+/// (`getSchemaById`, then a `JsonSchema`): an id the registry does not have, or another
+/// language's schema, is a bad value; payloads without an id decode.
+#[test]
+fn schema_ids_must_be_json_schemas_of_the_registry() {
+    let reader = json_schema(
+        r#"{"type": "object", "properties": {"n": {"type": "integer"}}}"#,
+        vec![],
+    );
+    let mut writers = HashMap::new();
+    writers.insert(1, Arc::new(reader.clone()));
+    writers.insert(2, Arc::new(SchemaText::new(SchemaType::Avro, "\"long\"")));
+    writers.insert(
+        3,
+        Arc::new(SchemaText::new(
+            SchemaType::Protobuf,
+            "syntax = \"proto3\";",
+        )),
+    );
+    let decoder = decoder(&reader, Arc::new(writers)).unwrap();
+    let body = br#"{"n": 5}"#;
+    let framed = |id: Option<i64>| {
+        Some(Payload {
+            bytes: body,
+            schema_id: id,
+            message_indexes: &[],
+        })
+    };
+    let payloads = [
+        framed(Some(1)),
+        framed(Some(2)),
+        framed(Some(3)),
+        framed(Some(4)),
+        framed(Some(4)),
+        framed(None),
+        framed(Some(1)),
+    ];
+    let decoded = decoder.decode(&payloads).unwrap();
+    let values: Vec<Json> = (0..payloads.len())
+        .map(|i| to_json(decoded.array.as_ref(), i))
+        .collect();
+    let n5 = json!({"n": 5});
+    assert_eq!(
+        values,
+        [
+            n5.clone(),
+            Json::Null,
+            Json::Null,
+            Json::Null,
+            Json::Null,
+            n5.clone(),
+            n5
+        ]
+    );
+    let errors: Vec<Option<&str>> = decoded.errors.iter().map(Option::as_deref).collect();
+    assert_eq!(
+        errors,
+        [
+            None,
+            Some("schema id 2 is a AVRO schema, not a JSON Schema"),
+            Some("schema id 3 is a PROTOBUF schema, not a JSON Schema"),
+            Some("schema id 4 is not in the registry"),
+            Some("schema id 4 is not in the registry"),
+            None,
+            None
+        ]
+    );
+}
+
+/// Numbers, strings and dates read as arrow-json read them (the same functions called).
+#[test]
+fn readings_of_numbers_strings_and_dates() {
+    let (values, errors) = decode_all(
+        r#"{"type": "object", "properties": {"f": {"type": "number"},
+            "t": {"type": "string", "format": "date-time"}, "d": {"type": "string", "format": "date"},
+            "s": {"type": "string"}, "b": {"type": "boolean"}}}"#,
+        &[
+            br#"{"f": 0.1, "t": "2024-03-01T12:30:00.123456+02:00", "d": "2024-02-29", "s": "a\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00", "b": true}"#,
+            br#"{"f": "1.5", "t": 1.9, "d": 3, "s": "", "b": false}"#,
+            br#"{"f": 1e400, "t": "1969-12-31 23:59:59", "d": "2024-02-30"}"#,
+            br#"{"f": 123456789012345678901234567890, "t": 5}"#,
+            br#"{"s": 5}"#,
+            br#"{"b": "true"}"#,
+            br#"{"f": -0.0e-7, "t": "2024-01-01T00:00:00"}"#,
+        ],
+    );
+    assert_eq!(errors[..2], [None, None]);
+    assert_eq!(values[0]["f"], json!(0.1));
+    assert_eq!(values[0]["t"], json!(1_709_289_000_123_456i64));
+    assert_eq!(values[0]["d"], json!(19782));
+    assert_eq!(values[0]["s"], json!("a\"\\/\u{8}\u{c}\n\r\té😀"));
+    assert_eq!(
+        values[1],
+        json!({"f": 1.5, "t": 1, "d": 3, "s": "", "b": false})
+    );
+    assert!(errors[2].as_deref().unwrap().contains("d: "));
+    assert_eq!(values[3]["f"], json!(1.2345678901234568e29));
+    assert_eq!(errors[3], None);
+    assert!(errors[4].is_some() && errors[5].is_some());
+    assert_eq!(values[6]["t"], json!(1_704_067_200_000_000i64));
+}
+
+// The differential property test: random schemas, random payloads (good, bad, and between),
+// kafkalog's decoder against the oracle.
+
+/// A schema being generated.
+#[derive(Debug, Clone)]
+enum S {
+    Int,
+    Num,
+    Bool,
+    Str,
+    DateTime,
+    Date,
+    /// `{}`: JSON text.
+    Any,
+    /// `additionalProperties`: JSON text.
+    Map,
+    Obj(Vec<(String, S)>),
+    Arr(Box<S>),
+    /// `["null", T]` or `oneOf` with null.
+    Nullable(Box<S>),
+}
+
+const NAMES: &[&str] = &[
+    "a",
+    "id",
+    "b c",
+    "é",
+    "x\"y",
+    "n\\m",
+    "long_property_name_",
+    "A",
+    "tab\t",
+];
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+fn schema_text(s: &S) -> String {
+    match s {
+        S::Int => r#"{"type": "integer"}"#.into(),
+        S::Num => r#"{"type": "number"}"#.into(),
+        S::Bool => r#"{"type": "boolean"}"#.into(),
+        S::Str => r#"{"type": "string"}"#.into(),
+        S::DateTime => r#"{"type": "string", "format": "date-time"}"#.into(),
+        S::Date => r#"{"type": "string", "format": "date"}"#.into(),
+        S::Any => "{}".into(),
+        S::Map => r#"{"type": "object", "additionalProperties": {"type": "integer"}}"#.into(),
+        S::Obj(fields) => {
+            let props: Vec<String> = fields
+                .iter()
+                .map(|(n, s)| format!("{}: {}", quote(n), schema_text(s)))
+                .collect();
+            format!(
+                r#"{{"type": "object", "properties": {{{}}}}}"#,
+                props.join(", ")
+            )
+        }
+        S::Arr(item) => format!(r#"{{"type": "array", "items": {}}}"#, schema_text(item)),
+        S::Nullable(inner) => format!(
+            r#"{{"oneOf": [{{"type": "null"}}, {}]}}"#,
+            schema_text(inner)
+        ),
+    }
+}
+
+fn shapes() -> impl Strategy<Value = S> {
+    let leaf = prop_oneof![
+        Just(S::Int),
+        Just(S::Num),
+        Just(S::Bool),
+        Just(S::Str),
+        Just(S::DateTime),
+        Just(S::Date),
+        Just(S::Any),
+        Just(S::Map),
+    ];
+    leaf.prop_recursive(4, 24, 5, |inner| {
+        prop_oneof![
+            prop::collection::vec((prop::sample::select(NAMES), inner.clone()), 1..5).prop_map(
+                |fields| {
+                    let mut out: Vec<(String, S)> = Vec::new();
+                    for (n, s) in fields {
+                        if !out.iter().any(|(m, _)| m == n) {
+                            out.push((n.to_string(), s));
+                        }
+                    }
+                    S::Obj(out)
+                }
+            ),
+            inner.clone().prop_map(|s| S::Arr(Box::new(s))),
+            inner.prop_map(|s| S::Nullable(Box::new(s))),
+        ]
+    })
+}
+
+/// JSON string literals: plain, escaped in every way, non-ASCII raw.
+fn strings() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        4 => "[a-z0-9 ]{0,6}".prop_map(|s| s),
+        1 => Just("\\\"".to_string()),
+        1 => Just("\\\\".to_string()),
+        1 => Just("\\/".to_string()),
+        1 => Just("\\n\\t\\r\\b\\f".to_string()),
+        1 => Just("\\u0041\\u00e9\\u0001".to_string()),
+        1 => Just("\\ud83d\\ude00".to_string()),
+        1 => Just("é☃😀".to_string()),
+        1 => Just("\u{7f}".to_string()),
+    ];
+    prop::collection::vec(piece, 0..4).prop_map(|p| format!("\"{}\"", p.concat()))
+}
+
+fn numbers() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<i64>().prop_map(|n| n.to_string()),
+        (-1000i64..1000).prop_map(|n| n.to_string()),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| format!("{f:e}")),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite() && f.abs() < 1e30)
+            .prop_map(|f| format!("{f}")),
+        (0u32..1000, 0u32..1000).prop_map(|(a, b)| format!("{a}.{b:03}")),
+        Just("-0".to_string()),
+        Just("9223372036854775808".to_string()),
+        Just("-9223372036854775809".to_string()),
+        Just("18446744073709551616".to_string()),
+        Just("1E5".to_string()),
+        Just("2.5e-3".to_string()),
+    ]
+}
+
+fn dates() -> impl Strategy<Value = String> {
+    (1900i32..2100, 1u32..13, 1u32..29).prop_map(|(y, m, d)| format!("\"{y:04}-{m:02}-{d:02}\""))
+}
+
+fn date_times() -> impl Strategy<Value = String> {
+    (
+        1900i32..2100,
+        1u32..13,
+        1u32..29,
+        0u32..24,
+        0u32..60,
+        0u32..60,
+        prop::sample::select(&["", ".1", ".123456", ".123456789"][..]),
+        prop::sample::select(&["Z", "+02:00", "-05:30", "", "z"][..]),
+        prop::sample::select(&["T", " "][..]),
+    )
+        .prop_map(|(y, mo, d, h, mi, s, frac, zone, sep)| {
+            format!("\"{y:04}-{mo:02}-{d:02}{sep}{h:02}:{mi:02}:{s:02}{frac}{zone}\"")
+        })
+}
+
+/// Any JSON value, as text (keys may repeat, in any order).
+fn any_json() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just("null".to_string()),
+        Just("true".to_string()),
+        Just("false".to_string()),
+        numbers(),
+        strings(),
+    ];
+    leaf.prop_recursive(4, 32, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(","))),
+            prop::collection::vec((prop::sample::select(NAMES), inner), 0..4).prop_map(|m| {
+                let members: Vec<String> =
+                    m.iter().map(|(k, v)| format!("{}:{v}", quote(k))).collect();
+                format!("{{{}}}", members.join(","))
+            }),
+        ]
+    })
+}
+
+/// Payloads for schema `s`: mostly values of its type, sometimes of another, null, or other
+/// readings (numbers as strings, integers as floats).
+fn values(s: &S) -> BoxedStrategy<String> {
+    let fitting: BoxedStrategy<String> = match s {
+        S::Int => prop_oneof![
+            4 => any::<i64>().prop_map(|n| n.to_string()),
+            1 => numbers(),
+            1 => any::<i32>().prop_map(|n| format!("\"{n}\"")),
+        ]
+        .boxed(),
+        S::Num => prop_oneof![
+            4 => numbers(),
+            1 => any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| format!("\"{f}\"")),
+        ]
+        .boxed(),
+        S::Bool => prop_oneof![Just("true".to_string()), Just("false".to_string())].boxed(),
+        S::Str => strings().boxed(),
+        S::DateTime => prop_oneof![
+            8 => date_times(),
+            1 => dates(),
+            1 => (-1_000_000_000i64..1_000_000_000).prop_map(|n| n.to_string()),
+            1 => Just("\"2024-13-01T00:00:00Z\"".to_string()),
+        ]
+        .boxed(),
+        S::Date => prop_oneof![
+            8 => dates(),
+            1 => (-100_000i64..100_000).prop_map(|n| n.to_string()),
+            1 => Just("\"2023-02-29\"".to_string()),
+        ]
+        .boxed(),
+        S::Any | S::Map => any_json().boxed(),
+        S::Obj(fields) => {
+            let members: Vec<BoxedStrategy<Option<String>>> = fields
+                .iter()
+                .map(|(name, s)| {
+                    let key = quote(name);
+                    prop::option::weighted(0.8, values(s).prop_map(move |v| format!("{key}: {v}")))
+                        .boxed()
+                })
+                .collect();
+            let unknown = prop::collection::vec(
+                ("[a-z]{1,3}", any_json()).prop_map(|(k, v)| format!("\"zz{k}\":{v}")),
+                0..2,
+            );
+            (members, unknown, any::<u64>(), any::<bool>())
+                .prop_map(|(members, unknown, seed, twice)| {
+                    let mut parts: Vec<String> = members.into_iter().flatten().collect();
+                    parts.extend(unknown);
+                    if twice && !parts.is_empty() {
+                        let again = parts[seed as usize % parts.len()].clone();
+                        parts.push(again);
+                    }
+                    // A shuffle from the seed.
+                    let mut x = seed | 1;
+                    for i in (1..parts.len()).rev() {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        parts.swap(i, x as usize % (i + 1));
+                    }
+                    format!("{{{}}}", parts.join(", "))
+                })
+                .boxed()
+        }
+        S::Arr(item) => prop::collection::vec(values(item), 0..4)
+            .prop_map(|v| format!("[ {} ]", v.join(" , ")))
+            .boxed(),
+        S::Nullable(inner) => values(inner),
+    };
+    prop_oneof![
+        12 => fitting,
+        1 => Just("null".to_string()),
+        1 => any_json(),
+    ]
+    .boxed()
+}
+
+/// Payloads, some cut short or with a byte changed.
+fn payloads(s: &S) -> BoxedStrategy<Vec<Vec<u8>>> {
+    let damaged = (values(s), any::<u16>(), any::<u8>(), 0u8..4).prop_map(|(v, at, byte, how)| {
+        let mut b = v.into_bytes();
+        let at = at as usize % (b.len() + 1);
+        match how {
+            0 => b.truncate(at),
+            1 if at < b.len() => b[at] = byte,
+            2 => b.insert(at, byte),
+            _ => b.extend_from_slice(b" \n"),
+        }
+        b
+    });
+    prop::collection::vec(
+        prop_oneof![6 => values(s).prop_map(String::into_bytes), 1 => damaged],
+        1..10,
+    )
+    .boxed()
+}
+
+fn differential(s: &S, docs: &[Vec<u8>]) -> std::result::Result<(), TestCaseError> {
+    let text = schema_text(s);
+    let reader = json_schema(&text, vec![]);
+    let shape = shape(&reader).unwrap();
+    let ours = decoder(&reader, no_writers()).unwrap();
+    let oracle = crate::values::json_oracle::decoder(&shape).unwrap();
+    let payloads: Vec<Option<Payload<'_>>> = docs.iter().map(|d| payload(d)).collect();
+    let b = oracle.decode(&payloads).unwrap();
+    // The whole batch, then the same decoder again in two batches (its kept builders).
+    let whole = ours.decode(&payloads).unwrap();
+    let (left, right) = payloads.split_at(payloads.len() / 2);
+    let halves = [ours.decode(left).unwrap(), ours.decode(right).unwrap()];
+    whole.array.to_data().validate_full().unwrap();
+    prop_assert_eq!(whole.array.data_type(), ours.data_type());
+    for (row, doc) in docs.iter().enumerate() {
+        let shown = || format!("schema {text}\npayload {:?}", String::from_utf8_lossy(doc));
+        agree(&whole, &b, row, doc, by_value(&shape))
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{}", shown())))?;
+        let (half, at) = if row < left.len() {
+            (&halves[0], row)
+        } else {
+            (&halves[1], row - left.len())
+        };
+        prop_assert_eq!(&half.errors[at], &whole.errors[row]);
+        prop_assert_eq!(
+            to_json(half.array.as_ref(), at),
+            to_json(whole.array.as_ref(), row),
+            "{}",
+            shown()
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    // 400 cases by default (`PROPTEST_CASES` for more), each a schema and up to 10 payloads.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(400),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn agrees_with_the_oracle(case in shapes().prop_flat_map(|s| { let p = payloads(&s); (Just(s), p) })) {
+        let (s, docs) = case;
+        differential(&s, &docs)?;
+    }
+
+    /// JSON text as serde_json's `Value` prints it, whatever the value.
+    #[test]
+    fn json_text_is_serde_jsons(docs in prop::collection::vec(any_json(), 1..8)) {
+        let bytes: Vec<&[u8]> = docs.iter().map(|d| d.as_bytes()).collect();
+        let (values, errors) = decode_all("{}", &bytes);
+        for (i, doc) in docs.iter().enumerate() {
+            match serde_json::from_str::<Json>(doc) {
+                Ok(Json::Null) => prop_assert_eq!(&values[i], &Json::Null),
+                Ok(v) => prop_assert_eq!(&values[i], &json!(v.to_string()), "{}", doc),
+                Err(_) => prop_assert!(errors[i].is_some(), "{}", doc),
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(2000),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// The date-time fast path gives what arrow-cast's `string_to_datetime` gives, or leaves
+    /// the string to it.
+    #[test]
+    fn date_times_read_as_arrow_cast_reads_them(
+        (y, mo, d, h, mi, s) in (0i32..10000, 0u32..14, 0u32..33, 0u32..25, 0u32..61, 0u32..62),
+        frac in prop::sample::select(&["", ".", ".1", ".12345", ".123456", ".123456789", ".1234567891"][..]),
+        zone in prop::sample::select(&["", "Z", "z", "+02:00", "-05:30", "+23:59", "+24:00", "-00:00", "+0200", "+02", " UTC", "x"][..]),
+        sep in prop::sample::select(&["T", "t", " ", "_"][..]),
+    ) {
+        let text = format!("{y:04}-{mo:02}-{d:02}{sep}{h:02}:{mi:02}:{s:02}{frac}{zone}");
+        let arrow = arrow_cast::parse::string_to_datetime(&chrono::Utc, &text)
+            .ok()
+            .map(|t| t.timestamp_micros());
+        if let Some(fast) = crate::values::json_decode::date_time_micros(text.as_bytes()) {
+            prop_assert_eq!(Some(fast), arrow, "{}", text);
+        }
+    }
 }

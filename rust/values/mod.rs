@@ -25,7 +25,10 @@
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
 //! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema, one message or several per column), `.proto` text or descriptors compiled, messages as Arrow types (and `prost-reflect`'s dynamic messages as the oracle) |
 //! | `protobuf_compile.rs`, `protobuf_program.rs`, `protobuf_wire.rs`, `protobuf_columns.rs` | the Protobuf hot path: a reader message compiled into a field-number table, payloads run through it from the wire (read as the runtimes read it) into column builders kept across batches |
-//! | `json_schema.rs`, `json_schema_arrow.rs` | JSON Schema payloads: the Arrow type a JSON Schema describes; values decoded by arrow-json, a bad row isolated |
+//! | `json_schema.rs` | JSON Schema payloads: the decoder (schema ids checked, builders kept from batch to batch) and its differential check against the oracle |
+//! | `json_schema_arrow.rs` | the Arrow type a JSON Schema describes (fields in declared order, `$ref`s resolved) |
+//! | `json_decode.rs`, `json_scan.rs` | JSON payloads straight into Arrow builders: the type compiled into a plan; the tokenizer, JSON text written as serde_json prints it |
+//! | `json_oracle.rs` | the oracle of the JSON decoder's tests and fuzz target: serde_json and arrow-json, as payloads were decoded before |
 
 pub mod avro;
 mod avro_columns;
@@ -44,8 +47,12 @@ mod avro_tests;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
+mod json_decode;
+#[doc(hidden)]
+pub mod json_oracle;
+mod json_scan;
 pub mod json_schema;
-mod json_schema_arrow;
+pub mod json_schema_arrow;
 pub mod protobuf;
 mod protobuf_arrow;
 mod protobuf_columns;
