@@ -42,6 +42,7 @@ __all__ = [
     "UndecodedRecordWarning",
     "ValueDecodeError",
     "UndecodedValueWarning",
+    "NotASegmentError",
 ]
 
 
@@ -85,6 +86,15 @@ def _rebuild(
 class CorruptRecordError(KafkaLogError):
     """The bytes are not a valid Kafka batch or record: an impossible size, a bad varint,
     a record running past its batch, an unknown magic or codec."""
+
+
+class NotASegmentError(CorruptRecordError):
+    """A file read as a Kafka segment is not one: the header of its first entry cannot be
+    Kafka's (an offset that is not the file name's base offset plus a 32-bit relative offset,
+    a magic byte other than 0, 1 or 2, a size below the smallest entry). ``position`` is 0;
+    the message says which field at the start is wrong and shows the file's first bytes. A real
+    segment whose last (or only) batch was torn still reads, with a
+    :class:`TruncatedSegmentWarning`."""
 
 
 class ValueDecodeError(CorruptRecordError):

@@ -1,0 +1,107 @@
+"""What tripped a new user in the first hour with kafkalog and typed records (issue 38), each
+through the command line where the user met it: a file that is not a Kafka log, typed values
+as JSON, a data partition given as the registry, where a bad value's batch is, directories
+for ``dump``, Confluent's deserializer class names, the registry's storage topic written and
+exported, and the smaller points."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import kafkalog
+from conftest import REPO
+from kafkalog.cli.main import main
+from kafkalog.errors import (
+    NotASegmentError,
+    TruncatedSegmentWarning,
+)
+
+EXAMPLES = REPO / "examples" / "logs"
+
+
+def run(capsys, *argv: object) -> tuple[int, str, str]:
+    """The tool in-process: (exit code, stdout, stderr)."""
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(err: str, *fragments: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("kafkalog: "), err
+    for fragment in fragments:
+        assert fragment in lines[0], err
+    return lines[0]
+
+
+# --------------------------------------------------------------------------------------------
+# 1. A file that is not a Kafka log is refused, naming it, byte 0 and why.
+
+
+def test_a_text_file_is_not_a_log(capsys, tmp_path):
+    passwd = tmp_path / "passwd"
+    passwd.write_bytes(b"root:x:0:0:root:/root:/bin/bash\n" * 40)
+    out = tmp_path / "pw.parquet"
+    code, stdout, err = run(capsys, "convert", passwd, out)
+    assert code == 1
+    one_line_error(
+        err, str(passwd), "not a Kafka segment", "magic byte at byte 16 is 47",
+        'starts with "root:x:0:0:root:"', "byte position 0",
+    )  # fmt: skip
+    assert not out.exists() and stdout == ""
+    with pytest.raises(NotASegmentError) as e:
+        kafkalog.read(passwd).read_all()
+    assert (e.value.path, e.value.position, e.value.kind) == (str(passwd), 0, "not_a_segment")
+
+
+@pytest.mark.parametrize("kind", ["readme", "parquet", "random"])
+def test_a_file_copied_into_a_partition_is_not_a_log(capsys, tmp_path, kind):
+    part = tmp_path / "orders-0"
+    part.mkdir()
+    log = part / "00000000000000000000.log"
+    if kind == "readme":
+        log.write_bytes((REPO / "README.md").read_bytes())
+    elif kind == "parquet":
+        pq.write_table(pa.table({"x": list(range(1000))}), log)
+    else:
+        log.write_bytes(random.Random(38).randbytes(5000))
+    for argv in (["convert", part, tmp_path / "o.parquet"], ["info", part]):
+        code, _, err = run(capsys, *argv)
+        assert code == 1, (argv, err)
+        one_line_error(err, str(log), "not a Kafka segment", "at byte 0")
+        assert "warning" not in err
+    code, out, _ = run(capsys, "verify", part)
+    assert code == 1 and "not a Kafka segment" in out
+    with pytest.raises(NotASegmentError):
+        kafkalog.read(tmp_path).read_all()
+
+
+def test_a_torn_segment_is_still_a_log(capsys, tmp_path):
+    """A crash tears a segment's last batch (or its only one): the complete batches are kept
+    and a warning says what was left, as Kafka's recovery does."""
+    seg = (EXAMPLES / "orders-0" / "00000000000000000000.log").read_bytes()
+    part = tmp_path / "orders-0"
+    part.mkdir()
+    log = part / "00000000000000000000.log"
+    log.write_bytes(seg[:-100])  # the third batch (offsets 8-14) torn
+    with pytest.warns(TruncatedSegmentWarning):
+        t = kafkalog.read(part).read_all()
+    assert t.column("offset").to_pylist() == list(range(8))
+    log.write_bytes(seg[:150])  # the first and only batch torn
+    with pytest.warns(TruncatedSegmentWarning) as w:
+        assert kafkalog.read(part).read_all().num_rows == 0
+    assert w[0].message.position == 0
+    code, _, err = run(capsys, "convert", part, tmp_path / "o.parquet")
+    assert code == 0 and err.startswith("warning: ") and "partial batch" in err
+    # Renamed (its offsets are not its name's) but whole: Kafka splits such a segment and
+    # reads it; so does kafkalog.
+    shutil.copy(EXAMPLES / "orders-0" / "00000000000000000000.log", log)
+    os.rename(log, part / "00000000000000000100.log")
+    assert kafkalog.read(part).read_all().num_rows == 15
