@@ -6,9 +6,12 @@ exported, and the smaller points."""
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import os
 import random
 import shutil
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -20,6 +23,7 @@ from kafkalog.cli.main import main
 from kafkalog.errors import (
     NotASegmentError,
     TruncatedSegmentWarning,
+    ValueDecodeError,
 )
 
 EXAMPLES = REPO / "examples" / "logs"
@@ -105,3 +109,50 @@ def test_a_torn_segment_is_still_a_log(capsys, tmp_path):
     shutil.copy(EXAMPLES / "orders-0" / "00000000000000000000.log", log)
     os.rename(log, part / "00000000000000000100.log")
     assert kafkalog.read(part).read_all().num_rows == 15
+
+
+# --------------------------------------------------------------------------------------------
+# Typed values: a backup whose values confluent-kafka's Avro serializer framed (test_values).
+
+
+@pytest.fixture(scope="module")
+def backup(tmp_path_factory):
+    pytest.importorskip("confluent_kafka")
+    from test_values import Backup
+
+    return Backup(tmp_path_factory.mktemp("first-hour"), n=9)
+
+
+def _from_json(v: dict[str, Any]) -> dict[str, Any]:
+    """An ORDER_V2 value as JSON back into Python's values, as fastavro gives them."""
+    out = dict(v)
+    out["amount"] = decimal.Decimal(str(v["amount"]))
+    out["score"] = float(v["score"])
+    out["day"] = datetime.date.fromisoformat(v["day"])
+    for name in ("at", "at_us"):
+        out[name] = datetime.datetime.fromisoformat(v[name].replace("Z", "+00:00"))
+    out["local"] = datetime.datetime.fromisoformat(v["local"])
+    out["time_ms"] = datetime.time.fromisoformat(v["time_ms"])
+    out["checksum"] = v["checksum"].encode("latin-1")  # Avro's JSON encoding of bytes
+    return out
+
+
+# 5. A value that does not decode names its batch: byte position and base offset.
+
+
+def test_a_bad_value_names_its_batch(backup, tmp_path):
+    from values_fixtures import write_partition
+
+    records = list(backup.records[:8])
+    unknown = b"\x00\x00\x00\x03\xe7" + records[1][1][5:]  # schema id 999
+    records[6] = (records[6][0], unknown)  # offset 6, in the second batch (4-7)
+    write_partition(tmp_path / "orders-0", records)
+    shutil.copytree(backup.root / "_schemas-0", tmp_path / "_schemas-0")
+    second = kafkalog.read_batches(tmp_path / "orders-0").read_all().to_pylist()[1]
+    assert second["baseOffset"] == 4 and second["batchPosition"] > 0
+    with pytest.raises(ValueDecodeError) as e:
+        kafkalog.read(tmp_path / "orders-0", value_format="avro", schemas=tmp_path).read_all()
+    assert (e.value.offset, e.value.position) == (4, second["batchPosition"])
+    assert "value of orders-0 at offset 6 does not decode: schema id 999" in str(e.value)
+    assert f"(batch at byte position {second['batchPosition']}, offset 4)" in str(e.value)
+    assert e.value.path.endswith("00000000000000000000.log")

@@ -100,8 +100,9 @@ class NotASegmentError(CorruptRecordError):
 class ValueDecodeError(CorruptRecordError):
     """A record's key or value does not decode as its format says (``key_format``,
     ``value_format``): no Schema Registry framing, a schema id the registry does not hold, bytes
-    that are not valid for the writer schema, text that is not UTF-8. ``path`` and ``offset``
-    name the record; the message names the schema id and why."""
+    that are not valid for the writer schema, text that is not UTF-8. ``path``, ``position``
+    and ``offset`` name the record's batch (its file, byte position and base offset), as for
+    every error; the message names the record's offset, the schema id and why."""
 
 
 class CrcMismatchError(CorruptRecordError):

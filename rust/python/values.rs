@@ -262,6 +262,10 @@ pub fn needed_columns(args: &ValueArgs) -> Vec<&'static str> {
     if args.framing != "none" {
         out.push("headers");
     }
+    if args.on_value_error != "null" {
+        // A value that fails the read names its batch's position and base offset.
+        out.extend(crate::values::columns::LOCATING_COLUMNS);
+    }
     out
 }
 

@@ -119,6 +119,10 @@ pub struct ValueDecoding {
     on_error: OnValueError,
 }
 
+/// The columns that place a record's batch in its file, read (when a batch has them) so that
+/// an error names the batch as every other error does: its byte position and base offset.
+pub const LOCATING_COLUMNS: [&str; 2] = ["batchPosition", "baseOffset"];
+
 /// Where a record is, for an error: (topic, partition, offset) to the file holding it.
 pub type Locate<'a> = &'a dyn Fn(Option<&str>, Option<i32>, i64) -> Option<PathBuf>;
 
@@ -197,6 +201,9 @@ impl ValueDecoding {
     pub fn needed_columns(&self) -> Vec<&'static str> {
         let mut out: Vec<&'static str> = self.sides.iter().map(|s| s.name).collect();
         out.extend(["topic", "partition", "offset"]);
+        if self.on_error == OnValueError::Error {
+            out.extend(LOCATING_COLUMNS);
+        }
         if self
             .sides
             .iter()
@@ -291,9 +298,14 @@ impl ValueDecoding {
                 .filter(|a| a.is_valid(row))
                 .map(|a| a.value(row))
         });
-        let offset = batch
-            .column_by_name("offset")
-            .and_then(|c| c.as_primitive_opt::<Int64Type>().map(|a| a.value(row)));
+        let long = |name: &str| {
+            batch.column_by_name(name).and_then(|c| {
+                c.as_primitive_opt::<Int64Type>()
+                    .filter(|a| a.is_valid(row))
+                    .map(|a| a.value(row))
+            })
+        };
+        let offset = long("offset");
         let mut where_ = String::new();
         if let (Some(t), Some(p)) = (topic, partition) {
             where_ = format!(" of {t}-{p}");
@@ -307,8 +319,12 @@ impl ValueDecoding {
                 why.unwrap_or("?")
             ),
         );
+        // The error's offset and position are its batch's, as for every error (the message
+        // names the record's offset).
+        if let (Some(position), Some(base)) = (long("batchPosition"), long("baseOffset")) {
+            err = err.at(position as u64).with_offset(base);
+        }
         if let Some(o) = offset {
-            err = err.with_offset(o);
             if let Some(path) = locate(topic, partition, o) {
                 err = err.with_path(&path);
             }
