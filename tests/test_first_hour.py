@@ -21,6 +21,7 @@ import kafkalog
 from conftest import REPO
 from kafkalog.cli.main import main
 from kafkalog.errors import (
+    InvalidArgumentError,
     NotASegmentError,
     TruncatedSegmentWarning,
     ValueDecodeError,
@@ -135,6 +136,24 @@ def _from_json(v: dict[str, Any]) -> dict[str, Any]:
     out["time_ms"] = datetime.time.fromisoformat(v["time_ms"])
     out["checksum"] = v["checksum"].encode("latin-1")  # Avro's JSON encoding of bytes
     return out
+
+
+# 3. A data partition given as the registry: one message, a failing exit.
+
+
+def test_a_data_partition_is_not_the_registry(capsys, backup, tmp_path):
+    data = backup.root / "orders-0"
+    code, out, err = run(capsys, "schemas", data)
+    assert code == 2 and out == ""
+    one_line_error(err, str(data), "is not a Schema Registry storage topic", "10 records")
+    code, _, err = run(
+        capsys, "convert", data, tmp_path / "o.parquet", "--value-format", "avro",
+        "--schemas", data,
+    )  # fmt: skip
+    assert code == 2
+    one_line_error(err, "is not a Schema Registry storage topic")
+    with pytest.raises(InvalidArgumentError, match="none of its 10 records"):
+        kafkalog.schemas(data)
 
 
 # 5. A value that does not decode names its batch: byte position and base offset.

@@ -18,6 +18,9 @@ Print the schemas of the Schema Registry whose storage topic (_schemas) is under
 directory holding _schemas-0, the partition, or an object-store URI), as the registry rebuilds
 itself at startup: SUBJECT, VERSION, ID, TYPE, DELETED, then the schema (--schema) or one JSON
 object a line (--json). Hard-deleted versions are not listed; soft-deleted ones are.
+
+A LOGDIR that holds a partition of another topic (its records without a registry's keys) is
+an error (exit 2), not an empty registry.
 """
 
 
