@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import json
 import os
 import random
 import shutil
@@ -136,6 +137,29 @@ def _from_json(v: dict[str, Any]) -> dict[str, Any]:
     out["time_ms"] = datetime.time.fromisoformat(v["time_ms"])
     out["checksum"] = v["checksum"].encode("latin-1")  # Avro's JSON encoding of bytes
     return out
+
+
+# 2. convert ... o.jsonl with typed values: JSON lines of every value.
+
+
+def test_typed_values_convert_to_json_lines(capsys, backup, tmp_path):
+    from test_values import normalize
+
+    out = tmp_path / "o.jsonl"
+    code, _, err = run(
+        capsys, "convert", backup.root / "orders-0", out, "--key-format", "string",
+        "--value-format", "avro", "--schemas", backup.root,
+    )  # fmt: skip
+    assert code == 0, err
+    lines = out.read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line, parse_float=decimal.Decimal) for line in lines]
+    assert [r["key"] for r in rows][:2] == ["order-0", "order-1"]
+    got = [None if r["value"] is None else _from_json(r["value"]) for r in rows]
+    assert got == [normalize(v) for v in backup.expected()]
+    # Decimals are exact numbers in the text, maps objects, records nested.
+    second = json.loads(lines[1])["value"]
+    assert isinstance(second["attrs"], dict) and isinstance(second["tags"], list)
+    assert f'"amount":{backup.expected()[1]["amount"]}' in lines[1]
 
 
 # 3. A data partition given as the registry: one message, a failing exit.

@@ -394,6 +394,9 @@ def encode_values(
 ) -> ArrowArray:
     """A typed key or value column encoded (Avro with Confluent's framing, or UTF-8)."""
 
+def json_texts(array: Any) -> list[str | None]:
+    """Each value of a typed key or value column as JSON text (None where null)."""
+
 def internal_table(
     kind: str,
     topic: str,

@@ -553,3 +553,11 @@ pub fn encode_values(
     })?;
     Ok(pyo3_arrow::PyArray::from_array_ref(out))
 }
+
+/// Each value of `array` (a typed key or value column) as JSON text, `None` where null
+/// (`crate::values::json_text`).
+#[pyfunction]
+pub fn json_texts(py: Python<'_>, array: pyo3_arrow::PyArray) -> PyResult<Vec<Option<String>>> {
+    let (array, _field) = array.into_inner();
+    detach(py, || crate::values::json_text::json_texts(&array))
+}

@@ -18,6 +18,7 @@
 //! | `record_types.rs` | topics of several record types (record-name subject strategies): one struct column with a field per type, each record routed by its writer id to its subject |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
 //! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema), `.proto` text or descriptors compiled, messages as Arrow |
+//! | `json_text.rs` | typed keys and values as JSON text (the command line's JSON lines and printed records): maps as objects, ISO-8601 times, exact decimals, bytes as Avro's JSON encoding |
 //! | `json_schema.rs`, `json_schema_arrow.rs` | JSON Schema payloads: the Arrow type a JSON Schema describes; values decoded by arrow-json, a bad row isolated |
 
 pub mod avro;
@@ -29,6 +30,7 @@ pub mod decoder;
 pub mod formats;
 pub mod json_schema;
 mod json_schema_arrow;
+pub mod json_text;
 pub mod protobuf;
 mod protobuf_arrow;
 mod protobuf_schema;

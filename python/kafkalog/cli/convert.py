@@ -26,7 +26,7 @@ from kafkalog.cli.arguments import (
 )
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CliError
 from kafkalog.cli.schemas import add_value_arguments, value_kwargs
-from kafkalog.cli.text import _human_bytes, _ms_column
+from kafkalog.cli.text import _human_bytes, _json_values, _ms_column
 
 
 class _Progress:
@@ -90,9 +90,12 @@ class _Progress:
 _BOUNDS = ("start_offset", "end_offset", "start_timestamp", "end_timestamp")
 
 
-def _json_converter(schema: pa.Schema, binary: str) -> Callable[[pa.RecordBatch], Iterator[str]]:
+def _json_converter(
+    schema: pa.Schema, binary: str, typed: frozenset[str] = frozenset()
+) -> Callable[[pa.RecordBatch], Iterator[str]]:
     """Rows of a record batch as JSON text: binary as base64 or hex, timestamps as
-    milliseconds since the epoch."""
+    milliseconds since the epoch; the ``typed`` columns (decoded keys and values) as the core
+    maps typed values to JSON (objects, ISO-8601 times, exact decimals: docs/values.md)."""
     encode: Callable[[bytes], str]
     if binary == "hex":
         encode = bytes.hex
@@ -120,21 +123,38 @@ def _json_converter(schema: pa.Schema, binary: str) -> Callable[[pa.RecordBatch]
         return False
 
     names = schema.names
-    binary_cols = [n for n in names if has_binary(schema.field(n).type)]
-    ts_cols = [n for n in names if pa.types.is_timestamp(schema.field(n).type)]
+    binary_cols = [n for n in names if n not in typed and has_binary(schema.field(n).type)]
+    ts_cols = [n for n in names if n not in typed and pa.types.is_timestamp(schema.field(n).type)]
 
     def convert(batch: pa.RecordBatch) -> Iterator[str]:
         columns = {}
         for n in names:
             col = batch.column(n)
+            if n in typed:
+                continue
             if n in ts_cols:
                 col = _ms_column(col)
             columns[n] = col.to_pylist()
         for n in binary_cols:
             columns[n] = [plain(v) for v in columns[n]]
         dumps = json.dumps
+        if not typed:
+            for i in range(batch.num_rows):
+                yield dumps({n: columns[n][i] for n in names}, ensure_ascii=False)
+            return
+        # Typed columns are JSON text already: the line is put together around them.
+        texts = {n: _json_values(batch.column(n)) for n in names if n in typed}
+        quoted = {n: dumps(n) for n in names}
         for i in range(batch.num_rows):
-            yield dumps({n: columns[n][i] for n in names}, ensure_ascii=False)
+            cells = []
+            for n in names:
+                if n in typed:
+                    text = texts[n][i]
+                    cell = "null" if text is None else text
+                else:
+                    cell = dumps(columns[n][i], ensure_ascii=False)
+                cells.append(f"{quoted[n]}: {cell}")
+            yield "{" + ", ".join(cells) + "}"
 
     return convert
 
@@ -244,7 +264,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
                 for batch in batches():
                     w.write_batch(batch)
         else:
-            convert = _json_converter(out_schema, args.binary)
+            typed = frozenset(
+                n
+                for n in ("key", "value")
+                if value_kwargs(args)
+                and n in out_names
+                and not _is_binary(out_schema.field(n).type)
+            )
+            convert = _json_converter(out_schema, args.binary, typed)
             stream = (
                 sys.stdout if tmp is None else open(tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
             )
@@ -274,6 +301,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _is_binary(t: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_binary_view(t)
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # info
 
@@ -287,7 +323,10 @@ Formats (--format, else taken from OUT's suffix, else parquet; another suffix is
   arrow    Arrow IPC file format (.arrow, .feather)
   jsonl    one JSON object a line (.jsonl, .ndjson; "-" writes to stdout); binary values
            (key, value, header values) are base64 (--binary hex for lower-case hex),
-           timestamps are integers, milliseconds since the epoch (null for none)
+           timestamps are integers, milliseconds since the epoch (null for none); typed
+           keys and values (--value-format avro, ...) are JSON: records and maps as
+           objects, timestamps and dates in ISO-8601, decimals as exact numbers, bytes as
+           Avro's JSON encoding (docs/values.md)
 Columns are those of kafkalog.read (Spark's Kafka source): key, value, topic, partition,
 offset, timestamp, timestampType, headers; --batch-metadata adds Kafka's per-batch values.
 --key-format/--value-format (string, avro, ...) with --schemas write typed key and value
