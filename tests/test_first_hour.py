@@ -199,3 +199,28 @@ def test_a_bad_value_names_its_batch(backup, tmp_path):
     assert "value of orders-0 at offset 6 does not decode: schema id 999" in str(e.value)
     assert f"(batch at byte position {second['batchPosition']}, offset 4)" in str(e.value)
     assert e.value.path.endswith("00000000000000000000.log")
+
+
+# 6. dump --value-decoder: the value as JSON, nested as an object in --format json.
+
+
+def test_dump_prints_typed_values_as_json(capsys, backup):
+    from test_values import normalize
+
+    seg = backup.root / "orders-0" / "00000000000000000000.log"
+    code, out, err = run(capsys, "dump", seg, "--value-decoder", "avro", "--schemas", backup.root)
+    assert code == 0, err
+    payloads = [line.split(" payload: ", 1)[1] for line in out.splitlines() if " payload: " in line]
+    expected = [normalize(v) for v in backup.expected() if v is not None]
+    assert [_from_json(json.loads(p)) for p in payloads] == expected
+    assert "[[" not in out and "\\x" not in out and "+00:00" not in out
+    code, out, err = run(
+        capsys, "dump", seg, "--value-decoder", "avro", "--schemas", backup.root,
+        "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    records = [r for r in map(json.loads, out.splitlines()) if r["type"] == "record"]
+    values = [r["payload"] for r in records if r["payload"] is not None]
+    assert all(isinstance(v, dict) for v in values)
+    assert [_from_json(v) for v in values] == expected
+    assert records[0]["key"] == "order-0"

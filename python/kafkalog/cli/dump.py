@@ -117,7 +117,9 @@ index entries that do not match the log, time index mismatches.
                    [control: controlType, controlTypeId, coordinatorEpoch (markers)]
                    [--print-data-log: key, payload (UTF-8 text as Kafka's StringDecoder
                    shows it, null when absent; with a decoder option, the decoded key and
-                   payload: {name, version, data} objects, payload null for a tombstone)]};
+                   payload: {name, version, data} objects, payload null for a tombstone;
+                   with --key-decoder/--value-decoder, the decoded key and payload as JSON:
+                   records and maps as objects, ISO-8601 times, exact decimals)]};
                    --skip-record-metadata keeps only offset and key/payload
   trailing_bytes   {bytes}          (Kafka's "Found N invalid bytes at the end of ...")
   index_entry      {offset, position}      time_index_entry {timestamp, offset}

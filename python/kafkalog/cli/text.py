@@ -99,8 +99,16 @@ class _Output:
         if len(self.lines) >= 4096:
             self.flush()
 
-    def json(self, obj: dict[str, Any]) -> None:
-        self.line(json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")))
+    def json(self, obj: dict[str, Any], raw: Mapping[str, str | None] | None = None) -> None:
+        """``obj`` as one JSON line; ``raw``: members appended as they are (JSON text already,
+        None for null)."""
+        line = json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
+        if raw:
+            members = ", ".join(
+                f"{json.dumps(k)}: {'null' if v is None else v}" for k, v in raw.items()
+            )
+            line = line[:-1] + (", " if obj else "") + members + "}"
+        self.line(line)
 
     def flush(self) -> None:
         if self.lines:
