@@ -12,6 +12,7 @@ import json
 import os
 import random
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -224,3 +225,20 @@ def test_dump_prints_typed_values_as_json(capsys, backup):
     assert all(isinstance(v, dict) for v in values)
     assert [_from_json(v) for v in values] == expected
     assert records[0]["key"] == "order-0"
+
+
+# 7. dump of a directory: its segments, in order.
+
+
+def test_dump_a_directory(capsys):
+    code, out, err = run(capsys, "dump", EXAMPLES / "orders-0")
+    assert code == 0 and "Ignoring" not in err
+    dumped = [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("Dumping")]
+    assert [Path(p).name for p in dumped] == [
+        "00000000000000000000.log",
+        "00000000000000000015.log",
+    ]
+    code, out, _ = run(capsys, "dump", EXAMPLES, "--format", "json")
+    assert code == 0
+    files = [r["file"] for r in map(json.loads, out.splitlines()) if r["type"] == "file"]
+    assert files == [s["path"] for s in kafkalog.segments(EXAMPLES)]

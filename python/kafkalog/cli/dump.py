@@ -11,7 +11,9 @@ import argparse
 import os
 from typing import Any
 
-from kafkalog.cli.arguments import _positive_int, add_storage_arguments
+from kafkalog import reading
+from kafkalog._storage import is_remote
+from kafkalog.cli.arguments import _positive_int, add_storage_arguments, storage
 from kafkalog.cli.dump_indexes import IndexDump
 from kafkalog.cli.dump_log import JAVA_INT_MAX, LogDump
 from kafkalog.cli.dump_state import _DECODERS
@@ -82,10 +84,24 @@ class Dumper(LogDump, IndexDump):
             _err("\n".join(lines))
 
 
+def _expand(arg: str, store: dict[str, Any]) -> list[str]:
+    """A file as it is; a partition or log directory (or an object-store prefix) as its
+    segments, in the order every other command reads them."""
+    name = os.path.basename(arg.rstrip("/"))
+    if "." in name and not os.path.isdir(arg):
+        return [arg]
+    if not is_remote(arg) and not os.path.isdir(arg):
+        return [arg]
+    found = [s["path"] for s in reading.segments(arg, **store)]
+    return found or [arg]
+
+
 def cmd_dump(args: argparse.Namespace) -> int:
     files = [f for f in (args.files or "").split(",") if f] + list(args.paths or [])
     if not files:
         raise CliError("dump: give the files to dump with --files a.log,b.index,...", EXIT_USAGE)
+    store = storage(args)
+    files = [segment for f in files for segment in _expand(f, store)]
     out = _Output()
     dumper = Dumper(args, out)
     try:
@@ -100,7 +116,9 @@ def cmd_dump(args: argparse.Namespace) -> int:
 DUMP_HELP = """\
 Print Kafka log files as Apache Kafka's kafka-dump-log.sh (DumpLogSegments, Kafka 3.x) does,
 line for line. Files are dispatched on their suffix: .log (and KRaft .checkpoint snapshots),
-.index, .timeindex, .txnindex, .snapshot; others are ignored with a message on stderr.
+.index, .timeindex, .txnindex, .snapshot; others are ignored with a message on stderr. A
+directory (a partition or a log directory, or an object-store prefix) is dumped as its
+segments, in the order the other commands read them (topic, partition, base offset).
 
 Reports Kafka prints after all files go to stderr: non-consecutive offsets (deep iteration),
 index entries that do not match the log, time index mismatches.
