@@ -242,3 +242,33 @@ def test_dump_a_directory(capsys):
     assert code == 0
     files = [r["file"] for r in map(json.loads, out.splitlines()) if r["type"] == "file"]
     assert files == [s["path"] for s in kafkalog.segments(EXAMPLES)]
+
+
+# 8. Confluent's deserializer class names: the decoder they stand for.
+
+
+def test_confluent_deserializer_classes(capsys, backup):
+    seg = backup.root / "orders-0" / "00000000000000000000.log"
+    code, by_format, _ = run(
+        capsys, "dump", seg, "--value-decoder", "avro", "--schemas", backup.root
+    )
+    assert code == 0
+    for name in (
+        "io.confluent.kafka.serializers.KafkaAvroDeserializer",
+        "KafkaAvroDeserializer",
+        "io.confluent.kafka.serializers.KafkaAvroDecoder",
+    ):
+        code, out, err = run(
+            capsys, "dump", seg, "--value-decoder-class", name, "--schemas", backup.root
+        )
+        assert (code, out) == (0, by_format), err
+    for name, fmt in (
+        ("io.confluent.kafka.serializers.KafkaAvroDeserializer", "avro"),
+        ("io.confluent.kafka.serializers.protobuf.KafkaProtobufDeserializer", "protobuf"),
+        ("io.confluent.kafka.serializers.json.KafkaJsonSchemaDeserializer", "json"),
+    ):
+        code, _, err = run(capsys, "dump", seg, "--value-decoder-class", name)
+        assert code == 2
+        one_line_error(err, f"--value-decoder {fmt} --schemas LOGDIR")
+    code, _, err = run(capsys, "dump", seg, "--value-decoder-class", "com.example.MyDecoder")
+    assert code == 2 and "--value-decoder avro|protobuf|json --schemas LOGDIR" in err
