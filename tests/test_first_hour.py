@@ -272,3 +272,16 @@ def test_confluent_deserializer_classes(capsys, backup):
         one_line_error(err, f"--value-decoder {fmt} --schemas LOGDIR")
     code, _, err = run(capsys, "dump", seg, "--value-decoder-class", "com.example.MyDecoder")
     assert code == 2 and "--value-decoder avro|protobuf|json --schemas LOGDIR" in err
+
+
+# --------------------------------------------------------------------------------------------
+# 10. The smaller points.
+
+
+def test_nested_timestamps_are_utc_as_the_record_columns(backup):
+    t = kafkalog.read(backup.root / "orders-0", value_format="avro", schemas=backup.root)
+    value = t.schema.field("value").type
+    assert value.field("at").type == pa.timestamp("ms", tz="UTC")
+    assert value.field("at_us").type == pa.timestamp("us", tz="UTC")
+    assert value.field("local").type == pa.timestamp("ms")
+    assert t.schema.field("timestamp").type.tz == "UTC"

@@ -544,6 +544,8 @@ pub fn encode_values(
                         registered.id
                     ))
                 })?;
+                // Timestamps as a read names them ("UTC") back to arrow-avro's "+00:00".
+                let array = crate::values::columns::avro_named(array)?;
                 crate::values::avro_encode::encode(&array, &registry.text(registered)?, id)
             }
             other => Err(Error::invalid_argument(format!(

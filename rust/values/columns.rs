@@ -220,7 +220,7 @@ impl ValueDecoding {
             .fields()
             .iter()
             .map(|f| match self.sides.iter().find(|s| s.name == f.name()) {
-                Some(side) => Field::new(f.name(), side.decoder.data_type().clone(), true),
+                Some(side) => Field::new(f.name(), utc_named(side.decoder.data_type()), true),
                 None => f.as_ref().clone(),
             })
             .collect();
@@ -378,7 +378,7 @@ impl ValueDecoding {
                 });
             }
         }
-        Ok((decoded.array, errors))
+        Ok((utc_named_array(decoded.array)?, errors))
     }
 
     fn unframe<'a>(
@@ -438,6 +438,62 @@ impl ValueDecoding {
             }
             None => Ok((Some(id), Vec::new(), payload)),
         }
+    }
+}
+
+/// `data_type` with every timestamp at UTC named `"UTC"`, as the record columns name it:
+/// `arrow-avro` names it `"+00:00"`, the same instant. Types a cast cannot relabel stay.
+pub fn utc_named(data_type: &DataType) -> DataType {
+    let renamed = renamed_zone(data_type, "+00:00", "UTC");
+    if arrow_cast::can_cast_types(data_type, &renamed) {
+        renamed
+    } else {
+        data_type.clone()
+    }
+}
+
+/// `array` as [`utc_named`] types it: the same values, relabelled.
+fn utc_named_array(array: ArrayRef) -> Result<ArrayRef> {
+    let target = utc_named(array.data_type());
+    relabel(array, &target)
+}
+
+/// `array` (of a type [`utc_named`] gives) with its UTC timestamps named as `arrow-avro` names
+/// them, for its encoder.
+pub fn avro_named(array: ArrayRef) -> Result<ArrayRef> {
+    let target = renamed_zone(array.data_type(), "UTC", "+00:00");
+    relabel(array, &target)
+}
+
+fn relabel(array: ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    if array.data_type() == target {
+        return Ok(array);
+    }
+    arrow_cast::cast(&array, target).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
+}
+
+/// `data_type` with the time zone `from` of its timestamps (at any depth) named `to`.
+fn renamed_zone(data_type: &DataType, from: &str, to: &str) -> DataType {
+    let field = |f: &arrow_schema::FieldRef| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(renamed_zone(f.data_type(), from, to)),
+        )
+    };
+    match data_type {
+        DataType::Timestamp(unit, Some(tz)) if tz.as_ref() == from => {
+            DataType::Timestamp(*unit, Some(to.into()))
+        }
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(field).collect()),
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
+        DataType::Map(f, sorted) => DataType::Map(field(f), *sorted),
+        DataType::Dictionary(k, v) => {
+            DataType::Dictionary(k.clone(), Box::new(renamed_zone(v, from, to)))
+        }
+        other => other.clone(),
     }
 }
 
