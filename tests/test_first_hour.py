@@ -275,6 +275,81 @@ def test_confluent_deserializer_classes(capsys, backup):
 
 
 # --------------------------------------------------------------------------------------------
+# 9. The registry's storage topic written, and exported as Schema Registry imports it.
+
+
+def test_write_schemas_writes_what_the_registry_writes(backup, tmp_path):
+    from values_fixtures import registered
+
+    client = backup.client
+    rows = [
+        {
+            "subject": "orders-value",
+            "schema": client.get_version("orders-value", v).schema.schema_str,
+        }
+        for v in (1, 2)
+    ]
+    table = kafkalog.write_schemas(tmp_path, rows, timestamp=0)
+    # The records, byte for byte, as Schema Registry's serializer writes them (the fixtures
+    # spell its Jackson output), with the ids the registry gave.
+    got = kafkalog.read(tmp_path / "_schemas-0").read_all()
+    assert list(zip(got["key"].to_pylist(), got["value"].to_pylist(), strict=True)) == registered(
+        client, "orders-value"
+    )
+    assert got["timestamp"].to_pylist()[0].timestamp() == 0
+    assert (
+        kafkalog.schemas(tmp_path).drop_columns(["offset"]).equals(table.drop_columns(["offset"]))
+    )
+    # Typed values decode with it as with the registry's own.
+    data = kafkalog.read(backup.root / "orders-0", value_format="avro", schemas=tmp_path)
+    same = kafkalog.read(backup.root / "orders-0", value_format="avro", schemas=backup.root)
+    assert data.read_all().equals(same.read_all())
+    # The registry's rules: a schema it has already is not registered again; an id belongs to
+    # one schema; references name what is there; a schema compiles.
+    again = kafkalog.write_schemas(tmp_path / "again", rows + rows[:1], timestamp=0)
+    assert again.num_rows == 2
+    for bad, why in [
+        ([rows[0], {**rows[1], "id": 1}], "id 1 is another schema's"),
+        ([{**rows[0], "references": [{"name": "x", "subject": "y", "version": 1}]}], "references"),
+        ([{"subject": "s", "schema": '{"type": "nope"}'}], "does not compile"),
+    ]:
+        with pytest.raises(InvalidArgumentError, match=why):
+            kafkalog.write_schemas(tmp_path / "bad", bad)
+
+
+def test_export_schemas_as_the_rest_api_imports_them(capsys, backup, tmp_path):
+    exported = kafkalog.export_schemas(backup.root)
+    client = backup.client
+    assert exported == [
+        {
+            "subject": "orders-value",
+            "version": v,
+            "id": client.get_version("orders-value", v).schema_id,
+            "schemaType": "AVRO",
+            "schema": client.get_version("orders-value", v).schema.schema_str,
+        }
+        for v in (1, 2)
+    ]
+    # The command line: exported, then written back from those lines; and copied directly.
+    code, out, _ = run(capsys, "schemas", backup.root, "--export")
+    assert code == 0 and [json.loads(line) for line in out.splitlines()] == exported
+    (tmp_path / "export.jsonl").write_text(out)
+    code, out, err = run(capsys, "write-schemas", tmp_path / "a", tmp_path / "export.jsonl")
+    assert code == 0, err
+    assert [line.split("\t")[:3] for line in out.splitlines()] == [
+        ["orders-value", str(r["version"]), str(r["id"])] for r in exported
+    ]
+    code, _, err = run(capsys, "write-schemas", tmp_path / "b", backup.root, "--timestamp", "0")
+    assert code == 0, err
+    for copy in ("a", "b"):
+        assert kafkalog.export_schemas(tmp_path / copy) == exported
+    avsc = tmp_path / "p.avsc"
+    avsc.write_text('{"type": "record", "name": "P", "fields": [{"name": "a", "type": "int"}]}')
+    code, out, err = run(capsys, "write-schemas", tmp_path / "c", f"p-value={avsc}")
+    assert (code, out) == (0, "p-value\t1\t1\tAVRO\n"), err
+
+
+# --------------------------------------------------------------------------------------------
 # 10. The smaller points.
 
 

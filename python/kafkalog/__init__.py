@@ -101,10 +101,10 @@ from kafkalog.types import (
 from kafkalog.types import (
     Visibility as Visibility,
 )
-from kafkalog.values import schemas
-from kafkalog.writing import write
+from kafkalog.values import export_schemas, schemas
+from kafkalog.writing import write, write_schemas
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     # Reached through __getattr__ at run time, so that ``import kafkalog`` needs no pyspark.
     from kafkalog.spark import SPARK_SCHEMA as SPARK_SCHEMA
     from kafkalog.spark import decode as decode
@@ -170,6 +170,8 @@ __all__ = [
     "ValueDecodeError",
     "UndecodedValueWarning",
     "schemas",
+    "write_schemas",
+    "export_schemas",
 ]
 
 __all__ += [

@@ -50,6 +50,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(values::resolve_values, m)?)?;
     m.add_function(wrap_pyfunction!(values::encode_values, m)?)?;
     m.add_function(wrap_pyfunction!(values::json_texts, m)?)?;
+    m.add_function(wrap_pyfunction!(values::registry_records, m)?)?;
+    m.add_function(wrap_pyfunction!(values::registry_import_requests, m)?)?;
     m.add_function(wrap_pyfunction!(cli::base_offset_of, m)?)?;
     m.add_function(wrap_pyfunction!(cli::snapshot_id_of, m)?)?;
     m.add_function(wrap_pyfunction!(cli::index_sanity_check, m)?)?;

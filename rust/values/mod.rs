@@ -10,6 +10,7 @@
 //! |---|---|
 //! | `decoder.rs` | the contract every format's decoder meets: payloads in, one Arrow array out, an error per bad payload |
 //! | `registry.rs` | Schema Registry's schemas folded from its storage topic (`_schemas`), or given directly; lookups by id, GUID, subject and version; the registry as a table |
+//! | `registry_records.rs` | the storage topic's records written as the registry writes them (versions, ids, references, deletes by its rules), and the registry exported as its REST API imports it |
 //! | `formats.rs` | the formats a key or value is read as, and the one dispatch to a format's decoder; UTF-8 strings |
 //! | `avro.rs` | Avro payloads into one Arrow column through `arrow-avro`, every writer version resolved to the reader schema |
 //! | `avro_shape.rs` | the column users get from `arrow-avro`'s, and back: Spark's shapes of Avro unions (`member0`, ...; `int`/`long` as `long`); `uuid` read as the `string` or `fixed` it is on |
@@ -36,3 +37,4 @@ mod protobuf_arrow;
 mod protobuf_schema;
 pub mod record_types;
 pub mod registry;
+pub mod registry_records;
