@@ -239,7 +239,11 @@ def main(path: str) -> int:
             query.awaitTermination()
             return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
 
-        print(f"\n== readStream, availableNow, maxOffsetsPerTrigger=20: micro-batches {run()}")
+        first = run()
+        print(
+            f"\n== readStream of orders, availableNow, maxOffsetsPerTrigger=20: {sum(first)} "
+            f"records in {len(first)} micro-batches of {', '.join(map(str, first))}"
+        )
         new = pa.table(
             {
                 "key": [f"k{i}".encode() for i in range(5)],
@@ -251,7 +255,11 @@ def main(path: str) -> int:
         kafkalog.write(staging, new, base_offset=end)  # the segment a broker would roll
         for f in os.listdir(staging):
             shutil.move(os.path.join(staging, f), os.path.join(logs, "orders-0", f))
-        print(f"   a segment lands at offset {end}; restarted from the checkpoint: {run()}")
+        again = run()
+        print(
+            f"   a new segment of {new.num_rows} records lands in orders-0 at offset {end}; the "
+            f"query restarted from its checkpoint reads just those: {sum(again)} records"
+        )
 
     spark.stop()
     print(f"\ndone in {time.monotonic() - started:.1f}s")

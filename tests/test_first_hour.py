@@ -360,3 +360,15 @@ def test_nested_timestamps_are_utc_as_the_record_columns(backup):
     assert value.field("at_us").type == pa.timestamp("us", tz="UTC")
     assert value.field("local").type == pa.timestamp("ms")
     assert t.schema.field("timestamp").type.tz == "UTC"
+
+
+def test_demo_says_what_to_do_next():
+    import subprocess
+
+    plan = subprocess.run(
+        ["make", "-n", "demo"], cwd=REPO, capture_output=True, text=True, timeout=60
+    ).stdout
+    for step in ("source .venv/bin/activate", "kafkalog --help", "pip install ."):
+        assert step in plan, plan
+    job = (REPO / "examples" / "spark_job.py").read_text()
+    assert "restarted from the checkpoint: {" not in job
