@@ -372,3 +372,9 @@ def test_demo_says_what_to_do_next():
         assert step in plan, plan
     job = (REPO / "examples" / "spark_job.py").read_text()
     assert "restarted from the checkpoint: {" not in job
+
+
+def test_getting_started_says_headers_come_by_default():
+    text = (REPO / "docs" / "getting-started.md").read_text()
+    assert "on request" not in text
+    assert "From a clone" in text
