@@ -353,6 +353,14 @@ def test_export_schemas_as_the_rest_api_imports_them(capsys, backup, tmp_path):
 # 10. The smaller points.
 
 
+def test_dir_of_the_package_is_its_api():
+    names = dir(kafkalog)
+    for private in ("annotations", "importlib", "Any", "TYPE_CHECKING"):
+        assert private not in names
+    assert all(hasattr(kafkalog, n) for n in names)
+    assert {"read", "write_schemas", "export_schemas", "NotASegmentError", "reading"} <= set(names)
+
+
 def test_nested_timestamps_are_utc_as_the_record_columns(backup):
     t = kafkalog.read(backup.root / "orders-0", value_format="avro", schemas=backup.root)
     value = t.schema.field("value").type
