@@ -887,7 +887,7 @@ def test_convert_parquet_arrow(capsys, tmp_path, fmt):
     out = tmp_path / f"out.{fmt}"
     code, stdout, err = run(capsys, "convert", EXAMPLES, out, "--no-progress")
     assert code == 0, err
-    assert err == "" and stdout == ""
+    assert err == "" and stdout.startswith(f"{out}: 101 records written ({fmt}, ")
     table = pq.read_table(out) if fmt == "parquet" else pa.ipc.open_file(out).read_all()
     ref = _reference(EXAMPLES)
     # examples/logs: 89 records, and since issue 38 payments-0 (10) and _schemas-0 (2)
@@ -977,6 +977,7 @@ def test_convert_stdout_and_progress(capsys, tmp_path):
     assert "101 records" in err and "\r" in err and "of 8.6 KiB" in err
     p = run_subprocess("convert", EXAMPLES, tmp_path / "p.parquet")
     assert p.returncode == 0 and p.stderr == ""
+    assert p.stdout.startswith(f"{tmp_path / 'p.parquet'}: 101 records written (parquet, ")
     assert pq.read_table(tmp_path / "p.parquet").num_rows == 101
 
 

@@ -22,6 +22,7 @@ import pytest
 import kafkalog
 from conftest import REPO
 from kafkalog.cli.main import main
+from kafkalog.cli.text import _human_bytes
 from kafkalog.errors import (
     InvalidArgumentError,
     NotASegmentError,
@@ -351,6 +352,15 @@ def test_export_schemas_as_the_rest_api_imports_them(capsys, backup, tmp_path):
 
 # --------------------------------------------------------------------------------------------
 # 10. The smaller points.
+
+
+def test_convert_says_what_it_wrote(capsys, tmp_path):
+    out = tmp_path / "o.parquet"
+    code, stdout, err = run(capsys, "convert", EXAMPLES / "orders-0", out)
+    assert code == 0 and err == ""
+    assert stdout == f"{out}: 33 records written (parquet, {_human_bytes(out.stat().st_size)})\n"
+    code, stdout, _ = run(capsys, "convert", EXAMPLES / "orders-0", out, "--quiet")
+    assert code == 0 and stdout == ""
 
 
 def test_dir_of_the_package_is_its_api():

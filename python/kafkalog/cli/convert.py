@@ -26,7 +26,7 @@ from kafkalog.cli.arguments import (
 )
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_OK, EXIT_USAGE, CliError
 from kafkalog.cli.schemas import add_value_arguments, value_kwargs
-from kafkalog.cli.text import _human_bytes, _json_values, _ms_column
+from kafkalog.cli.text import _human_bytes, _json_values, _ms_column, _plural
 
 
 class _Progress:
@@ -298,6 +298,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
             except OSError:
                 pass
     progress.draw(time.monotonic(), final=True)
+    if not show_progress and not args.quiet and target != "-":
+        size = os.path.getsize(target) if not remote else None
+        what = f"{fmt}, {_human_bytes(size)}" if size is not None else fmt
+        print(f"{target}: {_plural(progress.records, 'record')} written ({what})")
     return EXIT_OK
 
 
@@ -332,7 +336,8 @@ offset, timestamp, timestampType, headers; --batch-metadata adds Kafka's per-bat
 --key-format/--value-format (string, avro, ...) with --schemas write typed key and value
 columns (typed Parquet): see docs/values.md.
 OUT is written under a temporary name and renamed when complete.
-A progress line is shown on stderr when it is a terminal.
+A progress line is shown on stderr when it is a terminal; otherwise one line on stdout says
+what was written (-q: nothing).
 """
 
 
@@ -392,6 +397,13 @@ def register(sub: Any) -> None:
     )
     progress.add_argument(
         "--no-progress", dest="progress", action="store_false", help="never show it"
+    )
+    c.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print nothing on success (otherwise, without the progress line, one line says "
+        "how many records were written where)",
     )
     for name in _BOUNDS:
         what = name.split("_", 1)[1]
