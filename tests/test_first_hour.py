@@ -363,6 +363,12 @@ def test_convert_says_what_it_wrote(capsys, tmp_path):
     assert code == 0 and stdout == ""
 
 
+def test_verify_of_nothing_does_not_print_a_summary(capsys, tmp_path):
+    code, out, err = run(capsys, "verify", tmp_path)
+    assert code == 1 and out == ""
+    one_line_error(err, "no segments found: nothing was verified")
+
+
 def test_dir_of_the_package_is_its_api():
     names = dir(kafkalog)
     for private in ("annotations", "importlib", "Any", "TYPE_CHECKING"):
