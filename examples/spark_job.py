@@ -188,7 +188,10 @@ def main(path: str) -> int:
             .load(path)
         )
         decoded = files.mapInArrow(kafkalog.decode, kafkalog.SPARK_SCHEMA)
-        print(f"\n== binaryFile rows + mapInArrow(kafkalog.decode): {decoded.count()} records")
+        print(
+            f"\n== binaryFile rows + mapInArrow(kafkalog.decode): {decoded.count()} records "
+            "(Spark's file sources pass over _schemas-0: names starting with _ are hidden to them)"
+        )
     except ImportError:
         print("\n== mapInArrow skipped: pyspark's Arrow UDFs need pandas (pyspark[sql])")
 
