@@ -55,6 +55,15 @@ demo: $(BIN)/maturin
 	  mkdir -p "$$d" && cp $(JAR) "$$d/"
 	@echo "  ready; running examples/spark_job.py examples/logs"
 	@PYSPARK_PYTHON=$(abspath $(BIN))/python $(BIN)/python examples/spark_job.py examples/logs
+	@echo ""
+	@echo "Next: kafkalog, its command line and PySpark are installed in $(VENV):"
+	@echo "  source $(VENV)/bin/activate"
+	@echo "  kafkalog --help"
+	@echo "  kafkalog info examples/logs"
+	@echo "  kafkalog convert examples/logs/payments-0 - --value-format avro --schemas examples/logs"
+	@echo "  python examples/read_logs.py examples/logs"
+	@echo "This build is not optimised (the quickest to compile): pip install . builds the fast one."
+	@echo "docs/getting-started.md goes on from here."
 
 # The Spark connector inside the JVM (jvm/, rust/jni/, docs/spark-jvm.md): the core built
 # with the `jni` feature alone into the native library (the Python extension cannot be loaded

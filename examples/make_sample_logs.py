@@ -21,11 +21,20 @@ What is in it:
   + ABORT marker, then a non-transactional batch;
 - ``users-0``: a compacted topic (magic v2): offset gaps left by the cleaner, tombstones;
 - ``events-0``: a partition that went through message format upgrades: v0, v1 then v2 entries
-  in one segment.
+  in one segment;
+- ``payments-0``: typed values: Avro records framed as Confluent's serializers frame them
+  (magic byte, schema id), five of ``payments-value`` version 1 (gzip), then five of version 2
+  (zstd: an enum, a map and a nullable field more); the values are confluent-kafka's own
+  ``AvroSerializer``'s, against its mock registry client;
+- ``_schemas-0``: the Schema Registry's storage topic holding those two versions, written with
+  :func:`kafkalog.write_schemas` (the records the registry's ``KafkaStore`` writes).
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
+import json
 import sys
 from pathlib import Path
 
@@ -195,6 +204,78 @@ def events_0() -> Segment:
     return seg
 
 
+PAYMENT_V1 = {
+    "type": "record",
+    "name": "Payment",
+    "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "order_id", "type": "long"},
+        {
+            "name": "amount",
+            "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2},
+        },
+        {"name": "currency", "type": "string"},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    ],
+}
+
+#: Version 2: fields with defaults, so that version 1's records read as version 2.
+PAYMENT_V2 = {
+    **PAYMENT_V1,
+    "fields": [
+        *PAYMENT_V1["fields"],
+        {
+            "name": "method",
+            "type": {"type": "enum", "name": "Method", "symbols": ["CARD", "SEPA", "WALLET"]},
+            "default": "CARD",
+        },
+        {"name": "attrs", "type": {"type": "map", "values": "string"}, "default": {}},
+        {"name": "note", "type": ["null", "string"], "default": None},
+    ],
+}
+
+
+def payments() -> tuple[Segment, list[dict[str, object]]]:
+    """``payments-0``'s segment, and the registry's schemas its values were framed with."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    client = SchemaRegistryClient.new_client({"url": "mock://kafkalog-examples"})
+    ctx = SerializationContext("payments", MessageField.VALUE)
+    t = T0 + 259_200 * SECOND
+
+    def payment(i: int) -> dict[str, object]:
+        p: dict[str, object] = {
+            "id": 5000 + i,
+            "order_id": i,
+            "amount": decimal.Decimal(1999 + 1250 * i) / 100,
+            "currency": "EUR",
+            "at": datetime.datetime.fromtimestamp((t + i * SECOND) / 1000, datetime.UTC),
+        }
+        if i >= 5:
+            p["method"] = ["CARD", "SEPA", "WALLET"][i % 3]
+            p["attrs"] = {"channel": "web" if i % 2 else "app", "country": "FR"}
+            p["note"] = "gift" if i == 7 else None
+        return p
+
+    def records(schema: dict[str, object], ids: range) -> list[Rec]:
+        serialize = AvroSerializer(client, json.dumps(schema))
+        return [Rec(b"pay-%d" % i, serialize(payment(i), ctx), t + i * SECOND) for i in ids]
+
+    seg = kafka_python_batch(2, "gzip", records(PAYMENT_V1, range(5)), 0)
+    seg += kafka_python_batch(2, "zstd", records(PAYMENT_V2, range(5, 10)), 5)
+    registered = []
+    for version in sorted(client.get_versions("payments-value")):
+        rs = client.get_version("payments-value", version)
+        registered.append(
+            {"subject": "payments-value", "version": version, "id": rs.schema_id,
+             "schema": rs.schema.schema_str}
+        )  # fmt: skip
+    return seg, registered
+
+
 def build() -> dict[str, list[Segment]]:
     """Partition directory name -> its segments, in offset order."""
     return {
@@ -204,6 +285,7 @@ def build() -> dict[str, list[Segment]]:
         "orders-1": [orders_1()],
         "users-0": [users_0()],
         "events-0": [events_0()],
+        "payments-0": [payments()[0]],
     }
 
 
@@ -214,6 +296,9 @@ def segment_name(seg: Segment) -> str:
 
 def write(out: Path) -> list[Path]:
     written = []
+    # The registry's storage topic, as the registry writes it for the payments' schemas.
+    kafkalog.write_schemas(out, payments()[1], timestamp=T0 + 259_000 * SECOND, overwrite=True)
+    written.append(out / "_schemas-0" / "00000000000000000000.log")
     for partition_dir, segments in build().items():
         d = out / partition_dir
         d.mkdir(parents=True, exist_ok=True)

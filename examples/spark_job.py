@@ -5,9 +5,11 @@
 Starts Spark in local mode, reads every partition of the log directory (each message format,
 v0, v1 and v2, and each compression) with ``spark.read.format("kafkalog")``, and prints per
 topic-partition: records, offsets, times, formats and codecs; then a few records, a read with
-Spark Kafka-source options (starting offsets, read_committed), the same files decoded with
-``mapInArrow``, a round trip (the DataFrame written back as a Kafka log and read again), and
-a Structured Streaming query that picks up a segment as a broker rolls one.
+Spark Kafka-source options (starting offsets, read_committed), typed values (Avro records of
+two schema versions decoded with the Schema Registry's storage topic in the same directory),
+the same files decoded with ``mapInArrow``, a round trip (the DataFrame written back as a
+Kafka log and read again), and a Structured Streaming query that picks up a segment as a
+broker rolls one.
 
 No registration: the ``kafkalog`` format is found by name wherever kafkalog is installed.
 """
@@ -113,7 +115,10 @@ def main(path: str) -> int:
             "magic",
             "compression",
             F.col("key").cast("string").alias("key"),
-            F.substring(F.col("value").cast("string"), 1, 40).alias("value"),
+            # Bytes that are not text (payments' Avro) shown as dots.
+            F.regexp_replace(
+                F.substring(F.col("value").cast("string"), 1, 40), "[^\\x20-\\x7e]", "."
+            ).alias("value"),
             F.transform("headers", lambda h: h["key"]).alias("headers"),
         )
     )
@@ -143,7 +148,35 @@ def main(path: str) -> int:
             shown = r.offsets if len(r.offsets) <= 8 else f"{r.offsets[:3]} .. {r.offsets[-2:]}"
             print(f"  {level:16} orders-{r.partition}: {r.n:>2} records, offsets {shown}")
 
-    # 4. The same files as binaryFile rows, decoded with mapInArrow (needs pandas, as every
+    # 4. Typed values: payments-0's values are Avro records framed by Confluent's serializer
+    #    (magic byte, schema id), of two versions of payments-value; the registry that knew
+    #    them is its storage topic, _schemas-0, in the same directory.
+    typed = (
+        spark.read.format("kafkalog")
+        .option("subscribe", "payments")
+        .option("keyFormat", "string")
+        .option("valueFormat", "avro")
+        .option("schemaRegistry", path)
+        .load(path)
+    )
+    print("\n== payments: Avro values decoded with the backup's own registry (_schemas-0)")
+    print(f"   value: {typed.schema['value'].dataType.simpleString()}")
+    rows = (
+        typed.select("offset", "key", "value.*")
+        .where("offset between 3 and 7")
+        .orderBy("offset")
+        .collect()
+    )
+    for r in rows:
+        attrs = ",".join(f"{k}={v}" for k, v in sorted((r.attrs or {}).items())) or "-"
+        print(
+            f"   {r.offset} {r.key}  id={r.id} amount={r.amount} {r.currency} "
+            f"method={r.method} attrs={attrs} at={r.at:%Y-%m-%d %H:%M:%S}"
+        )
+    print("   (offsets 0-4 were written with version 1, which has no method or attrs: read as")
+    print("   the latest version, they take its defaults)")
+
+    # 5. The same files as binaryFile rows, decoded with mapInArrow (needs pandas, as every
     #    pyspark Arrow UDF does).
     try:
         import pandas  # noqa: F401
@@ -155,11 +188,14 @@ def main(path: str) -> int:
             .load(path)
         )
         decoded = files.mapInArrow(kafkalog.decode, kafkalog.SPARK_SCHEMA)
-        print(f"\n== binaryFile rows + mapInArrow(kafkalog.decode): {decoded.count()} records")
+        print(
+            f"\n== binaryFile rows + mapInArrow(kafkalog.decode): {decoded.count()} records "
+            "(Spark's file sources pass over _schemas-0: names starting with _ are hidden to them)"
+        )
     except ImportError:
         print("\n== mapInArrow skipped: pyspark's Arrow UDFs need pandas (pyspark[sql])")
 
-    # 5. Round trip: write the records back as a Kafka log (zstd), then read that.
+    # 6. Round trip: write the records back as a Kafka log (zstd), then read that.
     key = ["topic", "partition", "offset", "key", "value"]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "kafka-logs")
@@ -181,7 +217,7 @@ def main(path: str) -> int:
             f"{'the same records' if same else 'DIFFERENT RECORDS'}"
         )
 
-    # 6. Structured Streaming over a copy of the directory: everything there, at most 20
+    # 7. Structured Streaming over a copy of the directory: everything there, at most 20
     #    offsets per micro-batch; then a new segment lands in orders-0 and the query, restarted
     #    from its checkpoint, reads exactly the new records.
     with tempfile.TemporaryDirectory() as tmp:
@@ -206,7 +242,11 @@ def main(path: str) -> int:
             query.awaitTermination()
             return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
 
-        print(f"\n== readStream, availableNow, maxOffsetsPerTrigger=20: micro-batches {run()}")
+        first = run()
+        print(
+            f"\n== readStream of orders, availableNow, maxOffsetsPerTrigger=20: {sum(first)} "
+            f"records in {len(first)} micro-batches of {', '.join(map(str, first))}"
+        )
         new = pa.table(
             {
                 "key": [f"k{i}".encode() for i in range(5)],
@@ -218,7 +258,11 @@ def main(path: str) -> int:
         kafkalog.write(staging, new, base_offset=end)  # the segment a broker would roll
         for f in os.listdir(staging):
             shutil.move(os.path.join(staging, f), os.path.join(logs, "orders-0", f))
-        print(f"   a segment lands at offset {end}; restarted from the checkpoint: {run()}")
+        again = run()
+        print(
+            f"   a new segment of {new.num_rows} records lands in orders-0 at offset {end}; the "
+            f"query restarted from its checkpoint reads just those: {sum(again)} records"
+        )
 
     spark.stop()
     print(f"\ndone in {time.monotonic() - started:.1f}s")

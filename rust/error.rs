@@ -39,6 +39,10 @@ pub enum ErrorKind {
     /// A record's key or value does not decode with its schema (Schema Registry framing, an
     /// unknown schema id, bytes that are not valid for the schema, text that is not UTF-8).
     Value,
+    /// A file read as a segment whose first entry cannot be one Kafka wrote (an offset outside
+    /// the segment's range, a magic byte other than 0-2, a size below the smallest entry): not
+    /// a Kafka log at all, rather than a log with a torn tail.
+    NotASegment,
 }
 
 impl ErrorKind {
@@ -57,6 +61,7 @@ impl ErrorKind {
             ErrorKind::Decryption => "decryption",
             ErrorKind::EncryptionKey => "encryption_key",
             ErrorKind::Value => "value",
+            ErrorKind::NotASegment => "not_a_segment",
         }
     }
 }

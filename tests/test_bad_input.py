@@ -43,6 +43,7 @@ from kafkalog import (
     KafkaLogError,
     KafkaLogIOError,
     LimitExceededError,
+    NotASegmentError,
     SkippedBatchWarning,
     StoppedAtCorruptionWarning,
     TruncatedSegmentWarning,
@@ -1569,7 +1570,8 @@ def test_import_kafkalog_spark_without_pyspark_says_what_to_install():
 def test_an_offset_read_from_garbage_is_not_reported_as_one(tmp_path, name, field, reported):
     """A header whose size is plausible but whose magic is not 0-2 fails; its offset field is
     reported only when a segment with the file's base offset could hold it (offsets are kept
-    within Int.MaxValue of the segment's base, docs/format.md §5.1)."""
+    within Int.MaxValue of the segment's base, docs/format.md §5.1). Neither the offset nor
+    the magic byte a segment's: not a segment at all (issue 38), a NotASegmentError."""
     log = tmp_path / "t-0" / name
     log.parent.mkdir()
     log.write_bytes(struct.pack(">qiib", field, 100, 0, 72) + bytes(96))
@@ -1578,9 +1580,11 @@ def test_an_offset_read_from_garbage_is_not_reported_as_one(tmp_path, name, fiel
     err = caught.value
     assert err.position == 0
     assert err.offset == reported
-    assert "invalid magic byte 72" in str(err)
     if reported is None:
-        assert "the batch header is invalid" in str(err)
+        assert isinstance(err, NotASegmentError)
+        assert "not a Kafka segment: the offset at byte 0 is" in str(err)
+        assert "the magic byte at byte 16 is 72" in str(err)
         assert f"offset {field})" not in str(err)
     else:
+        assert "invalid magic byte 72" in str(err)
         assert f"offset {reported})" in str(err)

@@ -4,9 +4,12 @@ reads all of it."""
 from __future__ import annotations
 
 import importlib.util
+import io
+import json
 from pathlib import Path
 
 import pyarrow.compute as pc
+import pytest
 
 import kafkalog
 
@@ -49,13 +52,16 @@ def test_generator_is_deterministic(tmp_path):
 
 
 def test_layout():
+    # payments-0 and _schemas-0: typed values and their registry (issue 38).
     assert sorted(str(p.relative_to(LOGS)) for p in LOGS.rglob("*.log")) == [
+        "_schemas-0/00000000000000000000.log",
         "clicks-0/00000000000000000000.log",
         "clicks-1/00000000000000000000.log",
         "events-0/00000000000000000000.log",
         "orders-0/00000000000000000000.log",
         "orders-0/00000000000000000015.log",
         "orders-1/00000000000000000000.log",
+        "payments-0/00000000000000000000.log",
         "users-0/00000000000000000000.log",
     ]
     assert sum(p.stat().st_size for p in LOGS.rglob("*")) < 200_000
@@ -63,7 +69,7 @@ def test_layout():
 
 def test_kafkalog_reads_every_record():
     table = kafkalog.read(LOGS, batch_metadata=True).read_all()
-    assert table.num_rows == 89
+    assert table.num_rows == 101  # 89, and since issue 38 10 payments and 2 registry records
     counts = {
         (r["topic"], r["partition"]): r["offset_count"]
         for r in table.group_by(["topic", "partition"]).aggregate([("offset", "count")]).to_pylist()
@@ -75,15 +81,18 @@ def test_kafkalog_reads_every_record():
         ("orders", 0): 33,
         ("orders", 1): 6,
         ("users", 0): 8,
+        ("payments", 0): 10,
+        ("_schemas", 0): 2,
     }
-    # the same count the generator put in (data records: markers are left out by default)
+    # the same count the generator put in (data records: markers are left out by default),
+    # and the registry's two versions
     gen = _generator()
     built = sum(
         len(seg.records) - sum(1 for b in seg.batches if "control_type" in b)
         for segments in gen.build().values()
         for seg in segments
     )
-    assert built == 89
+    assert built + len(gen.payments()[1]) == 101
     assert set(table.column("crcValid").to_pylist()) == {True}
     pairs = set(
         zip(table.column("magic").to_pylist(), table.column("compression").to_pylist(), strict=True)
@@ -111,3 +120,27 @@ def test_sample_contents():
     assert all(o["headers"] for o in orders[:26]) and not any(o["headers"] for o in orders[26:])
     assert {o["sequence"] for o in orders[26:]} == set(range(7))
     assert {o["timestampType"] for o in orders[20:26]} == {1}
+
+
+def test_sample_typed_values():
+    """payments-0: Avro values of two versions, framed by confluent-kafka's own serializer;
+    _schemas-0: their registry. kafkalog decodes them as fastavro does (each with its writer
+    schema, by the id in its framing, resolved to the latest version)."""
+    fastavro = pytest.importorskip("fastavro")
+    registry = kafkalog.schemas(LOGS).to_pylist()
+    assert [(r["subject"], r["version"], r["id"]) for r in registry] == [
+        ("payments-value", 1, 1),
+        ("payments-value", 2, 2),
+    ]
+    by_id = {r["id"]: fastavro.parse_schema(json.loads(r["schema"])) for r in registry}
+    raw = kafkalog.read(LOGS / "payments-0").read_all().column("value").to_pylist()
+    expected = [
+        fastavro.schemaless_reader(io.BytesIO(v[5:]), by_id[int.from_bytes(v[1:5])], by_id[2])
+        for v in raw
+    ]
+    assert [v[0] for v in raw] == [0] * 10 and {int.from_bytes(v[1:5]) for v in raw} == {1, 2}
+    typed = kafkalog.read(LOGS / "payments-0", value_format="avro", schemas=LOGS).read_all()
+    got = typed.column("value").to_pylist()
+    for g in got:
+        g["attrs"] = dict(g["attrs"])
+    assert got == expected

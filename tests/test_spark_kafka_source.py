@@ -351,6 +351,10 @@ def test_found_by_name_in_a_fresh_session(master, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     want = _read(LOGS)
+    # The topics the job subscribes (examples/logs also has payments and _schemas since
+    # issue 38).
+    subscribed = pa.array(["orders", "clicks", "users", "events"])
+    want = want.filter(pa.compute.is_in(want["topic"], value_set=subscribed))
     expected = sorted(
         [t, p, o]
         for t, p, o in zip(

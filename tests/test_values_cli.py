@@ -77,6 +77,6 @@ def test_dump_prints_decoded_values_as_json(capsys, backup):
     )  # fmt: skip
     records = [json.loads(line) for line in out.splitlines()]
     records = [r for r in records if r.get("type") == "record"]
-    assert json.loads(records[1]["payload"])["id"] == 1
+    assert records[1]["payload"]["id"] == 1  # nested as JSON, not a string of it (issue 38)
     # The tombstone (record 5) has no payload.
     assert records[5]["payload"] is None

@@ -24,10 +24,10 @@ here (``kafkalog.read`` is :func:`kafkalog.reading.read`):
   :mod:`kafkalog.cli` on top, which import these modules and are never imported by them.
 """
 
-from __future__ import annotations
-
-import importlib.util
-from typing import TYPE_CHECKING, Any
+from importlib.util import find_spec as _find_spec
+from types import ModuleType as _ModuleType
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from kafkalog import errors, types
 from kafkalog._native import (
@@ -57,6 +57,7 @@ from kafkalog.errors import (
     KafkaLogPermissionError,
     KafkaLogWarning,
     LimitExceededError,
+    NotASegmentError,
     SkippedBatchWarning,
     StoppedAtCorruptionWarning,
     TieredStorageError,
@@ -102,10 +103,10 @@ from kafkalog.types import (
 from kafkalog.types import (
     Visibility as Visibility,
 )
-from kafkalog.values import schemas
-from kafkalog.writing import write
+from kafkalog.values import export_schemas, schemas
+from kafkalog.writing import write, write_schemas
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     # Reached through __getattr__ at run time, so that ``import kafkalog`` needs no pyspark.
     from kafkalog.spark import SPARK_SCHEMA as SPARK_SCHEMA
     from kafkalog.spark import decode as decode
@@ -140,6 +141,7 @@ __all__ = [
     "types",
     "OnCorrupt",
     "IsolationLevel",
+    "Visibility",
     "Compression",
     "TimestampTypeName",
     "Segment",
@@ -154,6 +156,7 @@ __all__ = [
     "CrcMismatchError",
     "DecompressionError",
     "LimitExceededError",
+    "NotASegmentError",
     "InvalidArgumentError",
     "KafkaLogIOError",
     "KafkaLogFileNotFoundError",
@@ -172,6 +175,9 @@ __all__ = [
     "schemas",
     "to_delta",
     "to_iceberg",
+
+    "write_schemas",
+    "export_schemas",
 ]
 
 __all__ += [
@@ -190,11 +196,11 @@ __all__ += [
 # through the TYPE_CHECKING import above, dir() through __dir__; they are in __all__ where
 # pyspark is installed (``from kafkalog import *`` would otherwise fail on them).
 _SPARK_NAMES = ("decode", "SPARK_SCHEMA")
-if importlib.util.find_spec("pyspark") is not None:
+if _find_spec("pyspark") is not None:
     __all__ += list(_SPARK_NAMES)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name in _SPARK_NAMES:
         from kafkalog import spark
 
@@ -203,4 +209,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_SPARK_NAMES))
+    # What the package offers: its names, the Spark ones and the module of each concern;
+    # not what this file imports for itself.
+    modules = {n for n, v in globals().items() if isinstance(v, _ModuleType) and n[0] != "_"}
+    return sorted(set(__all__) | set(_SPARK_NAMES) | modules)

@@ -424,6 +424,26 @@ def encode_values(
 ) -> ArrowArray:
     """A typed key or value column encoded (Avro with Confluent's framing, or UTF-8)."""
 
+def json_texts(array: Any) -> list[str | None]:
+    """Each value of a typed key or value column as JSON text (None where null)."""
+
+def registry_records(
+    schemas: Sequence[
+        tuple[str, int | None, int | None, str, str, Sequence[tuple[str, str, int]], bool]
+    ],
+) -> tuple[list[tuple[bytes, bytes | None]], ArrowArray]:
+    """Schemas (subject, version, id, type, schema, references, deleted) registered in order
+    as Schema Registry registers them: its storage topic's records, and its table."""
+
+def registry_import_requests(
+    path: str,
+    topic: str | None = None,
+    storage_options: Mapping[str, str] | None = None,
+    filesystem: Any | None = None,
+) -> tuple[list[str], list[tuple[int, str]]]:
+    """The registry under ``path`` as the JSON requests that import it into a Schema Registry,
+    with the records the fold passed over as (offset, why)."""
+
 def internal_table(
     kind: str,
     topic: str,

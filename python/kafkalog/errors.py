@@ -42,6 +42,7 @@ __all__ = [
     "UndecodedRecordWarning",
     "ValueDecodeError",
     "UndecodedValueWarning",
+    "NotASegmentError",
 ]
 
 
@@ -87,11 +88,21 @@ class CorruptRecordError(KafkaLogError):
     a record running past its batch, an unknown magic or codec."""
 
 
+class NotASegmentError(CorruptRecordError):
+    """A file read as a Kafka segment is not one: the header of its first entry cannot be
+    Kafka's (an offset that is not the file name's base offset plus a 32-bit relative offset,
+    a magic byte other than 0, 1 or 2, a size below the smallest entry). ``position`` is 0;
+    the message says which field at the start is wrong and shows the file's first bytes. A real
+    segment whose last (or only) batch was torn still reads, with a
+    :class:`TruncatedSegmentWarning`."""
+
+
 class ValueDecodeError(CorruptRecordError):
     """A record's key or value does not decode as its format says (``key_format``,
     ``value_format``): no Schema Registry framing, a schema id the registry does not hold, bytes
-    that are not valid for the writer schema, text that is not UTF-8. ``path`` and ``offset``
-    name the record; the message names the schema id and why."""
+    that are not valid for the writer schema, text that is not UTF-8. ``path``, ``position``
+    and ``offset`` name the record's batch (its file, byte position and base offset), as for
+    every error; the message names the record's offset, the schema id and why."""
 
 
 class CrcMismatchError(CorruptRecordError):

@@ -61,6 +61,8 @@ ErrorKind = Literal[
     "tiered_storage",
     "decryption",
     "encryption_key",
+    "value",
+    "not_a_segment",
 ]
 
 #: What a read passed over without failing (each also a :class:`kafkalog.KafkaLogWarning`):

@@ -17,12 +17,20 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
+from kafkalog._native import registry_import_requests as _registry_import_requests
 from kafkalog._native import schemas_table as _schemas_table
 from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog.errors import InvalidArgumentError, UndecodedRecordWarning
 from kafkalog.errors import warn as _warn
 
-__all__ = ["schemas", "value_options", "FORMATS", "Format", "OnValueError"]
+__all__ = [
+    "schemas",
+    "export_schemas",
+    "value_options",
+    "FORMATS",
+    "Format",
+    "OnValueError",
+]
 
 #: How a key or value is read.
 Format = Literal["binary", "string", "avro", "protobuf", "json", "auto"]
@@ -62,6 +70,30 @@ def schemas(
     for offset, why in issues:
         _warn(UndecodedRecordWarning(f"_schemas record at offset {offset}: {why}", offset=offset))
     return pa.Table.from_batches([pa.record_batch(batch)])
+
+
+def export_schemas(
+    path: str | os.PathLike[str],
+    *,
+    topic: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """The registry whose storage topic is under ``path`` (as :func:`schemas` reads it) as the
+    requests that import it into a running Schema Registry with the same ids and versions:
+    each the body of ``POST /subjects/{subject}/versions`` (``version``, ``id``,
+    ``schemaType``, ``references``, ``schema``) with its ``subject`` beside, in the order they
+    were registered (so that references come first), ``"deleted": True`` on soft-deleted
+    versions (delete them after importing). The registry (or the subjects) must be in
+    ``IMPORT`` mode (``PUT /mode {"mode": "IMPORT"}``); see docs/values.md. The same rows
+    :func:`kafkalog.write_schemas` takes."""
+    requests, issues = _registry_import_requests(
+        os.fspath(path),
+        topic=topic,
+        storage_options=_storage_kwargs(storage_options, None)["storage_options"],
+    )
+    for offset, why in issues:
+        _warn(UndecodedRecordWarning(f"_schemas record at offset {offset}: {why}", offset=offset))
+    return [json.loads(r) for r in requests]
 
 
 def _schema_arg(schema: Any, what: str) -> tuple[str, str, list[tuple[str, str]]]:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
@@ -18,6 +20,7 @@ from kafkalog._native import (
 from kafkalog._native import Writer as _Writer
 from kafkalog._native import encode_values as _encode_values
 from kafkalog._native import partition_dir as _partition_dir
+from kafkalog._native import registry_records as _registry_records
 from kafkalog._storage import PathLike as _PathLike
 from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog.errors import InvalidArgumentError
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "write",
+    "write_schemas",
     "DEFAULT_SEGMENT_BYTES",
     "DEFAULT_INDEX_INTERVAL_BYTES",
     "DEFAULT_BATCH_RECORDS",
@@ -214,3 +218,94 @@ def write(
     except BaseException:
         writer.abort()  # nothing half-written is left
         raise
+
+
+def write_schemas(
+    path: str | os.PathLike[str],
+    schemas: Iterable[Mapping[str, Any]] | pa.Table,
+    *,
+    topic: str | None = None,
+    timestamp: int | datetime.datetime | None = None,
+    overwrite: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+) -> pa.Table:
+    """Write a Schema Registry's storage topic: the partition ``<path>/<topic>-0``
+    (``_schemas-0`` by default) holding ``schemas``, registered in order as the registry
+    registers them, with the records its ``KafkaStore`` writes (one a batch). For tests and
+    sample data, for a backup whose registry is gone or is to be rebuilt elsewhere: any read's
+    ``schemas=path`` (and a Schema Registry started on the topic) finds them there.
+
+    ``schemas``: mappings with ``subject`` and ``schema`` (the text, or a dict for an Avro or
+    JSON schema), and optionally ``version`` (default: the subject's next), ``id`` (default:
+    the id the same schema has in its context, or a new one), ``schemaType`` (or ``type``:
+    ``AVRO``, the default, ``PROTOBUF``, ``JSON``), ``references`` (``name``, ``subject``,
+    ``version``) and ``deleted`` (soft-deleted after registering): what
+    :func:`kafkalog.export_schemas` gives, and rows of ``kafkalog schemas --json``. Or a table
+    as :func:`kafkalog.schemas` returns it, to
+    copy a registry with its versions and ids. The registry's rules apply (``rust/values/
+    registry_records.rs``): a schema the subject has already is not registered again, an id is
+    never another schema's, references must name versions written before, each schema must
+    compile; a schema that breaks one raises :class:`InvalidArgumentError`.
+
+    ``timestamp``: the records' time (milliseconds since the epoch, or a datetime; default
+    now). Returns the registry written, as :func:`schemas` would read it back.
+    """
+    if isinstance(schemas, pa.Table):
+        rows = schemas.to_pylist()
+        if "offset" in schemas.column_names:
+            # In the order they were registered, so that references come first.
+            rows.sort(key=lambda r: (r.get("offset") is None, r.get("offset") or 0, r["id"]))
+    else:
+        rows = [dict(r) for r in schemas]
+    prepared = [_new_schema(r, i) for i, r in enumerate(rows)]
+    records, table = _registry_records(prepared)
+    if timestamp is None:
+        timestamp = datetime.datetime.now(datetime.UTC)
+    if isinstance(timestamp, datetime.datetime):
+        timestamp = int(timestamp.timestamp() * 1000)
+    data = pa.table(
+        {
+            "key": pa.array([k for k, _ in records], pa.binary()),
+            "value": pa.array([v for _, v in records], pa.binary()),
+            "timestamp": pa.array([timestamp] * len(records), pa.timestamp("ms", tz="UTC")),
+        }
+    )
+    # One record a batch, uncompressed: the registry's producer sends each and waits.
+    write(
+        path,
+        data,
+        topic=topic or "_schemas",
+        partition=0,
+        batch_records=1,
+        overwrite=overwrite,
+        storage_options=storage_options,
+    )
+    return pa.Table.from_batches([pa.record_batch(table)])
+
+
+def _new_schema(row: Mapping[str, Any], i: int) -> tuple[Any, ...]:
+    """A schema to register, as the core takes it."""
+    what = f"schemas[{i}]"
+    subject = row.get("subject")
+    if not isinstance(subject, str):
+        raise InvalidArgumentError(f"{what}: a schema needs its subject (a string)")
+    text = row.get("schema")
+    if isinstance(text, Mapping | list):
+        text = json.dumps(text)
+    if not isinstance(text, str):
+        raise InvalidArgumentError(f"{what} ({subject}): a schema needs its text (schema)")
+    kind = row.get("schemaType") or row.get("type") or "AVRO"
+    references = [
+        (str(r["name"]), str(r["subject"]), int(r["version"])) for r in row.get("references") or []
+    ]
+    version = row.get("version")
+    schema_id = row.get("id")
+    return (
+        subject,
+        None if version is None else int(version),
+        None if schema_id is None else int(schema_id),
+        str(kind),
+        text,
+        references,
+        bool(row.get("deleted")),
+    )

@@ -11,7 +11,9 @@ use crate::arrow::output::Output;
 use crate::arrow::schema::Projection;
 use crate::error::{Error, Result};
 use crate::format::batch::{annotate, BatchDecoder, DecodeOptions};
-use crate::format::segment::{next_entry, Frame};
+use crate::format::segment::{
+    check_segment_start, next_entry, torn_first_entry, undecodable_first_entry, Frame,
+};
 use crate::log::bounds::FileBounds;
 use crate::log::issues::{Issue, IssueKind, OnCorrupt};
 use crate::log::origin::Origin;
@@ -188,6 +190,11 @@ impl<O: Output> Decoder<O> {
                 self.corrupt(err, None)?;
                 break;
             }
+            if self.position == 0 {
+                // The start of a segment (or buffer): refuse what cannot be Kafka's at all
+                // before taking it for a torn batch. Checked again as more bytes arrive.
+                check_segment_start(rest, self.batches.segment_base)?;
+            }
             match next_entry(rest) {
                 Ok(Frame::Incomplete { need }) => {
                     self.need = need;
@@ -212,6 +219,15 @@ impl<O: Output> Decoder<O> {
                         Ok(_) => self.decoded += len.max(decompressed),
                         Err(err) => {
                             self.columns.truncate(rows_before);
+                            if self.position == 0 {
+                                // Offsets not the segment's and a first entry that does not
+                                // decode: not a segment Kafka could read at all.
+                                let base = self.batches.segment_base;
+                                if let Some(e) = undecodable_first_entry(entry, base, &err.message)
+                                {
+                                    return Err(e);
+                                }
+                            }
                             self.corrupt(err, Some(len as u64))?;
                         }
                     }
@@ -267,16 +283,26 @@ impl<O: Output> Decoder<O> {
     }
 
     /// Ends the input: `rest` holds the bytes after the last complete entry. A partial entry
-    /// there is a torn tail, noted as an issue, not an error.
-    pub fn finish(&mut self, rest: &[u8]) {
+    /// there is a torn tail, noted as an issue, not an error; unless it is the first entry and
+    /// its offsets are not the segment's, which no segment Kafka wrote has: then the file is
+    /// not a segment ([`ErrorKind::NotASegment`]).
+    ///
+    /// [`ErrorKind::NotASegment`]: crate::error::ErrorKind::NotASegment
+    pub fn finish(&mut self, rest: &[u8]) -> Result<()> {
         if self.stopped || self.done {
-            return;
+            return Ok(());
+        }
+        if self.position == 0 && self.zeros_from.is_none() {
+            let base = self.batches.segment_base;
+            if let Some(e) = torn_first_entry(rest, base, rest.len() as u64) {
+                return Err(e);
+            }
         }
         let start = self.zeros_from.take().unwrap_or(self.position);
         let zeros = rest.iter().all(|&b| b == 0);
         let bytes = self.position - start + rest.len() as u64;
         if bytes == 0 {
-            return;
+            return Ok(());
         }
         let (kind, message) = if zeros {
             (
@@ -301,6 +327,7 @@ impl<O: Output> Decoder<O> {
             bytes,
         });
         self.position += rest.len() as u64;
+        Ok(())
     }
 
     /// The buffered rows as a `RecordBatch`, or `None` when there are none.
@@ -423,7 +450,7 @@ mod tests {
                 out.extend(d.flush());
                 continue;
             }
-            d.finish(&bytes[pos..]);
+            d.finish(&bytes[pos..])?;
             out.extend(d.flush());
             return Ok((out, d.take_issues()));
         }
@@ -520,7 +547,7 @@ mod tests {
                 out.extend(d.flush());
             }
         }
-        d.finish(&buf);
+        d.finish(&buf).unwrap();
         out.extend(d.flush());
         assert_eq!(offsets(&out), (0..30).collect::<Vec<_>>());
     }
@@ -573,7 +600,7 @@ mod tests {
                     out.extend(d.flush());
                     continue;
                 }
-                d.finish(&input[pos..]);
+                d.finish(&input[pos..]).unwrap();
                 out.extend(d.flush());
                 break;
             }

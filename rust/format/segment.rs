@@ -55,6 +55,161 @@ pub fn next_entry(buf: &[u8]) -> Result<Frame> {
     Ok(Frame::Entry(total))
 }
 
+/// What tells a file that is not a Kafka segment (a text file, a Parquet file, random bytes)
+/// from a segment, by its first entry (the bytes at position 0), before any of it is taken
+/// for a torn batch (a file read as an empty log with a partial batch at its end) or a
+/// corrupt one. Kafka's rules for an entry's header:
+///
+/// - its offsets are the segment's: the last offset is the segment's base offset (from the
+///   file name) plus a relative offset of 0 to `Int.MaxValue`, as `LogSegment.recover`
+///   requires of each batch (`ensureOffsetInRange(batch.lastOffset())`; the indexes store
+///   offsets relative to the base as 4-byte integers); without a name, not negative;
+/// - its size field is at least [`MIN_ENTRY_SIZE`] (`FileLogInputStream.nextBatch`);
+/// - its magic byte is 0, 1 or 2 (`ByteBufferLogInputStream`: "Invalid magic found").
+///
+/// Kafka still reads some segments that break one of them, and so does kafkalog: one whose
+/// offsets are not its name's but whose batches are whole (its `LogLoader` splits it into
+/// segments named by their offsets, `splitOverflowedSegment`), and a real segment whose first
+/// batch was damaged (a corrupt batch, reported as one). What is not a segment is a first
+/// entry that breaks a rule and cannot be a batch either:
+///
+/// - [`check_segment_start`]: offsets not the segment's, and a size or magic byte no entry has;
+/// - [`torn_first_entry`]: any rule broken, and the entry runs past the end of the file (a
+///   crash tears a batch's end, never the header it wrote first);
+/// - [`undecodable_first_entry`]: offsets not the segment's, and the entry does not decode.
+///
+/// Leading zeros (a preallocated segment never written) are none of these. The error is
+/// [`ErrorKind::NotASegment`] at position 0, naming what at the start cannot be Kafka's.
+///
+/// [`ErrorKind::NotASegment`]: crate::error::ErrorKind::NotASegment
+pub fn check_segment_start(head: &[u8], segment_base: Option<i64>) -> Result<()> {
+    match (offset_fault(head, segment_base), header_fault(head)) {
+        (Some(offsets), Some(header)) => Err(not_a_segment(head, &format!("{offsets}; {header}"))),
+        _ => Ok(()),
+    }
+}
+
+/// The error for a first entry (its bytes `head`, the whole rest of a file of `len` bytes)
+/// that runs past the end of the file and breaks one of Kafka's rules (see
+/// [`check_segment_start`]); `None` when it breaks none: a torn batch.
+pub fn torn_first_entry(head: &[u8], segment_base: Option<i64>, len: u64) -> Option<Error> {
+    let why = offset_fault(head, segment_base).or_else(|| header_fault(head))?;
+    let size = head
+        .get(8..12)
+        .map(|b| i32::from_be_bytes(b.try_into().unwrap()));
+    let torn = match size {
+        Some(size) => format!(
+            "; its first entry of {size} bytes (after its offset and size) runs past the end \
+             of the file ({len} bytes)"
+        ),
+        None => format!("; the file is only {len} bytes"),
+    };
+    Some(not_a_segment(head, &format!("{why}{torn}")))
+}
+
+/// The error for a first entry (`entry`) that does not decode (`why`) and whose offsets are
+/// not the segment's (see [`check_segment_start`]); `None` when they are: a corrupt batch.
+pub fn undecodable_first_entry(
+    entry: &[u8],
+    segment_base: Option<i64>,
+    why: &str,
+) -> Option<Error> {
+    let offsets = offset_fault(entry, segment_base)?;
+    Some(not_a_segment(
+        entry,
+        &format!("{offsets}; its first entry does not decode: {why}"),
+    ))
+}
+
+/// A [`ErrorKind::NotASegment`] error at position 0: `why`, and the file's first bytes.
+///
+/// [`ErrorKind::NotASegment`]: crate::error::ErrorKind::NotASegment
+fn not_a_segment(head: &[u8], why: &str) -> Error {
+    Error::new(
+        crate::error::ErrorKind::NotASegment,
+        format!(
+            "not a Kafka segment: {why} (the file starts with {})",
+            shown_bytes(&head[..head.len().min(16)])
+        ),
+    )
+    .at(0)
+}
+
+/// Why the first entry's offsets are not the segment's (see [`check_segment_start`]), when
+/// its first 8 bytes (or 27, for a v2 batch's last offset) say so.
+fn offset_fault(head: &[u8], segment_base: Option<i64>) -> Option<String> {
+    if head.iter().take(LOG_OVERHEAD).all(|&b| b == 0) {
+        return None;
+    }
+    let base = i64::from_be_bytes(head.get(0..8)?.try_into().ok()?);
+    let Some(segment) = segment_base else {
+        return (base < 0).then(|| format!("the offset at byte 0 is negative ({base})"));
+    };
+    let fits = |r: Option<i64>| r.is_some_and(|r| (0..=i32::MAX as i64).contains(&r));
+    let last_known = match head.get(HEADER_SIZE_UP_TO_MAGIC - 1) {
+        Some(&magic) => magic < 2 || head.len() >= ENTRY_SPAN_BYTES,
+        None => false,
+    };
+    let (_, last) = entry_last_offset(head).unwrap_or((0, base));
+    if last_known && fits(last.checked_sub(segment)) {
+        return None;
+    }
+    // A v2 batch's last offset unseen: it is 0 to Int.MaxValue past its base offset.
+    let reach = base.checked_add(i32::MAX as i64).unwrap_or(i64::MAX);
+    if !last_known && (fits(base.checked_sub(segment)) || fits(reach.checked_sub(segment))) {
+        return None;
+    }
+    let at = if last == base {
+        format!("the offset at byte 0 is {base}")
+    } else {
+        format!("the first batch's last offset is {last} (base offset {base} at byte 0)")
+    };
+    Some(format!(
+        "{at}, not the segment's base offset {segment} (its file name) plus a relative offset \
+         of 0 to {}",
+        i32::MAX
+    ))
+}
+
+/// What in the first entry's size or magic byte cannot be Kafka's, when its first 12 (or
+/// 17) bytes say so.
+fn header_fault(head: &[u8]) -> Option<String> {
+    if head.iter().take(LOG_OVERHEAD).all(|&b| b == 0) {
+        return None;
+    }
+    let size = i32::from_be_bytes(head.get(8..12)?.try_into().ok()?);
+    if size < MIN_ENTRY_SIZE {
+        return Some(format!(
+            "the size at byte 8 is {size}, smaller than the smallest entry ({MIN_ENTRY_SIZE} \
+             bytes)"
+        ));
+    }
+    let magic = *head.get(HEADER_SIZE_UP_TO_MAGIC - 1)?;
+    (magic > 2).then(|| {
+        format!(
+            "the magic byte at byte 16 is {}, where Kafka writes 0, 1 or 2",
+            magic as i8
+        )
+    })
+}
+
+/// Bytes as text a person recognises: printable ASCII as is, the rest as `\xNN`.
+fn shown_bytes(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for &b in bytes {
+        match b {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// The bytes at an entry's start that [`entry_last_offset`] reads: offset, size, leader epoch,
 /// magic, and a v2 batch's CRC, attributes and last offset delta.
 pub const ENTRY_SPAN_BYTES: usize = 27;
@@ -336,6 +491,86 @@ mod tests {
         assert_eq!(next_entry(&buf[..17]), Ok(Frame::Incomplete { need: 18 }));
         buf[8..12].copy_from_slice(&13i32.to_be_bytes());
         assert!(next_entry(&buf).is_err());
+    }
+
+    #[test]
+    fn a_segment_start_must_be_kafkas() {
+        use crate::error::ErrorKind;
+        // A v2 batch header at offset 100: offset, size 61, leader epoch, magic 2, crc,
+        // attributes, last offset delta 4.
+        let mut head = vec![0u8; 27];
+        head[0..8].copy_from_slice(&100i64.to_be_bytes());
+        head[8..12].copy_from_slice(&61i32.to_be_bytes());
+        head[16] = 2;
+        head[23..27].copy_from_slice(&4i32.to_be_bytes());
+        // Kafka checks the last offset (base + delta): a batch starting before the segment's
+        // base but ending in it fits; one ending before it, or more than Int.MaxValue past
+        // it, does not.
+        for base in [
+            None,
+            Some(0),
+            Some(100),
+            Some(101),
+            Some(104 - i32::MAX as i64),
+        ] {
+            assert_eq!(check_segment_start(&head, base), Ok(()), "{base:?}");
+            // A torn batch: whatever part of its header there is, it is one.
+            for n in [1, 7, 8, 12, 16, 17, 20, 27] {
+                assert_eq!(torn_first_entry(&head[..n], base, n as u64), None, "{n}");
+            }
+            assert_eq!(undecodable_first_entry(&head, base, "crc"), None);
+        }
+        let not = |err: Option<Error>| {
+            let err = err.expect("refused");
+            assert_eq!(err.kind, ErrorKind::NotASegment);
+            assert_eq!(err.position, Some(0));
+            err.message
+        };
+        // Offsets not the name's: a whole batch is read (Kafka splits such a segment), a torn
+        // or undecodable one is not a segment.
+        assert_eq!(check_segment_start(&head, Some(105)), Ok(()));
+        let msg = not(torn_first_entry(&head, Some(105), 27));
+        assert!(
+            msg.contains(
+                "last offset is 104 (base offset 100 at byte 0), not the segment's base offset 105"
+            ),
+            "{msg}"
+        );
+        assert!(msg.contains("its first entry of 61 bytes (after its offset and size) runs past the end of the file (27 bytes)"), "{msg}");
+        let msg = not(undecodable_first_entry(
+            &head,
+            Some(103 - i32::MAX as i64),
+            "crc",
+        ));
+        assert!(msg.ends_with("; its first entry does not decode: crc (the file starts with \"\\x00\\x00\\x00\\x00\\x00\\x00\\x00d\\x00\\x00\\x00=\\x00\\x00\\x00\\x00\")"), "{msg}");
+        // Text: its offset is no segment's, nor is its magic byte.
+        let text = b"# kafkalog\n\nRead Apache Kafka's on-disk log";
+        let msg = not(check_segment_start(text, Some(0)).err());
+        assert!(msg.starts_with("not a Kafka segment: the offset at byte 0 is 2531141056656531820, not the segment's base offset 0"), "{msg}");
+        assert!(
+            msg.contains("; the magic byte at byte 16 is 32, where Kafka writes 0, 1 or 2"),
+            "{msg}"
+        );
+        // Without a name a positive offset is one; torn, the magic byte is not.
+        let text = b"root:x:0:0:root:/root:/bin/bash\n";
+        assert_eq!(check_segment_start(text, None), Ok(()));
+        let msg = not(torn_first_entry(text, None, 32));
+        assert!(msg.contains("magic byte at byte 16 is 47"), "{msg}");
+        assert!(msg.contains("starts with \"root:x:0:0:root:\")"), "{msg}");
+        // A negative offset (seen in 8 bytes); a size below 14 with it.
+        let mut bad = head.clone();
+        bad[0] = 0xff;
+        assert!(not(torn_first_entry(&bad[..8], None, 8)).contains("negative"));
+        bad[8..12].copy_from_slice(&13i32.to_be_bytes());
+        assert!(not(check_segment_start(&bad, None).err()).contains("size at byte 8 is 13"));
+        // A damaged header with the segment's offsets is a corrupt batch, not this.
+        let mut bad = head.clone();
+        bad[16] = 0xfe;
+        assert_eq!(check_segment_start(&bad, Some(100)), Ok(()));
+        // Zeros (a preallocated segment) and nothing at all are none of these.
+        assert_eq!(check_segment_start(&[0u8; 40], Some(500)), Ok(()));
+        assert_eq!(torn_first_entry(&[0u8; 40], Some(500), 40), None);
+        assert_eq!(torn_first_entry(&[], Some(500), 0), None);
     }
 
     #[test]

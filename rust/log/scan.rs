@@ -4,7 +4,10 @@
 
 use crate::error::{Error, Result};
 use crate::format::batch::annotate;
-use crate::format::segment::{base_offset_from_name, next_entry, Frame};
+use crate::format::segment::{
+    base_offset_from_name, check_segment_start, next_entry, torn_first_entry,
+    undecodable_first_entry, Frame,
+};
 use crate::storage::Storage;
 use std::path::Path;
 
@@ -67,9 +70,25 @@ pub fn for_each_entry(
                 return Err(err.at(at).with_path(path));
             }
         }
+        if position == 0 {
+            // A file that is not a segment at all is refused, not read as a torn tail.
+            check_segment_start(&buf[begin..end], base_offset_from_name(path))
+                .map_err(|e| e.with_path(path))?;
+        }
         match next_entry(&buf[begin..end]) {
             Ok(Frame::Entry(n)) => {
-                if !visit(position, &buf[begin..begin + n]).map_err(|e| e.with_path(path))? {
+                let entry = &buf[begin..begin + n];
+                let visited = visit(position, entry).map_err(|e| {
+                    // Offsets not the segment's and a first entry that does not decode: not a
+                    // segment Kafka could read at all.
+                    let base = base_offset_from_name(path);
+                    match undecodable_first_entry(entry, base, &e.message) {
+                        Some(not) if position == 0 => not,
+                        _ => e,
+                    }
+                    .with_path(path)
+                })?;
+                if !visited {
                     return Ok(ScanEnd {
                         position,
                         trailing: 0,
@@ -79,6 +98,12 @@ pub fn for_each_entry(
                 position += n as u64;
             }
             Ok(Frame::Incomplete { need }) => {
+                if unread == 0 && position == 0 && zeros_from.is_none() {
+                    let base = base_offset_from_name(path);
+                    if let Some(e) = torn_first_entry(&buf[begin..end], base, len) {
+                        return Err(e.with_path(path));
+                    }
+                }
                 if unread == 0 {
                     let start = zeros_from.unwrap_or(position);
                     return Ok(ScanEnd {

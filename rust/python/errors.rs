@@ -38,6 +38,7 @@ fn error_class(err: &Error) -> Class {
         ErrorKind::Decryption => class!("DecryptionError"),
         ErrorKind::EncryptionKey => class!("EncryptionKeyError"),
         ErrorKind::Value => class!("ValueDecodeError"),
+        ErrorKind::NotASegment => class!("NotASegmentError"),
     }
 }
 

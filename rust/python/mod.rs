@@ -69,6 +69,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spark::spark_subscribed, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_bounds, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_check_partitions, m)?)?;
+
+    m.add_function(wrap_pyfunction!(values::json_texts, m)?)?;
+    m.add_function(wrap_pyfunction!(values::registry_records, m)?)?;
+    m.add_function(wrap_pyfunction!(values::registry_import_requests, m)?)?;
     m.add_function(wrap_pyfunction!(cli::base_offset_of, m)?)?;
     m.add_function(wrap_pyfunction!(cli::snapshot_id_of, m)?)?;
     m.add_function(wrap_pyfunction!(cli::index_sanity_check, m)?)?;

@@ -153,12 +153,17 @@ impl Options {
     /// The decoding of keys and values the options ask for (None: none): the columns it
     /// needs added to the projection, and dropped again after it.
     fn value_columns(&mut self) -> Vec<String> {
-        let (Some(values), Some(columns)) = (&self.values, &mut self.columns) else {
+        let Some(values) = &self.values else {
             return Vec::new();
         };
         if !values.any() || self.list_batches {
             return Vec::new();
         }
+        // The default columns named, so that those decoding needs can be added and dropped.
+        let default = Projection::default_with_metadata(self.batch_metadata).schema();
+        let columns = self
+            .columns
+            .get_or_insert_with(|| default.fields().iter().map(|f| f.name().clone()).collect());
         let mut added = Vec::new();
         for name in values.needed_columns() {
             if !columns.iter().any(|c| c == name) {

@@ -6,9 +6,12 @@
 use super::errors::{detach, warn, IntoPyResult};
 use super::options::options_from_dict;
 use super::storage::storage;
+use crate::error::Error;
 use crate::read::schemas::registry as read_registry;
 pub use crate::read::values::ValueArgs;
+use crate::values::decoder::SchemaType;
 use crate::values::formats::Format;
+use crate::values::registry::Reference;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::{PyRecordBatch, PySchema};
@@ -150,4 +153,83 @@ pub fn encode_values(
         )
     })?;
     Ok(pyo3_arrow::PyArray::from_array_ref(out))
+}
+
+/// Each value of `array` (a typed key or value column) as JSON text, `None` where null
+/// (`crate::values::json_text`).
+#[pyfunction]
+pub fn json_texts(py: Python<'_>, array: pyo3_arrow::PyArray) -> PyResult<Vec<Option<String>>> {
+    let (array, _field) = array.into_inner();
+    detach(py, || crate::values::json_text::json_texts(&array))
+}
+
+/// A schema to register, as Python gives it: (subject, version, id, type, schema, references as
+/// (name, subject, version), deleted).
+type NewSchemaRow = (
+    String,
+    Option<i32>,
+    Option<i64>,
+    String,
+    String,
+    Vec<(String, String, i32)>,
+    bool,
+);
+
+/// `schemas` registered in order as Schema Registry registers them: the records of its storage
+/// topic (key, value) and the registry they make, as `schemas_table` gives it.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn registry_records(
+    py: Python<'_>,
+    schemas: Vec<NewSchemaRow>,
+) -> PyResult<(Vec<(Vec<u8>, Option<Vec<u8>>)>, PyRecordBatch)> {
+    let (records, table) = detach(py, || {
+        let mut new = Vec::with_capacity(schemas.len());
+        for (subject, version, id, kind, schema, references, deleted) in schemas {
+            let schema_type = SchemaType::from_registry(Some(&kind.to_ascii_uppercase()))
+                .map_err(|why| Error::invalid_argument(format!("subject {subject:?}: {why}")))?;
+            new.push(crate::values::registry_records::NewSchema {
+                subject,
+                version,
+                id,
+                schema_type,
+                schema,
+                references: references
+                    .into_iter()
+                    .map(|(name, subject, version)| Reference {
+                        name,
+                        subject,
+                        version,
+                    })
+                    .collect(),
+                deleted,
+            });
+        }
+        let (registry, records) = crate::values::registry_records::register(new)?;
+        Ok((records, registry.table()?))
+    })?;
+    Ok((records, PyRecordBatch::new(table)))
+}
+
+/// The registry whose storage topic is under `path`, as the requests that import it into a
+/// Schema Registry (JSON text each; `crate::values::registry_records::import_requests`).
+#[pyfunction]
+#[pyo3(signature = (path, topic=None, storage_options=None, filesystem=None))]
+#[allow(clippy::type_complexity)]
+pub fn registry_import_requests(
+    py: Python<'_>,
+    path: PathBuf,
+    topic: Option<String>,
+    storage_options: Option<BTreeMap<String, String>>,
+    filesystem: Option<Py<PyAny>>,
+) -> PyResult<(Vec<String>, Vec<(i64, String)>)> {
+    let storage = storage(storage_options, filesystem);
+    let (registry, issues) = detach(py, || read_registry(&storage, &path, topic.as_deref()))?;
+    for issue in &issues {
+        warn(py, issue)?;
+    }
+    Ok((
+        crate::values::registry_records::import_requests(&registry),
+        registry.issues().to_vec(),
+    ))
 }

@@ -526,9 +526,12 @@ pub(super) fn decode_into(
             continue;
         }
         if piece.last {
-            decoder.finish(&bytes[pos..]);
+            let finished = decoder.finish(&bytes[pos..]);
             if let Some(err) = truncated() {
                 return send(Msg::Error(err));
+            }
+            if let Err(err) = finished {
+                return send(Msg::Error(err.with_path(&segment.path)));
             }
         }
         let batch = decoder.flush();

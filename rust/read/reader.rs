@@ -546,8 +546,8 @@ impl<O: Output> LogReader<O> {
             let at_end = f.decoder.is_stopped() || !f.fill()?;
             if at_end {
                 let (window, decoder) = f.window_and_decoder();
-                decoder.finish(window);
-                f.settle(Ok(()))?;
+                let finished = decoder.finish(window);
+                f.settle(finished)?;
                 let batch = f.decoder.flush();
                 self.collect_issues();
                 self.current = None;
@@ -648,7 +648,7 @@ fn drain<O: Output>(
             batches.extend(decoder.flush());
             continue;
         }
-        decoder.finish(&bytes[pos..]);
+        decoder.finish(&bytes[pos..])?;
         batches.extend(decoder.flush());
         return Ok((batches, decoder.take_issues()));
     }

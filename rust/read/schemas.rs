@@ -61,6 +61,13 @@ pub fn registry(
 ) -> Result<(Registry, Vec<Issue>)> {
     let topic = topic.unwrap_or(SCHEMAS_TOPIC);
     let files = topic_files(storage, path, topic)?;
+    // What an error names: the partition read (the path given may be a log directory).
+    let what = match files.first().map(|f| (&f.origin.topic, f.origin.partition)) {
+        Some((Some(t), Some(p))) if path.file_name() != Some(format!("{t}-{p}").as_ref()) => {
+            format!("{} (partition {t}-{p})", path.display())
+        }
+        _ => path.display().to_string(),
+    };
     let mut registry = Registry::new();
     let builder = ReaderBuilder::new()
         .with_storage(storage.clone())
@@ -81,5 +88,6 @@ pub fn registry(
             registry.feed_record(key, value, offsets.value(row));
         }
     }
+    registry.check_storage_topic(&what)?;
     Ok((registry, reader.take_issues()))
 }

@@ -199,6 +199,10 @@ impl ValueArgs {
         if self.framing != "none" {
             out.push("headers");
         }
+        if self.on_value_error != "null" {
+            // A value that fails the read names its batch's position and base offset.
+            out.extend(crate::values::columns::LOCATING_COLUMNS);
+        }
         out
     }
 

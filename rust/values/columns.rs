@@ -119,6 +119,10 @@ pub struct ValueDecoding {
     on_error: OnValueError,
 }
 
+/// The columns that place a record's batch in its file, read (when a batch has them) so that
+/// an error names the batch as every other error does: its byte position and base offset.
+pub const LOCATING_COLUMNS: [&str; 2] = ["batchPosition", "baseOffset"];
+
 /// Where a record is, for an error: (topic, partition, offset) to the file holding it.
 pub type Locate<'a> = &'a dyn Fn(Option<&str>, Option<i32>, i64) -> Option<PathBuf>;
 
@@ -197,6 +201,9 @@ impl ValueDecoding {
     pub fn needed_columns(&self) -> Vec<&'static str> {
         let mut out: Vec<&'static str> = self.sides.iter().map(|s| s.name).collect();
         out.extend(["topic", "partition", "offset"]);
+        if self.on_error == OnValueError::Error {
+            out.extend(LOCATING_COLUMNS);
+        }
         if self
             .sides
             .iter()
@@ -213,7 +220,7 @@ impl ValueDecoding {
             .fields()
             .iter()
             .map(|f| match self.sides.iter().find(|s| s.name == f.name()) {
-                Some(side) => Field::new(f.name(), side.decoder.data_type().clone(), true),
+                Some(side) => Field::new(f.name(), utc_named(side.decoder.data_type()), true),
                 None => f.as_ref().clone(),
             })
             .collect();
@@ -291,9 +298,14 @@ impl ValueDecoding {
                 .filter(|a| a.is_valid(row))
                 .map(|a| a.value(row))
         });
-        let offset = batch
-            .column_by_name("offset")
-            .and_then(|c| c.as_primitive_opt::<Int64Type>().map(|a| a.value(row)));
+        let long = |name: &str| {
+            batch.column_by_name(name).and_then(|c| {
+                c.as_primitive_opt::<Int64Type>()
+                    .filter(|a| a.is_valid(row))
+                    .map(|a| a.value(row))
+            })
+        };
+        let offset = long("offset");
         let mut where_ = String::new();
         if let (Some(t), Some(p)) = (topic, partition) {
             where_ = format!(" of {t}-{p}");
@@ -307,8 +319,12 @@ impl ValueDecoding {
                 why.unwrap_or("?")
             ),
         );
+        // The error's offset and position are its batch's, as for every error (the message
+        // names the record's offset).
+        if let (Some(position), Some(base)) = (long("batchPosition"), long("baseOffset")) {
+            err = err.at(position as u64).with_offset(base);
+        }
         if let Some(o) = offset {
-            err = err.with_offset(o);
             if let Some(path) = locate(topic, partition, o) {
                 err = err.with_path(&path);
             }
@@ -362,7 +378,7 @@ impl ValueDecoding {
                 });
             }
         }
-        Ok((decoded.array, errors))
+        Ok((utc_named_array(decoded.array)?, errors))
     }
 
     fn unframe<'a>(
@@ -422,6 +438,62 @@ impl ValueDecoding {
             }
             None => Ok((Some(id), Vec::new(), payload)),
         }
+    }
+}
+
+/// `data_type` with every timestamp at UTC named `"UTC"`, as the record columns name it:
+/// `arrow-avro` names it `"+00:00"`, the same instant. Types a cast cannot relabel stay.
+pub fn utc_named(data_type: &DataType) -> DataType {
+    let renamed = renamed_zone(data_type, "+00:00", "UTC");
+    if arrow_cast::can_cast_types(data_type, &renamed) {
+        renamed
+    } else {
+        data_type.clone()
+    }
+}
+
+/// `array` as [`utc_named`] types it: the same values, relabelled.
+fn utc_named_array(array: ArrayRef) -> Result<ArrayRef> {
+    let target = utc_named(array.data_type());
+    relabel(array, &target)
+}
+
+/// `array` (of a type [`utc_named`] gives) with its UTC timestamps named as `arrow-avro` names
+/// them, for its encoder.
+pub fn avro_named(array: ArrayRef) -> Result<ArrayRef> {
+    let target = renamed_zone(array.data_type(), "UTC", "+00:00");
+    relabel(array, &target)
+}
+
+fn relabel(array: ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    if array.data_type() == target {
+        return Ok(array);
+    }
+    arrow_cast::cast(&array, target).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
+}
+
+/// `data_type` with the time zone `from` of its timestamps (at any depth) named `to`.
+fn renamed_zone(data_type: &DataType, from: &str, to: &str) -> DataType {
+    let field = |f: &arrow_schema::FieldRef| {
+        Arc::new(
+            f.as_ref()
+                .clone()
+                .with_data_type(renamed_zone(f.data_type(), from, to)),
+        )
+    };
+    match data_type {
+        DataType::Timestamp(unit, Some(tz)) if tz.as_ref() == from => {
+            DataType::Timestamp(*unit, Some(to.into()))
+        }
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(field).collect()),
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        DataType::FixedSizeList(f, n) => DataType::FixedSizeList(field(f), *n),
+        DataType::Map(f, sorted) => DataType::Map(field(f), *sorted),
+        DataType::Dictionary(k, v) => {
+            DataType::Dictionary(k.clone(), Box::new(renamed_zone(v, from, to)))
+        }
+        other => other.clone(),
     }
 }
 

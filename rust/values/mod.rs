@@ -10,6 +10,7 @@
 //! |---|---|
 //! | `decoder.rs` | the contract every format's decoder meets: payloads in, one Arrow array out, an error per bad payload |
 //! | `registry.rs` | Schema Registry's schemas folded from its storage topic (`_schemas`), or given directly; lookups by id, GUID, subject and version; the registry as a table |
+//! | `registry_records.rs` | the storage topic's records written as the registry writes them (versions, ids, references, deletes by its rules), and the registry exported as its REST API imports it |
 //! | `formats.rs` | the formats a key or value is read as, and the one dispatch to a format's decoder; UTF-8 strings |
 //! | `avro.rs` | the Avro decoder a read gets; the reader schema's Arrow type as `arrow-avro` maps it; references written in; `arrow-avro`'s own decoder, kept as the oracle of the tests |
 //! | `avro_compiled.rs` | the Avro decoder: each writer schema's program compiled once, every payload run through its writer's into the column's builders, a bad payload taken back out |
@@ -29,6 +30,7 @@
 //! | `json_schema_arrow.rs` | the Arrow type a JSON Schema describes (fields in declared order, `$ref`s resolved) |
 //! | `json_decode.rs`, `json_scan.rs` | JSON payloads straight into Arrow builders: the type compiled into a plan; the tokenizer, JSON text written as serde_json prints it |
 //! | `json_oracle.rs` | the oracle of the JSON decoder's tests and fuzz target: serde_json and arrow-json, as payloads were decoded before |
+//! | `json_text.rs` | typed keys and values as JSON text (the command line's JSON lines and printed records): maps as objects, ISO-8601 times, exact decimals, bytes as Avro's JSON encoding |
 
 pub mod avro;
 mod avro_columns;
@@ -53,6 +55,7 @@ pub mod json_oracle;
 mod json_scan;
 pub mod json_schema;
 pub mod json_schema_arrow;
+pub mod json_text;
 pub mod protobuf;
 mod protobuf_arrow;
 mod protobuf_columns;
@@ -62,3 +65,4 @@ mod protobuf_schema;
 mod protobuf_wire;
 pub mod record_types;
 pub mod registry;
+pub mod registry_records;

@@ -95,6 +95,10 @@ pub struct Registry {
     removed: HashMap<(String, i64), Registered>,
     /// Records passed over: (offset, why).
     issues: Vec<(i64, String)>,
+    /// Records fed, and how many of them had a registry's key: JSON with a string `keytype`
+    /// (what the registry's `SchemaRegistrySerializer` reads a key as).
+    records: u64,
+    registry_keys: u64,
 }
 
 fn str_field<'a>(obj: &'a Json, name: &str) -> Option<&'a str> {
@@ -139,6 +143,7 @@ impl Registry {
 
     /// Folds one record of the storage topic, in log order.
     pub fn feed_record(&mut self, key: Option<&[u8]>, value: Option<&[u8]>, offset: i64) {
+        self.records += 1;
         if let Err(why) = self.apply(key, value, offset) {
             self.issues.push((offset, why));
         }
@@ -153,6 +158,7 @@ impl Registry {
         let key = key.ok_or("a record without a key")?;
         let key: Json = serde_json::from_slice(key).map_err(|e| format!("key is not JSON: {e}"))?;
         let keytype = str_field(&key, "keytype").ok_or("key has no keytype")?;
+        self.registry_keys += 1;
         let value: Option<Json> = match value {
             Some(v) => {
                 Some(serde_json::from_slice(v).map_err(|e| format!("value is not JSON: {e}"))?)
@@ -212,6 +218,20 @@ impl Registry {
             other => return Err(format!("unknown keytype {other:?}")),
         }
         Ok(())
+    }
+
+    /// Fails when records were fed and none had a registry's key: the topic read is not a
+    /// registry's storage topic (a data partition given by mistake), which would otherwise
+    /// fold into an empty registry with a warning per record. `what` names what was read.
+    pub fn check_storage_topic(&self, what: &str) -> Result<()> {
+        if self.records == 0 || self.registry_keys > 0 {
+            return Ok(());
+        }
+        Err(Error::invalid_argument(format!(
+            "{what} is not a Schema Registry storage topic: none of its {} records has a \
+             registry's key (JSON with a \"keytype\")",
+            self.records
+        )))
     }
 
     fn remember_removed(&mut self, old: Registered) {
@@ -628,6 +648,26 @@ mod tests {
         r.feed_record(Some(b"nope"), None, 7);
         r.feed_record(Some(&key("SCHEMA", "x", 1)), Some(b"{\"id\":1}"), 8);
         assert_eq!(r.issues().len(), 2);
+        assert_eq!(r.check_storage_topic("_schemas-0"), Ok(()));
+    }
+
+    #[test]
+    fn a_data_topic_is_not_a_storage_topic() {
+        let mut r = Registry::new();
+        assert_eq!(r.check_storage_topic("x"), Ok(()));
+        for offset in 0..3 {
+            r.feed_record(Some(b"order-1"), Some(b"\0\0\0\0\x01"), offset);
+        }
+        r.feed_record(None, Some(b"{}"), 3);
+        r.feed_record(Some(b"{\"type\":\"x\"}"), Some(b"{}"), 4);
+        let err = r.check_storage_topic("orders-0").unwrap_err();
+        assert_eq!(err.kind, crate::error::ErrorKind::InvalidArgument);
+        assert!(
+            err.message.starts_with(
+                "orders-0 is not a Schema Registry storage topic: none of its 5 records"
+            ),
+            "{err}"
+        );
     }
 
     #[test]

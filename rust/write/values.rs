@@ -92,7 +92,9 @@ impl ValueEncoder {
                         .insert(key.clone(), (registry.text(found)?, id));
                 }
                 let (schema, id) = &self.schemas[&key];
-                crate::values::avro_encode::encode(array, schema, *id)
+                // Timestamps as a read names them ("UTC") back to arrow-avro's "+00:00".
+                let array = crate::values::columns::avro_named(array.clone())?;
+                crate::values::avro_encode::encode(&array, schema, *id)
             }
             other => Err(Error::invalid_argument(format!(
                 "kafkalog writes keys and values as binary, string or avro, not {other:?}"

@@ -33,7 +33,7 @@ from kafkalog.cli.convert_tables import (
 )
 from kafkalog.cli.exits import EXIT_CODES_HELP, EXIT_DATA, EXIT_OK, EXIT_USAGE, CliError
 from kafkalog.cli.schemas import add_value_arguments, value_kwargs
-from kafkalog.cli.text import _human_bytes, _ms_column
+from kafkalog.cli.text import _human_bytes, _json_values, _ms_column, _plural
 
 
 class _Progress:
@@ -97,9 +97,12 @@ class _Progress:
 _BOUNDS = ("start_offset", "end_offset", "start_timestamp", "end_timestamp")
 
 
-def _json_converter(schema: pa.Schema, binary: str) -> Callable[[pa.RecordBatch], Iterator[str]]:
+def _json_converter(
+    schema: pa.Schema, binary: str, typed: frozenset[str] = frozenset()
+) -> Callable[[pa.RecordBatch], Iterator[str]]:
     """Rows of a record batch as JSON text: binary as base64 or hex, timestamps as
-    milliseconds since the epoch."""
+    milliseconds since the epoch; the ``typed`` columns (decoded keys and values) as the core
+    maps typed values to JSON (objects, ISO-8601 times, exact decimals: docs/values.md)."""
     encode: Callable[[bytes], str]
     if binary == "hex":
         encode = bytes.hex
@@ -127,21 +130,38 @@ def _json_converter(schema: pa.Schema, binary: str) -> Callable[[pa.RecordBatch]
         return False
 
     names = schema.names
-    binary_cols = [n for n in names if has_binary(schema.field(n).type)]
-    ts_cols = [n for n in names if pa.types.is_timestamp(schema.field(n).type)]
+    binary_cols = [n for n in names if n not in typed and has_binary(schema.field(n).type)]
+    ts_cols = [n for n in names if n not in typed and pa.types.is_timestamp(schema.field(n).type)]
 
     def convert(batch: pa.RecordBatch) -> Iterator[str]:
         columns = {}
         for n in names:
             col = batch.column(n)
+            if n in typed:
+                continue
             if n in ts_cols:
                 col = _ms_column(col)
             columns[n] = col.to_pylist()
         for n in binary_cols:
             columns[n] = [plain(v) for v in columns[n]]
         dumps = json.dumps
+        if not typed:
+            for i in range(batch.num_rows):
+                yield dumps({n: columns[n][i] for n in names}, ensure_ascii=False)
+            return
+        # Typed columns are JSON text already: the line is put together around them.
+        texts = {n: _json_values(batch.column(n)) for n in names if n in typed}
+        quoted = {n: dumps(n) for n in names}
         for i in range(batch.num_rows):
-            yield dumps({n: columns[n][i] for n in names}, ensure_ascii=False)
+            cells = []
+            for n in names:
+                if n in typed:
+                    text = texts[n][i]
+                    cell = "null" if text is None else text
+                else:
+                    cell = dumps(columns[n][i], ensure_ascii=False)
+                cells.append(f"{quoted[n]}: {cell}")
+            yield "{" + ", ".join(cells) + "}"
 
     return convert
 
@@ -274,6 +294,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         reader, out_schema = open_reader(topics_pattern)
         _write(args, fmt, args.out, out_schema, [reader], progress, store)
         progress.draw(time.monotonic(), final=True)
+        _say_written(args, fmt, args.out, progress.records, show_progress)
         return EXIT_OK
 
     if not topics:
@@ -301,6 +322,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
             readers.append(reader)
         _write(args, fmt, args.out, out_schema, readers, progress, store)
         progress.draw(time.monotonic(), final=True)
+        _say_written(args, fmt, args.out, progress.records, show_progress)
         return EXIT_OK
 
     out_dir = args.out.rstrip("/") if is_remote(args.out) else args.out.rstrip("/" + os.sep)
@@ -311,10 +333,21 @@ def cmd_convert(args: argparse.Namespace) -> int:
         target = f"{out_dir}/{t}{_FORMAT_EXTENSIONS[fmt]}"
         before = progress.records
         _write(args, fmt, target, out_schema, [reader], progress, store)
-        if not show_progress:
-            sys.stderr.write(f"{target}: {progress.records - before:,} records\n")
+        _say_written(args, fmt, target, progress.records - before, show_progress)
     progress.draw(time.monotonic(), final=True)
     return EXIT_OK
+
+
+def _say_written(
+    args: argparse.Namespace, fmt: str, target: str, records: int, show_progress: bool
+) -> None:
+    """One line on stdout saying what was written, where no progress line said it (and
+    neither -q nor stdout as the output asks for silence)."""
+    if show_progress or args.quiet or target == "-":
+        return
+    size = None if is_remote(target) else os.path.getsize(target)
+    what = f"{fmt}, {_human_bytes(size)}" if size is not None else fmt
+    print(f"{target}: {_plural(records, 'record')} written ({what})")
 
 
 def _write(
@@ -362,7 +395,14 @@ def _write(
                 for batch in batches():
                     w.write_batch(batch)
         else:
-            convert = _json_converter(out_schema, args.binary)
+            typed = frozenset(
+                n
+                for n in ("key", "value")
+                if value_kwargs(args)
+                and n in out_names
+                and not _is_binary(out_schema.field(n).type)
+            )
+            convert = _json_converter(out_schema, args.binary, typed)
             stream = (
                 sys.stdout if tmp is None else open(tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
             )
@@ -390,6 +430,15 @@ def _write(
                 pass
 
 
+def _is_binary(t: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_binary_view(t)
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # info
 
@@ -403,7 +452,10 @@ Formats (--format, else taken from OUT's suffix, else parquet; another suffix is
   arrow    Arrow IPC file format (.arrow, .feather)
   jsonl    one JSON object a line (.jsonl, .ndjson; "-" writes to stdout); binary values
            (key, value, header values) are base64 (--binary hex for lower-case hex),
-           timestamps are integers, milliseconds since the epoch (null for none)
+           timestamps are integers, milliseconds since the epoch (null for none); typed
+           keys and values (--value-format avro, ...) are JSON: records and maps as
+           objects, timestamps and dates in ISO-8601, decimals as exact numbers, bytes as
+           Avro's JSON encoding (docs/values.md)
 Columns are those of kafkalog.read (Spark's Kafka source): key, value, topic, partition,
 offset, timestamp, timestampType, headers; --batch-metadata adds Kafka's per-batch values.
 --key-format/--value-format (string, avro, ...) with --schemas write typed key and value
@@ -416,7 +468,8 @@ OUT ending in "/" (or an existing directory) gets one file per topic: OUT/<topic
 (.arrow, .jsonl with --format). Topics whose typed schemas differ need that: one file holds
 one schema, and converting them into one file is an error saying so.
 OUT is written under a temporary name and renamed when complete.
-A progress line is shown on stderr when it is a terminal.
+A progress line is shown on stderr when it is a terminal; otherwise one line on stdout says
+what was written (-q: nothing).
 
 Tables (docs/lakehouse.md): OUT delta://PATH-OR-URI (Delta Lake, through deltalake) or
 iceberg://NAMESPACE.TABLE (Apache Iceberg, through pyiceberg: --catalog NAME of pyiceberg's
@@ -495,6 +548,13 @@ def register(sub: Any) -> None:
     )
     progress.add_argument(
         "--no-progress", dest="progress", action="store_false", help="never show it"
+    )
+    c.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print nothing on success (otherwise, without the progress line, one line says "
+        "how many records were written where)",
     )
     for name in _BOUNDS:
         what = name.split("_", 1)[1]

@@ -11,7 +11,9 @@ import argparse
 import os
 from typing import Any
 
-from kafkalog.cli.arguments import _positive_int, add_storage_arguments
+from kafkalog import reading
+from kafkalog._storage import is_remote
+from kafkalog.cli.arguments import _positive_int, add_storage_arguments, storage
 from kafkalog.cli.dump_indexes import IndexDump
 from kafkalog.cli.dump_log import JAVA_INT_MAX, LogDump
 from kafkalog.cli.dump_state import _DECODERS
@@ -82,10 +84,25 @@ class Dumper(LogDump, IndexDump):
             _err("\n".join(lines))
 
 
+def _expand(arg: str, store: dict[str, Any]) -> list[str]:
+    """A file as it is; a partition or log directory (or an object-store prefix) as its
+    segments, in the order every other command reads them."""
+    name = os.path.basename(arg.rstrip("/"))
+    if "." in name and not os.path.isdir(arg):
+        return [arg]
+    if not is_remote(arg) and not os.path.isdir(arg):
+        return [arg]
+    found = [s["path"] for s in reading.segments(arg, **store)]
+    return found or [arg]
+
+
 def cmd_dump(args: argparse.Namespace) -> int:
     files = [f for f in (args.files or "").split(",") if f] + list(args.paths or [])
     if not files:
         raise CliError("dump: give the files to dump with --files a.log,b.index,...", EXIT_USAGE)
+    _confluent_classes(args)
+    store = storage(args)
+    files = [segment for f in files for segment in _expand(f, store)]
     out = _Output()
     dumper = Dumper(args, out)
     try:
@@ -100,7 +117,9 @@ def cmd_dump(args: argparse.Namespace) -> int:
 DUMP_HELP = """\
 Print Kafka log files as Apache Kafka's kafka-dump-log.sh (DumpLogSegments, Kafka 3.x) does,
 line for line. Files are dispatched on their suffix: .log (and KRaft .checkpoint snapshots),
-.index, .timeindex, .txnindex, .snapshot; others are ignored with a message on stderr.
+.index, .timeindex, .txnindex, .snapshot; others are ignored with a message on stderr. A
+directory (a partition or a log directory, or an object-store prefix) is dumped as its
+segments, in the order the other commands read them (topic, partition, base offset).
 
 Reports Kafka prints after all files go to stderr: non-consecutive offsets (deep iteration),
 index entries that do not match the log, time index mismatches.
@@ -117,7 +136,9 @@ index entries that do not match the log, time index mismatches.
                    [control: controlType, controlTypeId, coordinatorEpoch (markers)]
                    [--print-data-log: key, payload (UTF-8 text as Kafka's StringDecoder
                    shows it, null when absent; with a decoder option, the decoded key and
-                   payload: {name, version, data} objects, payload null for a tombstone)]};
+                   payload: {name, version, data} objects, payload null for a tombstone;
+                   with --key-decoder/--value-decoder, the decoded key and payload as JSON:
+                   records and maps as objects, ISO-8601 times, exact decimals)]};
                    --skip-record-metadata keeps only offset and key/payload
   trailing_bytes   {bytes}          (Kafka's "Found N invalid bytes at the end of ...")
   index_entry      {offset, position}      time_index_entry {timestamp, offset}
@@ -141,14 +162,58 @@ decoders print them (JSON in Kafka's field names, <DELETE> for a tombstone).
 #: that kafkalog prints as it does: UTF-8 text (Kafka's default).
 STRING_DECODER = "kafka.serializer.StringDecoder"
 
+#: Confluent's deserializers (and its Avro ``Decoder`` for Kafka's tools), which a Kafka user
+#: names for values framed by Confluent's serializers: kafkalog decodes those itself, as
+#: --key-decoder/--value-decoder FORMAT --schemas LOGDIR do.
+CONFLUENT_DECODERS = {
+    "io.confluent.kafka.serializers.KafkaAvroDeserializer": "avro",
+    "io.confluent.kafka.serializers.KafkaAvroDecoder": "avro",
+    "io.confluent.kafka.serializers.protobuf.KafkaProtobufDeserializer": "protobuf",
+    "io.confluent.kafka.serializers.json.KafkaJsonSchemaDeserializer": "json",
+}
+_SHORT_NAMES = {name.rsplit(".", 1)[1]: name for name in CONFLUENT_DECODERS}
+
 
 def _decoder_class(text: str) -> str:
-    if text not in (STRING_DECODER, "StringDecoder"):
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: kafkalog prints keys and values as {STRING_DECODER} does (UTF-8 "
-            "text), or as an internal topic's decoder option does; it loads no Java class"
-        )
-    return STRING_DECODER
+    if text in (STRING_DECODER, "StringDecoder"):
+        return STRING_DECODER
+    name = _SHORT_NAMES.get(text, text)
+    if name in CONFLUENT_DECODERS:
+        return name
+    raise argparse.ArgumentTypeError(
+        f"{text!r}: kafkalog loads no Java class; it prints keys and values as "
+        f"{STRING_DECODER} does (UTF-8 text), as an internal topic's decoder option does, or "
+        "decoded with the backup's Schema Registry: --value-decoder avro|protobuf|json "
+        "--schemas LOGDIR (what Confluent's KafkaAvroDeserializer, KafkaProtobufDeserializer "
+        "and KafkaJsonSchemaDeserializer decode)"
+    )
+
+
+def _confluent_classes(args: argparse.Namespace) -> None:
+    """--key-decoder-class/--value-decoder-class naming Confluent's deserializers, taken as
+    the --key-decoder/--value-decoder format they decode."""
+    for side in ("key", "value"):
+        name = getattr(args, f"{side}_decoder_class", None)
+        fmt = CONFLUENT_DECODERS.get(name or "")
+        if fmt is None:
+            continue
+        flag = f"--{side}-decoder"
+        given = getattr(args, f"{side}_format")
+        if given not in ("binary", fmt):
+            raise CliError(
+                f"dump: --{side}-decoder-class {name} is {flag} {fmt}; not both with "
+                f"{flag} {given}",
+                EXIT_USAGE,
+            )
+        if args.schemas is None:
+            raise CliError(
+                f"dump: {name} decodes with a Schema Registry; kafkalog reads the registry "
+                f"from its storage topic in the backup: {flag} {fmt} --schemas LOGDIR (the log "
+                "directory holding _schemas-0)",
+                EXIT_USAGE,
+            )
+        setattr(args, f"{side}_format", fmt)
+        setattr(args, f"{side}_decoder_class", None)
 
 
 def _add_decoder_options(parser: argparse.ArgumentParser) -> None:
@@ -157,7 +222,10 @@ def _add_decoder_options(parser: argparse.ArgumentParser) -> None:
             flag,
             type=_decoder_class,
             metavar="CLASS",
-            help=f"as in Kafka: {STRING_DECODER} (the default; implies --print-data-log)",
+            help=f"as in Kafka: {STRING_DECODER} (the default; implies --print-data-log); "
+            "Confluent's KafkaAvroDeserializer, KafkaProtobufDeserializer or "
+            "KafkaJsonSchemaDeserializer decode as --key-decoder/--value-decoder avro, protobuf "
+            "or json do (with --schemas LOGDIR)",
         )
     for dest, flag, topic in _DECODERS:
         parser.add_argument(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -18,6 +19,7 @@ from kafkalog.cli.text import (
     TIMESTAMP_TYPES,
     _java_abs,
     _java_bool,
+    _json_values,
     _ms_column,
     _optional_long,
     _utf8,
@@ -108,40 +110,47 @@ class _Records:
 class _Typed:
     """Keys and values of one segment decoded by the core (``--key-decoder``,
     ``--value-decoder``), looked up by offset as the record printer goes through the file in
-    order, as JSON text."""
+    order: each as printed (text as it is, typed values as JSON) and as JSON."""
 
     def __init__(self, reader: pa.RecordBatchReader) -> None:
-        self._rows = (row for chunk in reader for row in chunk.to_pylist())
-        self._row: dict[str, Any] | None = None
+        self._rows = (row for chunk in reader for row in _shown_rows(chunk))
+        self._row: tuple[int, _Shown, _Shown] | None = None
 
-    def get(self, offset: int) -> tuple[str | None, str | None]:
-        while self._row is None or self._row["offset"] < offset:
+    def get(self, offset: int) -> tuple[_Shown, _Shown]:
+        while self._row is None or self._row[0] < offset:
             self._row = next(self._rows, None)
             if self._row is None:
-                return None, None
-        if self._row["offset"] != offset:
-            return None, None
-        return _json_text(self._row["key"]), _json_text(self._row["value"])
+                return _NOTHING, _NOTHING
+        if self._row[0] != offset:
+            return _NOTHING, _NOTHING
+        return self._row[1], self._row[2]
 
 
-def _json_default(v: Any) -> Any:
-    if isinstance(v, bytes):
-        return v.decode("utf-8", errors="backslashreplace")
-    if isinstance(v, list | tuple):
-        return list(v)
-    return str(v)
+#: A key or value as printed, and as JSON (None, None: absent).
+_Shown = tuple[str | None, str | None]
+_NOTHING: _Shown = (None, None)
 
 
-def _json_text(v: Any) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bytes):
-        return _utf8(v)
-    if isinstance(v, list) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
-        v = dict(v)
-    return json.dumps(v, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+def _shown(column: pa.Array) -> list[_Shown]:
+    """Each value of a key or value column as dump prints it (bytes as UTF-8 text, as Kafka's
+    StringDecoder; text as it is; typed values as JSON) and as JSON."""
+    t = column.type
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        texts = [None if v is None else _utf8(v) for v in column.to_pylist()]
+        return [(x, None if x is None else json.dumps(x, ensure_ascii=False)) for x in texts]
+    js = _json_values(column)
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return list(zip(column.to_pylist(), js, strict=True))
+    return [(x, x) for x in js]
+
+
+def _shown_rows(chunk: pa.RecordBatch) -> Iterator[tuple[int, _Shown, _Shown]]:
+    return zip(
+        chunk.column("offset").to_pylist(),
+        _shown(chunk.column("key")),
+        _shown(chunk.column("value")),
+        strict=True,
+    )
 
 
 def _decoded_record(topic: str, r: dict[str, Any]) -> dict[str, Any]:
@@ -388,8 +397,10 @@ class LogDump(DumpState):
                 if self.decoder is not None:
                     obj.update(_decoded_record(self.decoder, r))
                 elif self.typed is not None:
-                    key, payload = self.typed.get(r["offset"])
-                    obj["key"], obj["payload"] = key, payload
+                    # Decoded keys and values nested as JSON, not as strings of JSON.
+                    (_, key), (_, payload) = self.typed.get(r["offset"])
+                    self.out.json(obj, raw={"key": key, "payload": payload})
+                    return
                 else:
                     obj["key"] = None if r["key"] is None else _utf8(r["key"])
                     obj["payload"] = None if r["value"] is None else _utf8(r["value"])
@@ -423,7 +434,7 @@ class LogDump(DumpState):
                     self.decoder, r["key"], r["value"], r["offset"]
                 )
             elif self.typed is not None:
-                key, payload = self.typed.get(r["offset"])
+                (key, _), (payload, _) = self.typed.get(r["offset"])
             else:
                 key = None if r["key"] is None else _utf8(r["key"])
                 payload = None if r["value"] is None else _utf8(r["value"])

@@ -18,6 +18,16 @@ Print the schemas of the Schema Registry whose storage topic (_schemas) is under
 directory holding _schemas-0, the partition, or an object-store URI), as the registry rebuilds
 itself at startup: SUBJECT, VERSION, ID, TYPE, DELETED, then the schema (--schema) or one JSON
 object a line (--json). Hard-deleted versions are not listed; soft-deleted ones are.
+
+--export prints the registry as the requests that import it into a running Schema Registry
+with the same ids and versions, one JSON object a line: the body of
+POST /subjects/{subject}/versions (version, id, schemaType, references, schema) with its
+subject beside, in the order they were registered, "deleted": true on soft-deleted versions.
+Put the registry in IMPORT mode first (PUT /mode {"mode": "IMPORT"}); docs/values.md has the
+loop that posts them. kafkalog write-schemas takes the same lines.
+
+A LOGDIR that holds a partition of another topic (its records without a registry's keys) is
+an error (exit 2), not an empty registry.
 """
 
 
@@ -34,11 +44,23 @@ def register(sub: Any) -> None:
     s.add_argument("--subject", default=None, help="only this subject")
     s.add_argument("--json", action="store_true", help="one JSON object a line")
     s.add_argument("--schema", action="store_true", help="also print each schema's text")
+    s.add_argument(
+        "--export",
+        action="store_true",
+        help="print the requests that import the registry into a Schema Registry (IMPORT "
+        "mode), one JSON object a line",
+    )
     add_storage_arguments(s)
     s.set_defaults(func=cmd_schemas)
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
+    if args.export:
+        requests = values.export_schemas(args.logdir, topic=args.topic, **storage(args))
+        for r in requests:
+            if args.subject is None or r["subject"] == args.subject:
+                sys.stdout.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+        return EXIT_OK
     rows = values.schemas(args.logdir, topic=args.topic, **storage(args)).to_pylist()
     if args.subject is not None:
         rows = [r for r in rows if r["subject"] == args.subject]

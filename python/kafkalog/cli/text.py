@@ -58,6 +58,15 @@ def _iso_ms(ms: int | None) -> str | None:
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
+def _json_values(column: pa.Array | pa.ChunkedArray) -> list[str | None]:
+    """Each value of a typed key or value column as JSON text (None for null): the core's one
+    mapping of typed values to JSON (``rust/values/json_text.rs``, docs/values.md)."""
+    if isinstance(column, pa.ChunkedArray):
+        return [t for chunk in column.chunks for t in _native.json_texts(chunk)]
+    texts: list[str | None] = _native.json_texts(column)
+    return texts
+
+
 def _human_bytes(n: int) -> str:
     size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
@@ -90,8 +99,16 @@ class _Output:
         if len(self.lines) >= 4096:
             self.flush()
 
-    def json(self, obj: dict[str, Any]) -> None:
-        self.line(json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")))
+    def json(self, obj: dict[str, Any], raw: Mapping[str, str | None] | None = None) -> None:
+        """``obj`` as one JSON line; ``raw``: members appended as they are (JSON text already,
+        None for null)."""
+        line = json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
+        if raw:
+            members = ", ".join(
+                f"{json.dumps(k)}: {'null' if v is None else v}" for k, v in raw.items()
+            )
+            line = line[:-1] + (", " if obj else "") + members + "}"
+        self.line(line)
 
     def flush(self) -> None:
         if self.lines:

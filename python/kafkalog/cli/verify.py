@@ -14,6 +14,10 @@ from kafkalog.cli.text import _err, _finding_text, _Output, _plural
 
 def cmd_verify(args: argparse.Namespace) -> int:
     result = checking.verify(args.path, **storage(args))
+    if not args.json and not result.get("segments") and not result.get("problems"):
+        # A check that checked nothing did not pass; there is nothing to summarise.
+        _err(f"{PROG}: {args.path}: no segments found: nothing was verified")
+        return EXIT_DATA
     out = _Output()
     if args.json:
         out.line(json.dumps(result, indent=2, ensure_ascii=False, default=str))
