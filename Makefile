@@ -154,7 +154,7 @@ bench:
 	cargo bench
 
 FUZZ_TARGETS := segment v2_batch legacy_message decompression index_files control_record \
-  values avro_value protobuf_value json_value
+  values avro_value protobuf_value json_value jni_request
 FUZZ_SECONDS ?= 600
 
 # libFuzzer over every target, seeded from tests/corpus (FUZZ_SECONDS each; crashes land in

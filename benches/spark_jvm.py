@@ -14,6 +14,12 @@ Then one Spark task per core, each on one large partition (``sum(length(value)),
 sum(length(key))``), in records/s, against ``kafkalog.read(..., threads=1)`` of one such
 partition in Python (with ``binary_view`` as the JVM source reads, and without): what the
 bridge into Spark costs over the decoding itself. ``--section`` runs one part.
+
+``--section typed`` (issue 37): typed values (Avro, Protobuf, JSON Schema; ``--typed N``
+values each, benches/spark_typed.py) read by the JVM source with ``valueFormat`` against Spark
+reading the same rows from the Parquet file Spark wrote of them, interleaved in rounds, the
+query ``sum(value.id), count(value.address.city), max(value.price), sum(size(value.tags))``;
+``--python-source`` adds the Python source on the same values.
 """
 
 from __future__ import annotations
@@ -58,8 +64,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=2_000_000)
     ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--section", choices=["all", "sources", "cores"], default="all")
+    ap.add_argument("--section", choices=["all", "sources", "cores", "typed"], default="all")
+    ap.add_argument("--typed", type=int, default=1_000_000, help="values per format (typed)")
+    ap.add_argument("--python-source", action="store_true", help="typed: the Python source too")
     args = ap.parse_args()
+    if args.section == "typed":
+        typed(args)
+        return
     n = args.records
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -178,6 +189,93 @@ def main() -> None:
             f"   kafkalog.read(threads=1, binary_view={view}) of one partition: median "
             f"{rows / med / 1e6:.2f} M records/s, best {rows / min(walls) / 1e6:.2f} M"
         )
+    spark.stop()
+
+
+def typed(args: argparse.Namespace) -> None:
+    """Typed values through the JVM source against the same rows from Parquet."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    import spark_typed
+    from pyspark.sql import SparkSession
+
+    from kafkalog.spark.source import KafkaLogDataSource
+
+    class PythonSource(KafkaLogDataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "kafkalog_python"
+
+    tmp = Path(tempfile.mkdtemp(prefix="kafkalog-spark-typed-"))
+    t = time.perf_counter()
+    topics = spark_typed.make_topics(tmp, args.typed)
+    print(f"{args.typed} values per format written in {time.perf_counter() - t:.0f} s")
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.jars", ks.jar())
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.dataSource.register(PythonSource)
+
+    def typed_df(fmt: str, root: Path):
+        return (
+            spark.read.format(fmt)
+            .option("valueFormat", root.name)
+            .option("schemaRegistry", str(root))
+            .option("subscribe", "events")
+            .load(str(root))
+        )
+
+    sources = {}
+    for name, root in topics.items():
+        parquet = tmp / f"{name}.parquet"
+        typed_df("kafkalog", root).select("value").write.parquet(str(parquet))
+        sources[f"JVM {name}"] = lambda root=root: typed_df("kafkalog", root)
+        sources[f"Parquet {name}"] = lambda parquet=parquet: spark.read.parquet(str(parquet))
+        if args.python_source:
+            sources[f"Python {name}"] = lambda root=root: typed_df("kafkalog_python", root)
+
+    def q(df):
+        return df.selectExpr(*spark_typed.QUERY)
+
+    answers = {s: q(f()).collect()[0] for s, f in sources.items()}  # warm up, and check
+    for name in topics:
+        got = {s: tuple(a) for s, a in answers.items() if s.endswith(f" {name}")}
+        if len(set(got.values())) != 1:
+            raise RuntimeError(f"the sources disagree on {name}: {got}")
+    print(f"answers: {answers}")
+    walls: dict[str, list[float]] = {s: [] for s in sources}
+    cpus: dict[str, list[float]] = {s: [] for s in sources}
+    load_before = Path("/proc/loadavg").read_text().split()[0]
+    for _ in range(args.rounds):
+        for s, f in sources.items():
+            cpu, t = tree_cpu(), time.perf_counter()
+            q(f()).collect()
+            walls[s].append(time.perf_counter() - t)
+            cpus[s].append(tree_cpu() - cpu)
+    load_after = Path("/proc/loadavg").read_text().split()[0]
+    print(
+        f"\n## typed values, {args.typed} each, {args.rounds} rounds (load {load_before} -> "
+        f"{load_after})"
+    )
+    for s in sources:
+        print(
+            f"  {s:16s} wall median {statistics.median(walls[s]):.3f} s best "
+            f"{min(walls[s]):.3f} s; CPU median {statistics.median(cpus[s]):.2f} s best "
+            f"{min(cpus[s]):.2f} s"
+        )
+    for name in topics:
+        jvm, par = cpus[f"JVM {name}"], cpus[f"Parquet {name}"]
+        ratio = statistics.median(jvm) / statistics.median(par)
+        line = f"  {name}: CPU JVM/Parquet median {ratio:.2f}x, best {min(jvm) / min(par):.2f}x"
+        if args.python_source:
+            py = cpus[f"Python {name}"]
+            line += f"; Python/JVM median {statistics.median(py) / statistics.median(jvm):.2f}x"
+        print(line)
     spark.stop()
 
 

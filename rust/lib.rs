@@ -73,7 +73,8 @@ pub mod write;
 mod python;
 
 #[cfg(feature = "jni")]
-mod jni;
+#[doc(hidden)]
+pub mod jni;
 
 pub use error::{Error, ErrorKind, Result};
 

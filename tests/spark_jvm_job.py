@@ -9,6 +9,7 @@ a name a JVM source has)."""
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import json
 import sys
 import traceback
@@ -31,8 +32,12 @@ def plain(v):
         return "b:" + bytes(v).hex()
     if isinstance(v, dt.datetime):
         return "t:" + v.isoformat()
+    if isinstance(v, (dt.date, dt.time, dt.timedelta, decimal.Decimal)):
+        return f"{type(v).__name__}:{v}"
     if isinstance(v, list):
         return [plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): plain(x) for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))}
     if hasattr(v, "asDict"):
         return {k: plain(x) for k, x in v.asDict().items()}
     return v
@@ -211,6 +216,33 @@ def main() -> None:
                 append(step["path"], step["n"])
             else:
                 out[step["label"]] = stream(spark, step)
+    elif mode == "carry":
+        # Typed reads written by Spark to Parquet and ORC with its default settings, and read
+        # back, through both sources.
+        for case in args["cases"]:
+            for fmt in ("kafkalog", "kafkalog_python"):
+                got: dict = {}
+                try:
+                    df = frame(spark, fmt, case)
+                    got["schema"] = df.schema.simpleString()
+                    got["rows"] = rows(df)
+                    for kind in ("parquet", "orc"):
+                        where = f"{args['out']}/{case['name']}-{fmt}.{kind}"
+                        df.write.format(kind).save(where)
+                        back = spark.read.format(kind).load(where)
+                        got[kind] = rows(back) == got["rows"]
+                except Exception:
+                    got["error"] = traceback.format_exc()[-2500:]
+                out[f"{case['name']}:{fmt}"] = got
+    elif mode == "nopython":
+        # Spark's Python workers cannot start (PYSPARK_PYTHON names no program): the JVM source
+        # reads typed records all the same, the Python source cannot.
+        case = args["case"]
+        df = frame(spark, "kafkalog", case)
+        out["rows"] = len(rows(df))
+        out["sum"] = df.selectExpr("sum(value.id)").collect()[0][0]
+        out["plan"] = df._jdf.queryExecution().executedPlan().toString()
+        out["python"] = error_of(lambda: frame(spark, "kafkalog_python", case).collect())
     elif mode == "delegate":
         # Writes through the name (the Python source's, handed on) and a streaming read (the
         # JVM source's own).

@@ -1,6 +1,8 @@
 """The JVM data source (jvm/, rust/jni/): the same queries through it and through the Python
-data source give equal tables, in local mode and with separate executor processes; pruning and
-pushdown read less; bad input fails the query with the core's message and leaves the JVM up.
+data source give equal tables, in local mode and with separate executor processes, typed keys
+and values (Avro, Protobuf, JSON Schema) included; pruning and pushdown read less; typed
+columns can be written by Spark to Parquet and ORC; bad input fails the query with the core's
+message and leaves the JVM up; a session whose Python cannot start reads typed records.
 
 Each group runs in a process of its own (tests/spark_jvm_job.py): the jar is on a JVM's
 classpath from its start, and there ``format("kafkalog")`` is the JVM source."""
@@ -30,8 +32,10 @@ T2 = 1704153600020
 pytestmark = pytest.mark.filterwarnings("ignore:.*index not used")
 
 
-def _job(master: str, mode: str, args: list[dict]) -> dict:
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+def _job(master: str, mode: str, args: list[dict] | dict, python: str = sys.executable) -> dict:
+    """Runs tests/spark_jvm_job.py; ``python``: the program Spark starts its Python workers
+    with (the driver is this Python)."""
+    env = {**os.environ, "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": sys.executable}
     done = subprocess.run(
         [sys.executable, str(HERE / "spark_jvm_job.py"), master, mode, json.dumps(args)],
         capture_output=True,
@@ -48,6 +52,271 @@ def _corpus_partitions() -> list[str]:
     dirs = sorted({str(p.parent) for p in CORPUS.rglob("*.log")})
     assert len(dirs) > 10
     return dirs
+
+
+# --------------------------------------------------------------------------------------------
+# Typed keys and values: backups framed by Confluent's serializers, every Avro logical type
+# --------------------------------------------------------------------------------------------
+
+#: An Avro record of every logical type (and the types Spark cannot write as they are: a time,
+#: a decimal beyond 38 digits, a duration). A record without fields and a field of type
+#: `null` are left out: the core's Avro decoder reads neither yet (arrow-avro builds no empty
+#: struct, and no null child of a struct); rust/spark/shapes.rs's tests cover their shapes.
+TYPES = {
+    "type": "record",
+    "name": "Types",
+    "namespace": "t",
+    "fields": [
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "t_ms", "type": {"type": "int", "logicalType": "time-millis"}},
+        {"name": "t_us", "type": {"type": "long", "logicalType": "time-micros"}},
+        {"name": "ts_ms", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "ts_us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+        {"name": "ts_ns", "type": {"type": "long", "logicalType": "timestamp-nanos"}},
+        {"name": "lts_ms", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
+        {"name": "lts_us", "type": {"type": "long", "logicalType": "local-timestamp-micros"}},
+        {"name": "lts_ns", "type": {"type": "long", "logicalType": "local-timestamp-nanos"}},
+        {
+            "name": "dec",
+            "type": {"type": "bytes", "logicalType": "decimal", "precision": 20, "scale": 4},
+        },
+        {
+            "name": "dec_fixed",
+            "type": {
+                "type": "fixed",
+                "name": "D8",
+                "size": 8,
+                "logicalType": "decimal",
+                "precision": 18,
+                "scale": 2,
+            },
+        },
+        {
+            "name": "dec_big",
+            "type": {"type": "bytes", "logicalType": "decimal", "precision": 40, "scale": 2},
+        },
+        {"name": "id_s", "type": {"type": "string", "logicalType": "uuid"}},
+        {
+            "name": "id_f",
+            "type": {"type": "fixed", "name": "U16", "size": 16, "logicalType": "uuid"},
+        },
+        {
+            "name": "span",
+            "type": {"type": "fixed", "name": "Dur", "size": 12, "logicalType": "duration"},
+        },
+        {"name": "status", "type": {"type": "enum", "name": "S", "symbols": ["A", "B"]}},
+        {"name": "opt_time", "type": ["null", {"type": "int", "logicalType": "time-millis"}]},
+        {
+            "name": "times",
+            "type": {"type": "array", "items": {"type": "long", "logicalType": "time-micros"}},
+        },
+        {
+            "name": "stamps",
+            "type": {"type": "map", "values": {"type": "long", "logicalType": "timestamp-nanos"}},
+        },
+        {"name": "either", "type": ["int", "string"]},
+    ],
+}
+
+#: What Spark gets of each field: the nearest type it can write where its own would not do.
+TYPES_IN_SPARK = (
+    "struct<day:date,t_ms:int,t_us:bigint,ts_ms:timestamp,ts_us:timestamp,ts_ns:timestamp,"
+    "lts_ms:timestamp_ntz,lts_us:timestamp_ntz,lts_ns:timestamp_ntz,dec:decimal(20,4),"
+    "dec_fixed:decimal(18,2),dec_big:string,id_s:string,id_f:binary,span:binary,"
+    "status:string,"
+    "opt_time:int,times:array<bigint>,stamps:map<string,timestamp>,"
+    "either:struct<member0:int,member1:string>>"
+)
+
+
+def _physical(schema):
+    """An Avro schema without its logical types (fastavro then writes the numbers given)."""
+    if isinstance(schema, dict):
+        return {k: _physical(v) for k, v in schema.items() if k != "logicalType"}
+    if isinstance(schema, list):
+        return [_physical(s) for s in schema]
+    return schema
+
+
+def _unscaled(n: int, size: int | None = None) -> bytes:
+    width = size or max(1, (n.bit_length() + 8) // 8)
+    return n.to_bytes(width, "big", signed=True)
+
+
+def _types_backup(root: Path) -> None:
+    """``types-0`` of six TYPES values framed as Confluent's serializer frames them (magic 0,
+    id 1), and ``_schemas-0`` registering TYPES as ``types-value``."""
+    import io
+
+    import fastavro
+    from values_fixtures import schema_key, schema_value, write_partition
+
+    writer = fastavro.parse_schema(_physical(TYPES))
+    values = []
+    for i in range(6):
+        sign = -1 if i % 2 else 1
+        record = {
+            "day": sign * i * 400,
+            "t_ms": i * 3_600_123,
+            "t_us": i * 3_600_123_456,
+            "ts_ms": sign * i * 1_700_000_000_123,
+            "ts_us": sign * i * 1_700_000_000_123_456,
+            # Nanoseconds floored to Spark's microseconds. (Not in the second before the epoch:
+            # Spark 4.3 writes timestamp_micros(-1) to ORC and reads back 1970-01-01 00:00:00.999999,
+            # a value of its own or of ours alike.)
+            "ts_ns": sign * i * 1_700_000_000_123_456_789 + 7,
+            "lts_ms": i * 86_400_001,
+            "lts_us": sign * i * 86_400_000_001,
+            "lts_ns": i * 86_400_000_000_001,
+            "dec": _unscaled(sign * i * 123_456_789_012),
+            "dec_fixed": _unscaled(sign * i * 10**15 + i, 8),
+            "dec_big": _unscaled(sign * (10**39 - i)),
+            "id_s": f"{i:08x}-0000-4000-8000-{i:012x}",
+            "id_f": bytes(range(i, i + 16)),
+            "span": (i).to_bytes(4, "little")
+            + (2 * i).to_bytes(4, "little")
+            + (3000 * i).to_bytes(4, "little"),
+            "status": "AB"[i % 2],
+            "opt_time": None if i % 3 == 0 else i * 1000,
+            "times": [i * 1_000_000 + k for k in range(i % 3)],
+            "stamps": {f"k{k}": k * 10**12 + i for k in range(i % 2 + 1)},
+            "either": i if i % 2 else f"s{i}",
+        }
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, writer, record)
+        values.append((f"k{i}".encode(), b"\x00\x00\x00\x00\x01" + buf.getvalue()))
+    write_partition(root / "types-0", values)
+    write_partition(
+        root / "_schemas-0",
+        [(schema_key("types-value", 1), schema_value("types-value", 1, 1, json.dumps(TYPES)))],
+    )
+
+
+def _fixture_backup(root: Path, kind: str) -> None:
+    """``orders-0`` of the Protobuf or JSON Schema values tests/values/make_fixtures.py made
+    with confluent-kafka's serializers, and ``_schemas-0`` registering their schemas (and the
+    schemas they reference) as versions of ``orders-value``."""
+    from values_fixtures import schema_key, schema_value, write_partition
+
+    fixtures = json.loads((HERE / "values" / kind / "fixtures.json").read_text())
+    schema_type = {"protobuf": "PROTOBUF", "json": "JSON"}[kind]
+    records = []
+    refs: dict[str, str] = {}
+    for schema_id in sorted(fixtures["schemas"], key=int):
+        for name, text in fixtures["schemas"][schema_id]["references"] or []:
+            refs[name] = text
+    for k, (name, text) in enumerate(sorted(refs.items())):
+        records.append(
+            (schema_key(name, 1), schema_value(name, 1, 1000 + k, text, schema_type=schema_type))
+        )
+    for version, schema_id in enumerate(sorted(fixtures["schemas"], key=int), 1):
+        s = fixtures["schemas"][schema_id]
+        references = [
+            {"name": name, "subject": name, "version": 1} for name, _ in s["references"] or []
+        ]
+        records.append(
+            (
+                schema_key("orders-value", version),
+                schema_value(
+                    "orders-value",
+                    version,
+                    int(schema_id),
+                    s["schema"],
+                    schema_type=schema_type,
+                    references=references,
+                ),
+            )
+        )
+    write_partition(root / "_schemas-0", records)
+    write_partition(
+        root / "orders-0", [(None, bytes.fromhex(c["framed"])) for c in fixtures["cases"]]
+    )
+
+
+def _hostile_backup(root: Path, registry: Path) -> None:
+    """``orders-0`` of hostile values: random bytes after a valid framing (the id of the
+    backup's first schema), truncations and huge lengths, against a copy of ``registry``."""
+    import random
+
+    from values_fixtures import write_partition
+
+    rng = random.Random(37)
+    prefix = b"\x00\x00\x00\x00\x01"
+    values = [prefix + rng.randbytes(rng.randrange(0, 64)) for _ in range(300)]
+    values += [prefix + b"\xff" * 10 + b"\x01", prefix, b"\x00", b"\x00\x7f\xff\xff\xff\x02"]
+    write_partition(root / "orders-0", [(None, v) for v in values])
+    shutil.copytree(registry / "_schemas-0", root / "_schemas-0")
+
+
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory) -> dict[str, str]:
+    """Typed backups: ``avro`` (tests/test_values.py's Backup: string keys, Avro values of two
+    writer versions through confluent-kafka's serializer), ``bad`` (bad values among good
+    ones), ``types`` (every Avro logical type), ``protobuf``, ``json``, ``hostile``."""
+    pytest.importorskip("confluent_kafka")
+    from test_values import Backup, bad_backup
+
+    root = tmp_path_factory.mktemp("typed")
+    backup = Backup(root / "avro", n=30)
+    bad_backup(root / "bad", backup)
+    _types_backup(root / "types")
+    _fixture_backup(root / "protobuf", "protobuf")
+    _fixture_backup(root / "json", "json")
+    _hostile_backup(root / "hostile", root / "avro")
+    return {
+        name: str(root / name) for name in ("avro", "bad", "types", "protobuf", "json", "hostile")
+    }
+
+
+def _typed(root: str, topic: str, value_format: str = "avro", **options: str) -> dict:
+    return {
+        "paths": [f"{root}/{topic}-0"],
+        "options": {"valueFormat": value_format, "schemaRegistry": root, **options},
+    }
+
+
+def _typed_cases(t: dict[str, str]) -> list[dict]:
+    avro = _typed(t["avro"], "orders", keyFormat="string")
+    return [
+        {"name": "typed_avro", **avro},
+        {"name": "typed_headers_metadata", **_typed(t["avro"], "orders", includeHeaders="true",
+                                                   batchMetadata="true")},
+        {
+            "name": "typed_nested_pruning",
+            **avro,
+            "select": ["key", "value.id", "value.ship_to.city", "value.tags", "value.attrs"],
+        },
+        {
+            "name": "typed_aggregates",
+            **avro,
+            "select": ["count(*)", "sum(value.id)", "max(value.amount)", "count(value.note)"],
+        },
+        {"name": "typed_where", **avro, "where": "value.status = 'PAID' and offset > 3"},
+        {"name": "typed_schema", **avro, "schema": "value struct<id:bigint>, offset bigint"},
+        {"name": "typed_bad_null", **_typed(t["bad"], "orders", onValueError="null")},
+        {"name": "typed_types", **_typed(t["types"], "types")},
+        {"name": "typed_protobuf", **_typed(t["protobuf"], "orders", "protobuf",
+                                           onValueError="null")},
+        {"name": "typed_json", **_typed(t["json"], "orders", "json", onValueError="null")},
+        {"name": "typed_auto", **_typed(t["protobuf"], "orders", "auto", onValueError="null")},
+        {"name": "typed_hostile", **_typed(t["hostile"], "orders", onValueError="null")},
+    ]  # fmt: skip
+
+
+TYPED_NAMES = [
+    "typed_avro",
+    "typed_headers_metadata",
+    "typed_nested_pruning",
+    "typed_aggregates",
+    "typed_where",
+    "typed_schema",
+    "typed_bad_null",
+    "typed_types",
+    "typed_protobuf",
+    "typed_json",
+    "typed_auto",
+    "typed_hostile",
+]
 
 
 def _cases() -> list[dict]:
@@ -124,11 +393,11 @@ def jar() -> str:
 
 
 @pytest.fixture(scope="module")
-def compared(jar) -> dict:
-    return _job("local[2]", "compare", _cases())
+def compared(jar, typed) -> dict:
+    return _job("local[2]", "compare", _cases() + _typed_cases(typed))
 
 
-@pytest.mark.parametrize("name", [c["name"] for c in _cases()])
+@pytest.mark.parametrize("name", [c["name"] for c in _cases()] + TYPED_NAMES)
 def test_jvm_and_python_sources_give_equal_tables(compared, name):
     result = compared[name]
     assert "error" not in result, result.get("error")
@@ -136,9 +405,11 @@ def test_jvm_and_python_sources_give_equal_tables(compared, name):
     assert result["rows"] > 0
 
 
-def test_local_cluster_reads_the_same_rows(jar):
-    """Two executor processes, each loading the native library from the jar."""
-    cases = [c for c in _cases() if c["name"] in ("everything", "headers", "pushdown_timestamp")]
+def test_local_cluster_reads_the_same_rows(jar, typed):
+    """Two executor processes, each loading the native library from the jar (and decoding
+    typed values with the options the driver resolved)."""
+    names = ("everything", "headers", "pushdown_timestamp", "typed_avro", "typed_nested_pruning")
+    cases = [c for c in _cases() + _typed_cases(typed) if c["name"] in names]
     result = _job("local-cluster[2,1,1024]", "compare", cases)
     for c in cases:
         assert result[c["name"]].get("equal"), result[c["name"]]
@@ -192,7 +463,7 @@ def _append(parts: list[Path], n: int) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def streamed(jar, tmp_path_factory) -> dict:
+def streamed(jar, typed, tmp_path_factory) -> dict:
     """Two copies of examples/logs, ``a`` streamed by the JVM source and ``b`` by the Python
     source, with the same limits and the same appends between runs; then each source restarts
     from the other's checkpoint. Also both over examples/logs as they are, and bad options."""
@@ -224,6 +495,19 @@ def streamed(jar, tmp_path_factory) -> dict:
             tmp / "c12",
             minOffsetsPerTrigger="1000",
             maxTriggerDelay="0s",
+            **earliest,
+        ),
+        # Typed values, batch after batch, by both sources.
+        *_both(
+            "typed",
+            Path(typed["avro"]) / "orders-0",
+            Path(typed["avro"]) / "orders-0",
+            tmp / "c13",
+            tmp / "c14",
+            keyFormat="string",
+            valueFormat="avro",
+            schemaRegistry=typed["avro"],
+            maxOffsetsPerTrigger="7",
             **earliest,
         ),
         *_both("ending", LOGS, LOGS, tmp / "c3", tmp / "c4", endingOffsets="latest"),
@@ -288,8 +572,15 @@ def test_min_offsets_per_trigger_waits_alike(streamed):
     assert [len(b) for b in _equal_batches(streamed, "waited")] == [everything]
 
 
+def test_typed_values_stream_alike_in_both_sources(streamed):
+    batches = _equal_batches(streamed, "typed")
+    assert len(batches) == 5 and max(len(b) for b in batches) <= 7, [len(b) for b in batches]
+    first = json.loads(batches[0][0])  # [key, value, topic, ...]
+    assert first[0].startswith("order-") and set(first[1]) >= {"id", "customer", "amount"}
+
+
 def test_the_jvm_source_streams_itself(streamed):
-    for label in ("all", "limited", "restart", "crossed"):
+    for label in ("all", "limited", "restart", "crossed", "typed"):
         assert streamed[f"{label}_jvm"]["sources"][0].startswith(JVM_STREAM), streamed[
             label + "_jvm"
         ]
@@ -391,8 +682,10 @@ def corrupt(tmp_path) -> Path:
     return tmp_path / "orders-0"
 
 
-def test_bad_input_fails_with_the_cores_message_and_the_jvm_stays_up(jar, corrupt, tmp_path):
+def test_bad_input_fails_with_the_cores_message_and_the_jvm_stays_up(jar, corrupt, typed, tmp_path):
     alive = str(LOGS)
+    empty = tmp_path / "no-registry"
+    empty.mkdir()
     cases = [
         {"name": "corrupt", "paths": [str(corrupt)], "alive": alive},
         {"name": "missing", "paths": [str(tmp_path / "nowhere-0")], "alive": alive},
@@ -405,6 +698,14 @@ def test_bad_input_fails_with_the_cores_message_and_the_jvm_stays_up(jar, corrup
             "paths": [alive],
             "options": {"subscribe": "orders", "startingOffsets": '{"orders": {"0": -2}}'},
         },
+        {"name": "bad_value", **_typed(typed["bad"], "orders")},
+        {"name": "hostile_values", **_typed(typed["hostile"], "orders")},
+        {
+            "name": "no_registry",
+            "paths": [f"{typed['avro']}/orders-0"],
+            "options": {"valueFormat": "avro", "schemaRegistry": str(empty)},
+        },
+        {"name": "bad_format", **_typed(typed["avro"], "orders", "xml")},
     ]
     got = _job("local[1]", "errors", cases)
     assert got["after"] > 0  # the same JVM read everything after the failures
@@ -419,9 +720,82 @@ def test_bad_input_fails_with_the_cores_message_and_the_jvm_stays_up(jar, corrup
         "latest_start": "startingOffsets=latest is not valid for batch queries",
         "bad_schema": "column offset string is not one kafkalog reads",
         "data_loss": "must name every partition read",
+        # A value that does not decode: file, offset, topic-partition and why.
+        "bad_value": "orders-0/00000000000000000000.log: value of orders-0 at offset 1 does not "
+        "decode: magic byte 1",
+        "hostile_values": "does not decode",
+        "no_registry": "no partition of the registry's storage topic",
+        "bad_format": "valueFormat must be one of binary, string, avro, protobuf, json, auto",
     }
     for name, text in expected.items():
         jvm, py = got[name]["jvm"], got[name]["python"]
         assert py is not None and text in py, (name, py)
         assert jvm is not None and text in jvm, (name, jvm)
-        assert "KafkaLogException" in jvm, (name, jvm)
+        # The source's own exception, never the Python data source's.
+        assert "KafkaLogException" in jvm and "PYTHON_DATA_SOURCE" not in jvm, (name, jvm)
+    assert "ValueDecodeError" in got["bad_value"]["jvm"], got["bad_value"]["jvm"]
+
+
+def test_typed_reads_are_planned_in_the_jvm_with_nested_pruning(jar, typed):
+    avro = _typed(typed["avro"], "orders", keyFormat="string")
+    got = _job(
+        "local[1]",
+        "plan",
+        [
+            {"name": "whole", **avro},
+            {"name": "nested", **avro, "select": ["value.id", "value.ship_to.city"]},
+        ],
+    )
+    for name in ("whole", "nested"):
+        plan = got[name]["explain"]
+        assert "BatchScan kafkalog[" in plan and "(Python)" not in plan, plan
+    # Only the fields asked for reach Spark: the core drops the others' arrays.
+    assert "read=value:struct<id:bigint,ship_to:struct<city:string>>" in got["nested"]["explain"]
+    assert got["whole"]["rows"] == 31
+
+
+def test_a_session_whose_python_cannot_start_reads_typed_records(jar, typed):
+    """Spark's Python workers cannot start (PYSPARK_PYTHON names no program): the JVM source
+    reads typed values all the same (schema, registry and decoding in the core), where the
+    Python source fails."""
+    case = {"name": "typed", **_typed(typed["avro"], "orders", keyFormat="string")}
+    got = _job("local[1]", "nopython", {"case": case}, python="/nonexistent/python3")
+    assert got["rows"] == 31 and got["sum"] == sum(range(30)), got
+    assert "BatchScan kafkalog[" in got["plan"] and "(Python)" not in got["plan"], got["plan"]
+    assert got["python"] is not None and "nonexistent" in got["python"], got["python"]
+
+
+def test_typed_columns_carry_onward_to_parquet_and_orc(jar, typed, tmp_path):
+    """Every Avro logical type (and a Protobuf and a JSON Schema record) read through either
+    source is written by Spark to Parquet and ORC with its default settings, and read back
+    equal; both sources give the same types and rows."""
+    cases = [
+        {"name": "types", **_typed(typed["types"], "types")},
+        {"name": "avro", **_typed(typed["avro"], "orders", keyFormat="string")},
+        {"name": "protobuf", **_typed(typed["protobuf"], "orders", "protobuf",
+                                      onValueError="null")},
+        {"name": "json", **_typed(typed["json"], "orders", "json", onValueError="null")},
+    ]  # fmt: skip
+    got = _job("local[2]", "carry", {"cases": cases, "out": str(tmp_path)})
+    for case in cases:
+        jvm, py = got[f"{case['name']}:kafkalog"], got[f"{case['name']}:kafkalog_python"]
+        for result in (jvm, py):
+            assert "error" not in result, result.get("error")
+            assert result["parquet"] and result["orc"], case["name"]
+        assert jvm["schema"] == py["schema"] and jvm["rows"] == py["rows"], case["name"]
+    types = got["types:kafkalog"]
+    assert f"value:{TYPES_IN_SPARK}" in types["schema"], types["schema"]
+    first = json.loads(sorted(types["rows"])[0])  # [key, value, ...] of k0
+    value = first[1]
+    assert value["t_ms"] == 0 and value["times"] == []
+    row = json.loads(sorted(types["rows"])[3])[1]  # k3: odd, so negative
+    assert row["t_ms"] == 3 * 3_600_123 and row["t_us"] == 3 * 3_600_123_456
+    assert (
+        row["span"]
+        == "b:"
+        + (
+            (3).to_bytes(4, "little") + (6).to_bytes(4, "little") + (9000).to_bytes(4, "little")
+        ).hex()
+    )
+    assert row["dec_big"] == "-" + str(10**39 - 3)[:-2] + "." + str(10**39 - 3)[-2:]
+    assert row["either"] == {"member0": 3, "member1": None}

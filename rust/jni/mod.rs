@@ -21,3 +21,21 @@ mod options;
 mod planning;
 mod reader;
 mod writer;
+
+/// The JNI entry points' request parsing on arbitrary bytes (the fuzz target `jni_request`):
+/// each request of each native method checked, and a task's reader built, without any I/O
+/// (a task's request never names the registry's log; discovery, ListOffsets and planning
+/// are not run). Must return: a panic is a bug.
+#[doc(hidden)]
+pub fn fuzz_requests(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(r) = json::parse(&text) {
+        let _ = options::options(&r);
+        let _ = options::schema_request(&r);
+        let _ = planning::discover_request(&r);
+        let _ = planning::list_offsets_request(&r);
+        let _ = planning::plan_request(&r);
+        let _ = planning::rate_limit(&r);
+    }
+    let _ = reader::open(&text);
+}

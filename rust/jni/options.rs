@@ -22,9 +22,25 @@ fn raw_of(r: &Request) -> Result<Raw, Failure> {
 
 /// `{"options": {...}, "streaming": bool}` -> the options checked
 /// ([`ReadOptions::to_json`]).
-fn options(r: &Request) -> Result<Value, Failure> {
+pub(super) fn options(r: &Request) -> Result<Value, Failure> {
     let parsed = ReadOptions::parse(&raw_of(r)?, flag(r, "streaming")?)?;
     Ok(parsed.to_json())
+}
+
+/// A schema request: the data source's options, the columns they read, and the typed keys
+/// and values they ask for (not yet resolved).
+pub(super) struct Schema {
+    raw: Raw,
+    names: Vec<String>,
+    values: Option<crate::read::values::ValueArgs>,
+}
+
+/// `{"options": {...}}`, checked.
+pub(super) fn schema_request(r: &Request) -> Result<Schema, Failure> {
+    let raw = raw_of(r)?;
+    let names = columns(&raw)?;
+    let values = common::values(&raw)?;
+    Ok(Schema { raw, names, values })
 }
 
 /// `{"options": {...}}` -> `{"schema": <Spark's JSON of the StructType>, "every": <the same
@@ -32,10 +48,9 @@ fn options(r: &Request) -> Result<Value, Failure> {
 /// the read's columns, `key` and `value` typed as the registry says (the one topic the paths
 /// hold names the default subjects).
 fn schema(r: &Request) -> Result<Value, Failure> {
-    let raw = raw_of(r)?;
-    let names = columns(&raw)?;
+    let Schema { raw, names, values } = schema_request(r)?;
     let every = shapes::spark_columns(true, true);
-    let Some(values) = common::values(&raw)? else {
+    let Some(values) = values else {
         return Ok(json!({
             "schema": shapes::spark_schema(&names, None)?,
             "every": shapes::spark_schema(&every, None)?,

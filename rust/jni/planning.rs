@@ -160,10 +160,15 @@ pub(super) fn discover_files(
     Ok((groups, notes))
 }
 
-/// `{"paths": [...], "options": {...}, "storage": {...}}` -> `{"partitions": [{"topic",
-/// "partition", "segments": [[path, size], ...]}, ...], "notes": [...]}`: the logs under the
-/// paths that the options' subscription takes, one entry per log the core sees.
-fn discover(r: &Request) -> Result<Value, Failure> {
+/// A discovery request: where, which paths, the data source's options (its subscription).
+pub(super) struct Discover {
+    storage: Arc<dyn Storage>,
+    paths: Vec<String>,
+    options: Raw,
+}
+
+/// `{"paths": [...], "options": {...}, "storage": {...}}`, checked.
+pub(super) fn discover_request(r: &Request) -> Result<Discover, Failure> {
     let storage = storage_of(r)?;
     let paths: Vec<String> = array(r, "paths")?
         .iter()
@@ -173,7 +178,21 @@ fn discover(r: &Request) -> Result<Value, Failure> {
         None | Some(Value::Null) => Raw::default(),
         Some(v) => Raw::from_json(v)?,
     };
-    let (groups, notes) = discover_files(&storage, &paths, &options)?;
+    // The subscription checked before any file is listed.
+    Subscription::of(&options)?;
+    Ok(Discover {
+        storage,
+        paths,
+        options,
+    })
+}
+
+/// `{"paths": [...], "options": {...}, "storage": {...}}` -> `{"partitions": [{"topic",
+/// "partition", "segments": [[path, size], ...]}, ...], "notes": [...]}`: the logs under the
+/// paths that the options' subscription takes, one entry per log the core sees.
+fn discover(r: &Request) -> Result<Value, Failure> {
+    let q = discover_request(r)?;
+    let (groups, notes) = discover_files(&q.storage, &q.paths, &q.options)?;
     let partitions: Vec<Value> = groups
         .into_iter()
         .map(|group| {
@@ -188,26 +207,48 @@ fn discover(r: &Request) -> Result<Value, Failure> {
     Ok(json!({"partitions": partitions, "notes": notes}))
 }
 
+/// A ListOffsets request.
+pub(super) struct ListOffsets {
+    storage: Arc<dyn Storage>,
+    files: Vec<SegmentFile>,
+    timestamps: HashMap<Origin, i64>,
+    read_committed: bool,
+    visibility: Visibility,
+    decode: DecodeOptions,
+}
+
 /// `{"segments", "read_committed", "visibility", "timestamps": [[topic, partition, ts]],
-/// "max_decompressed_size", "storage"}` -> `[{"topic", "partition", "earliest", "latest",
-/// "for_timestamp", "gaps"}]`, one per partition in order.
-fn list_offsets(r: &Request) -> Result<Value, Failure> {
-    let storage = storage_of(r)?;
-    let files = segments_of(r)?;
+/// "max_decompressed_size", "storage"}`, checked.
+pub(super) fn list_offsets_request(r: &Request) -> Result<ListOffsets, Failure> {
     let mut timestamps = HashMap::new();
     for t in array(r, "timestamps")? {
         let t = tuple(t, 3, "timestamp")?;
         let ts = opt_i64(Some(&t[2]), "timestamp")?.ok_or_else(|| bad_request("timestamp"))?;
         timestamps.insert(origin_of(&t[0], &t[1])?, ts);
     }
-    let timestamp_of = |o: &Origin| timestamps.get(o).copied();
+    Ok(ListOffsets {
+        storage: storage_of(r)?,
+        files: segments_of(r)?,
+        timestamps,
+        read_committed: flag(r, "read_committed")?,
+        visibility: visibility_of(r)?,
+        decode: decode_options(r)?,
+    })
+}
+
+/// `{"segments", "read_committed", "visibility", "timestamps": [[topic, partition, ts]],
+/// "max_decompressed_size", "storage"}` -> `[{"topic", "partition", "earliest", "latest",
+/// "for_timestamp", "gaps"}]`, one per partition in order.
+fn list_offsets(r: &Request) -> Result<Value, Failure> {
+    let q = list_offsets_request(r)?;
+    let timestamp_of = |o: &Origin| q.timestamps.get(o).copied();
     let (parts, _issues) = crate::log::offsets::list_offsets(
-        storage.as_ref(),
-        files,
-        flag(r, "read_committed")?,
-        visibility_of(r)?,
+        q.storage.as_ref(),
+        q.files,
+        q.read_committed,
+        q.visibility,
         &timestamp_of,
-        &decode_options(r)?,
+        &q.decode,
     )?;
     Ok(Value::Array(
         parts
@@ -221,15 +262,20 @@ fn list_offsets(r: &Request) -> Result<Value, Failure> {
     ))
 }
 
+/// A request for work items.
+pub(super) struct Plan {
+    storage: Arc<dyn Storage>,
+    files: Vec<SegmentFile>,
+    ranges: HashMap<Origin, (Option<i64>, Option<i64>)>,
+    read_committed: bool,
+    visibility: Visibility,
+    target_bytes: Option<u64>,
+    decode: DecodeOptions,
+}
+
 /// `{"segments", "bounds": [[topic, partition, start, end]], "read_committed", "visibility",
-/// "target_bytes", "max_decompressed_size", "storage"}` -> `{"items": [...], "issues":
-/// [...]}`: each partition's `[start, end)` as work items of about `target_bytes` of log;
-/// a partition without bounds reads nothing.
-fn plan(r: &Request) -> Result<Value, Failure> {
-    let storage = storage_of(r)?;
-    let files = segments_of(r)?;
-    let read_committed = flag(r, "read_committed")?;
-    let visibility = visibility_of(r)?;
+/// "target_bytes", "max_decompressed_size", "storage"}`, checked.
+pub(super) fn plan_request(r: &Request) -> Result<Plan, Failure> {
     let target_bytes = opt_u64(r.get("target_bytes"), "target_bytes")?;
     if target_bytes == Some(0) {
         return Err(Error::invalid_argument("targetBytes must be positive").into());
@@ -241,24 +287,41 @@ fn plan(r: &Request) -> Result<Value, Failure> {
         let end = opt_i64(Some(&b[3]), "end")?;
         ranges.insert(origin_of(&b[0], &b[1])?, (start, end));
     }
+    Ok(Plan {
+        storage: storage_of(r)?,
+        files: segments_of(r)?,
+        ranges,
+        read_committed: flag(r, "read_committed")?,
+        visibility: visibility_of(r)?,
+        target_bytes,
+        decode: decode_options(r)?,
+    })
+}
+
+/// `{"segments", "bounds": [[topic, partition, start, end]], "read_committed", "visibility",
+/// "target_bytes", "max_decompressed_size", "storage"}` -> `{"items": [...], "issues":
+/// [...]}`: each partition's `[start, end)` as work items of about `target_bytes` of log;
+/// a partition without bounds reads nothing.
+fn plan(r: &Request) -> Result<Value, Failure> {
+    let q = plan_request(r)?;
     let bounds_of = |o: &Origin| -> Bounds {
-        let (start, end) = ranges.get(o).copied().unwrap_or((Some(0), Some(0)));
+        let (start, end) = q.ranges.get(o).copied().unwrap_or((Some(0), Some(0)));
         Bounds {
             start_offset: start,
             end_offset: end,
             start_timestamp: None,
             end_timestamp: None,
-            read_committed,
-            visibility,
+            read_committed: q.read_committed,
+            visibility: q.visibility,
         }
     };
-    let files = crate::log::remote_local::merge_remote_and_local(storage.as_ref(), files)?;
+    let files = crate::log::remote_local::merge_remote_and_local(q.storage.as_ref(), q.files)?;
     let (items, issues) = plan_items(
-        storage.as_ref(),
+        q.storage.as_ref(),
         files,
         &bounds_of,
-        target_bytes,
-        &decode_options(r)?,
+        q.target_bytes,
+        &q.decode,
     )?;
     let items: Vec<Value> = items.iter().map(item_json).collect();
     let issues: Vec<String> = issues.iter().map(|i| i.message.clone()).collect();
@@ -267,7 +330,7 @@ fn plan(r: &Request) -> Result<Value, Failure> {
 
 /// `{"ranges": [[start, latest], ...], "limit": n}`: each partition's end offset for a
 /// micro-batch of at most `n` offsets (`log/rate_limit.rs`), `[end, ...]`.
-fn rate_limit(r: &Request) -> Result<Value, Failure> {
+pub(super) fn rate_limit(r: &Request) -> Result<Value, Failure> {
     let limit = opt_u64(r.get("limit"), "limit")?.ok_or_else(|| bad_request("limit is missing"))?;
     let mut ranges = Vec::new();
     for x in array(r, "ranges")? {

@@ -28,7 +28,7 @@ use jni::EnvUnowned;
 use serde_json::Value;
 
 /// An open reader and the batch Java is reading.
-struct Open {
+pub(super) struct Open {
     reader: LogReader,
     /// Typed keys and values decoded, when asked for.
     values: Option<ValueStep>,
@@ -142,7 +142,7 @@ fn read_columns(output: &[String], values: Option<&ValueArgs>) -> Vec<String> {
 /// "prune": {"value": <Spark's JSON of the pruned type>}, "binary_view", "batch_size",
 /// "include_control", "check_crc", "on_corrupt", "max_decompressed_size", "storage"}`: a
 /// reader of the items in order.
-fn open(text: &str) -> Result<Open, Failure> {
+pub(super) fn open(text: &str) -> Result<Open, Failure> {
     let r = parse(text)?;
     let output: Vec<String> = array(&r, "columns")?
         .iter()
@@ -156,6 +156,10 @@ fn open(text: &str) -> Result<Open, Failure> {
         None | Some(Value::Null) => None,
         Some(v) => Some(ValueArgs::from_json(v)?),
     };
+    if values.as_ref().is_some_and(|v| v.schemas_path.is_some()) {
+        // The driver resolves the options: a task never reads the registry's storage topic.
+        return Err(bad_request("a task's typed-value options name the registry's log"));
+    }
     let read = read_columns(&output, values.as_ref());
     let projection = Projection::from_names(&read)?.with_binary_view(flag(&r, "binary_view")?);
     let storage = storage_of(&r)?;

@@ -153,7 +153,7 @@ pub fn storage(o: &Raw) -> Result<BTreeMap<String, String>> {
             let pem = if text.contains("-----BEGIN") {
                 text
             } else {
-                let bytes = std::fs::read(&text).map_err(|e| {
+                let bytes = key_file(&text).map_err(|e| {
                     Error::invalid_argument(format!(
                         "encryption key '{id}': cannot read the key file: {e}"
                     ))
@@ -165,6 +165,28 @@ pub fn storage(o: &Raw) -> Result<BTreeMap<String, String>> {
     }
     Ok(out)
 }
+
+/// A PEM key file's bytes: a regular file of at most [`KEY_FILE_LIMIT`] bytes (a name such as
+/// `/dev/zero` or a FIFO is refused, not read without end).
+fn key_file(path: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    // Checked before opening: opening a FIFO with no writer would wait for one.
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(KEY_FILE_LIMIT + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > KEY_FILE_LIMIT {
+        return Err(std::io::Error::other(format!(
+            "larger than {KEY_FILE_LIMIT} bytes, not a PEM key"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// The most bytes a key file may have (an RSA key in PEM is a few kilobytes).
+const KEY_FILE_LIMIT: u64 = 1 << 20;
 
 /// The typed-value options, as Spark's Kafka-style sources name them: [`VALUE_OPTIONS`].
 pub const VALUE_OPTIONS: [&str; 12] = [

@@ -63,6 +63,8 @@ public final class KafkaLogException extends RuntimeException {
         return "KafkaLogPermissionError";
       case "data_loss":
         return "DataLossError";
+      case "value":
+        return "ValueDecodeError";
       default:
         return "KafkaLogError";
     }

@@ -54,8 +54,13 @@ final class KafkaLogScan implements Scan, Batch {
   public String description() {
     StringBuilder s = new StringBuilder("kafkalog ").append(raw.getOrDefault("path", "paths"));
     s.append(" columns=").append(java.util.Arrays.asList(columns.fieldNames()));
-    if (schemas.values != null) {
-      s.append(" typed");
+    for (StructField f : columns.fields()) {
+      DataType whole = schemas.every.apply(f.name()).dataType();
+      if (schemas.values != null && (f.name().equals("key") || f.name().equals("value"))
+          || !whole.sameType(f.dataType())) {
+        // Typed (and nested columns pruned): what the core hands Spark.
+        s.append(" read=").append(f.name()).append(':').append(f.dataType().simpleString());
+      }
     }
     List<String> p = new ArrayList<>();
     for (Predicate x : predicates) {
