@@ -44,7 +44,14 @@ def plain(v):
 
 
 def rows(df) -> list:
-    return sorted(json.dumps([plain(v) for v in r], sort_keys=True) for r in df.collect())
+    try:
+        return sorted(json.dumps([plain(v) for v in r], sort_keys=True) for r in df.collect())
+    except ValueError as e:
+        # A timestamp Python's datetime cannot hold (before year 1 in the local zone): the rows
+        # as Spark's JSON of them instead, made in the JVM.
+        if "out of range" not in str(e):
+            raise
+        return sorted(r[0] for r in df.selectExpr("to_json(struct(*)) AS j").collect())
 
 
 def frame(spark, fmt: str, case: dict):
@@ -231,6 +238,16 @@ def main() -> None:
                         df.write.format(kind).save(where)
                         back = spark.read.format(kind).load(where)
                         got[kind] = rows(back) == got["rows"]
+                    if case["options"].get("valueFormat") == "avro":
+                        # Written back as Avro with the registered schema (the typed write),
+                        # then read again: the same rows.
+                        where = f"{args['out']}/{case['name']}-{fmt}-log"
+                        kv = df.select("key", "value", "topic", "partition")
+                        kv.write.format(fmt).options(**case["options"]).mode("append").save(where)
+                        topic = case["paths"][0].rsplit("/", 1)[1].rsplit("-", 1)[0]
+                        again = frame(spark, fmt, {**case, "paths": [f"{where}/{topic}-0"]})
+                        kv_again = again.select("key", "value", "topic", "partition")
+                        got["written_back"] = rows(kv_again) == rows(kv)
                 except Exception:
                     got["error"] = traceback.format_exc()[-2500:]
                 out[f"{case['name']}:{fmt}"] = got

@@ -339,11 +339,6 @@ def test_bad_writes_fail_with_the_cores_message_and_leave_nothing(compared, name
     assert "PYTHON_DATA_SOURCE" not in got["kafkalog_error"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not built: Spark's shapes of Avro types (time-millis as int, fixed as binary, "
-    "timestamps in µs) are not yet turned back into the Arrow types avro_encode takes",
-)
 def test_typed_values_are_encoded_with_the_registered_schema(jar, tmp_path):
     """A typed read written back with valueFormat=avro: the same bytes from both sources,
     which the core reads back as the values read."""

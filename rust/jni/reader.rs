@@ -158,7 +158,9 @@ pub(super) fn open(text: &str) -> Result<Open, Failure> {
     };
     if values.as_ref().is_some_and(|v| v.schemas_path.is_some()) {
         // The driver resolves the options: a task never reads the registry's storage topic.
-        return Err(bad_request("a task's typed-value options name the registry's log"));
+        return Err(bad_request(
+            "a task's typed-value options name the registry's log",
+        ));
     }
     let read = read_columns(&output, values.as_ref());
     let projection = Projection::from_names(&read)?.with_binary_view(flag(&r, "binary_view")?);

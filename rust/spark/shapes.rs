@@ -343,6 +343,163 @@ fn retype(array: &ArrayRef, to: DataType) -> Result<ArrayRef> {
     Ok(make_array(data.build().map_err(internal)?))
 }
 
+/// `array`, a column as Spark hands it to a write (in the types [`spark_data_type`] gives),
+/// as the type `target` a read gives the same values: the inverse of [`to_spark`], so that a
+/// typed read written back is encoded with its schema. Struct fields are matched by name (a
+/// field Spark does not have is null); a value Spark's type holds that `target` cannot (a
+/// time past a day, a binary of another length than a `fixed`) is an error naming both types.
+pub fn from_spark(array: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    let t = array.data_type();
+    if t == target {
+        return Ok(array.clone());
+    }
+    let bad = |why: &dyn std::fmt::Display| {
+        Error::invalid_argument(format!(
+            "a column of Arrow type {t} (Spark's) cannot be written as {target}: {why}"
+        ))
+    };
+    let len = array.len();
+    Ok(match (t, target) {
+        (_, DataType::Null) if array.null_count() == len => new_null_array(target, len),
+        (DataType::Int32, DataType::UInt32) | (DataType::Int64, DataType::UInt64) => {
+            retype(array, target.clone())?
+        }
+        (DataType::Int32, DataType::Time32(_)) | (DataType::Int64, DataType::Time64(_)) => {
+            let day: i64 = match target {
+                DataType::Time32(TimeUnit::Second) => 86_400,
+                DataType::Time32(_) => 86_400_000,
+                DataType::Time64(TimeUnit::Microsecond) => 86_400_000_000,
+                _ => 86_400_000_000_000,
+            };
+            let as_i64 = arrow_cast::cast(array, &DataType::Int64).map_err(|e| bad(&e))?;
+            let outside = as_i64
+                .as_primitive::<arrow_array::types::Int64Type>()
+                .iter()
+                .flatten()
+                .find(|v| !(0..day).contains(v));
+            if let Some(v) = outside {
+                return Err(bad(&format!("{v} is not a time of day")));
+            }
+            retype(array, target.clone())?
+        }
+        (DataType::FixedSizeBinary(12), DataType::Interval(IntervalUnit::MonthDayNano)) => {
+            from_avro_duration(array)
+        }
+        (
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView,
+            DataType::Interval(IntervalUnit::MonthDayNano),
+        ) => {
+            let fixed =
+                arrow_cast::cast(array, &DataType::FixedSizeBinary(12)).map_err(|e| bad(&e))?;
+            from_avro_duration(&fixed)
+        }
+        (DataType::Struct(_), DataType::Struct(fields)) if fields.is_empty() => {
+            Arc::new(StructArray::new_empty_fields(len, array.nulls().cloned()))
+        }
+        (DataType::Struct(_), DataType::Struct(fields)) => {
+            let s = array.as_struct();
+            let children = fields
+                .iter()
+                .map(|f| match s.column_by_name(f.name()) {
+                    Some(c) => from_spark(c, f.data_type()),
+                    None => Ok(new_null_array(f.data_type(), len)),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Arc::new(
+                StructArray::try_new_with_length(fields.clone(), children, s.nulls().cloned(), len)
+                    .map_err(|e| bad(&e))?,
+            )
+        }
+        (DataType::List(_), DataType::List(field)) => {
+            let list = array.as_list::<i32>();
+            let values = from_spark(list.values(), field.data_type())?;
+            Arc::new(
+                ListArray::try_new(
+                    field.clone(),
+                    list.offsets().clone(),
+                    values,
+                    list.nulls().cloned(),
+                )
+                .map_err(|e| bad(&e))?,
+            )
+        }
+        (DataType::LargeList(_), DataType::List(_)) => {
+            let narrowed = arrow_cast::cast(
+                array,
+                &DataType::List(Arc::new(Field::new(
+                    "element",
+                    match t {
+                        DataType::LargeList(f) => f.data_type().clone(),
+                        _ => unreachable!("a large list"),
+                    },
+                    true,
+                ))),
+            )
+            .map_err(|e| bad(&e))?;
+            from_spark(&narrowed, target)?
+        }
+        (DataType::Map(..), DataType::Map(field, sorted)) => {
+            let map = array.as_map();
+            let entries: ArrayRef = Arc::new(map.entries().clone());
+            let entries = from_spark(&entries, field.data_type())?;
+            Arc::new(
+                MapArray::try_new(
+                    field.clone(),
+                    map.offsets().clone(),
+                    entries.as_struct().clone(),
+                    map.nulls().cloned(),
+                    *sorted,
+                )
+                .map_err(|e| bad(&e))?,
+            )
+        }
+        (DataType::Dictionary(..), DataType::Dictionary(_, values)) => {
+            let any = array.as_any_dictionary();
+            let plain = arrow_cast::cast(any.values(), values).map_err(|e| bad(&e))?;
+            let relabelled = any.with_values(plain);
+            arrow_cast::cast(&relabelled, target).map_err(|e| bad(&e))?
+        }
+        (_, DataType::FixedSizeBinary(n)) => {
+            let wrong = (0..len).find(|&i| {
+                array.is_valid(i) && binary_len(array, i).is_some_and(|l| l != *n as usize)
+            });
+            if let Some(i) = wrong {
+                return Err(bad(&format!("row {i} is not {n} bytes long")));
+            }
+            arrow_cast::cast(array, target).map_err(|e| bad(&e))?
+        }
+        _ => arrow_cast::cast(array, target).map_err(|e| bad(&e))?,
+    })
+}
+
+/// The length of row `i` of a binary column (`None` for another type).
+fn binary_len(array: &ArrayRef, i: usize) -> Option<usize> {
+    match array.data_type() {
+        DataType::Binary => Some(array.as_binary::<i32>().value(i).len()),
+        DataType::LargeBinary => Some(array.as_binary::<i64>().value(i).len()),
+        DataType::BinaryView => Some(array.as_binary_view().value(i).len()),
+        _ => None,
+    }
+}
+
+/// Avro's 12 bytes of a `duration` (months, days, milliseconds) as Arrow's month-day-nano
+/// intervals: the inverse of [`avro_duration`].
+fn from_avro_duration(array: &ArrayRef) -> ArrayRef {
+    let a = array.as_fixed_size_binary();
+    let word = |b: &[u8], k: usize| u32::from_le_bytes([b[k], b[k + 1], b[k + 2], b[k + 3]]);
+    let values = (0..a.len()).map(|i| {
+        a.is_valid(i).then(|| {
+            let b = a.value(i);
+            arrow_array::types::IntervalMonthDayNano::new(
+                word(b, 0) as i32,
+                word(b, 4) as i32,
+                i64::from(word(b, 8)) * 1_000_000,
+            )
+        })
+    });
+    Arc::new(values.collect::<arrow_array::IntervalMonthDayNanoArray>())
+}
+
 /// Arrow's month-day-nano intervals (an Avro `duration`) as Avro's 12 bytes: months, days and
 /// milliseconds, little-endian unsigned 32-bit integers (each taken modulo 2^32, as a value
 /// read from Avro always fits).
@@ -623,5 +780,114 @@ mod tests {
             8
         );
         assert_eq!(null_count(&pruned), 1, "the struct's own nulls are kept");
+    }
+
+    #[test]
+    fn spark_shapes_go_back_to_the_types_a_read_gives() {
+        let time_field = Arc::new(Field::new(
+            "at",
+            DataType::Time32(TimeUnit::Millisecond),
+            true,
+        ));
+        let struct_type = DataType::Struct(Fields::from(vec![
+            time_field.as_ref().clone(),
+            Field::new("n", DataType::UInt32, true),
+            Field::new(
+                "ts",
+                DataType::Timestamp(TimeUnit::Millisecond, Some("+00:00".into())),
+                true,
+            ),
+            Field::new("d", DataType::Interval(IntervalUnit::MonthDayNano), true),
+            Field::new("f", DataType::FixedSizeBinary(4), true),
+            Field::new(
+                "e",
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                true,
+            ),
+            Field::new("empty", DataType::Struct(Fields::empty()), true),
+        ]));
+        let DataType::Struct(fields) = &struct_type else {
+            unreachable!()
+        };
+        let read: ArrayRef = Arc::new(
+            StructArray::try_new(
+                fields.clone(),
+                vec![
+                    Arc::new(Time32MillisecondArray::from(vec![Some(86_399_999), None])),
+                    Arc::new(UInt32Array::from(vec![Some(u32::MAX), Some(7)])),
+                    Arc::new(
+                        TimestampMillisecondArray::from(vec![
+                            Some(-1_500),
+                            Some(1_700_000_000_123),
+                        ])
+                        .with_timezone("+00:00"),
+                    ),
+                    Arc::new(IntervalMonthDayNanoArray::from(vec![
+                        Some(IntervalMonthDayNano::new(1, 2, 3_000_000)),
+                        None,
+                    ])),
+                    Arc::new(
+                        FixedSizeBinaryArray::try_from_sparse_iter_with_size(
+                            vec![Some(b"abcd".to_vec()), None].into_iter(),
+                            4,
+                        )
+                        .unwrap(),
+                    ),
+                    Arc::new(
+                        vec![Some("RED"), None]
+                            .into_iter()
+                            .collect::<DictionaryArray<Int32Type>>(),
+                    ),
+                    Arc::new(StructArray::new_empty_fields(2, None)),
+                ],
+                Some(NullBuffer::from(vec![true, true])),
+            )
+            .unwrap(),
+        );
+        let spark = to_spark(&read).unwrap();
+        assert_ne!(spark.data_type(), read.data_type());
+        let back = from_spark(&spark, &struct_type).unwrap();
+        back.to_data().validate_full().unwrap();
+        assert_eq!(back.to_data(), read.to_data());
+        // Spark's own plain types (an enum as a string, a fixed as binary) go back as well.
+        let spark_plain = arrow_cast::cast(
+            &spark,
+            &DataType::Struct(Fields::from(vec![
+                Field::new("at", DataType::Int32, true),
+                Field::new("n", DataType::Int32, true),
+                Field::new(
+                    "ts",
+                    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                    true,
+                ),
+                Field::new("d", DataType::Binary, true),
+                Field::new("f", DataType::Binary, true),
+                Field::new("e", DataType::Utf8, true),
+                Field::new(
+                    "empty",
+                    DataType::Struct(Fields::from(vec![Field::new(
+                        EMPTY_STRUCT_FIELD,
+                        DataType::Utf8,
+                        true,
+                    )])),
+                    true,
+                ),
+            ])),
+        )
+        .unwrap();
+        let back = from_spark(&spark_plain, &struct_type).unwrap();
+        assert_eq!(back.to_data(), read.to_data());
+    }
+
+    #[test]
+    fn values_spark_holds_that_the_read_type_cannot_are_errors() {
+        let times: ArrayRef = Arc::new(Int32Array::from(vec![86_400_000]));
+        let e = from_spark(&times, &DataType::Time32(TimeUnit::Millisecond)).unwrap_err();
+        assert!(e.to_string().contains("not a time of day"), "{e}");
+        let bytes: ArrayRef = Arc::new(arrow_array::BinaryArray::from(vec![&b"abc"[..]]));
+        let e = from_spark(&bytes, &DataType::FixedSizeBinary(4)).unwrap_err();
+        assert!(e.to_string().contains("row 0 is not 4 bytes long"), "{e}");
+        let text: ArrayRef = Arc::new(arrow_array::StringArray::from(vec!["x"]));
+        assert!(from_spark(&text, &DataType::Null).is_err());
     }
 }

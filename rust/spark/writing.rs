@@ -671,7 +671,8 @@ impl TaskWriter {
         let encoded;
         let batch = match self.values.as_mut() {
             Some(v) => {
-                encoded = v.encode_batch(piece, Some(topic))?;
+                let unshaped = from_spark_shapes(v, piece, topic)?;
+                encoded = v.encode_batch(&unshaped, Some(topic))?;
                 &encoded
             }
             None => piece,
@@ -846,3 +847,37 @@ pub fn prepare_stream(options: &SparkWriteOptions) -> Result<()> {
 #[cfg(test)]
 #[path = "writing_tests.rs"]
 mod tests;
+
+/// `batch` with its typed `key` and `value` columns turned from Spark's shapes (a typed read's
+/// columns as Spark holds them: times as numbers, timestamps in microseconds, `fixed` as
+/// binary, ...) back into the types a read gives, which the encoder takes.
+fn from_spark_shapes(
+    values: &mut ValueEncoder,
+    batch: &RecordBatch,
+    topic: &str,
+) -> Result<RecordBatch> {
+    let schema = batch.schema();
+    let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+    let mut columns = batch.columns().to_vec();
+    let mut changed = false;
+    for side in ["key", "value"] {
+        let Ok(i) = schema.index_of(side) else {
+            continue;
+        };
+        let Some(target) = values.read_type(side, Some(topic))? else {
+            continue;
+        };
+        if columns[i].data_type() == &target {
+            continue;
+        }
+        columns[i] = crate::spark::shapes::from_spark(&columns[i], &target)
+            .map_err(|e| Error::invalid_argument(format!("{side}: {e}")))?;
+        fields[i] = Arc::new(arrow_schema::Field::new(side, target, true));
+        changed = true;
+    }
+    if !changed {
+        return Ok(batch.clone());
+    }
+    RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
+        .map_err(|e| Error::invalid_argument(e.to_string()))
+}

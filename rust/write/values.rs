@@ -73,33 +73,61 @@ impl ValueEncoder {
                  each type with its own {name}_subject"
             ))),
             Format::Avro => {
-                let key = (name, topic.map(str::to_owned));
-                if !self.schemas.contains_key(&key) {
-                    let registry = self.registry.as_ref().ok_or_else(|| {
-                        Error::invalid_argument(format!(
-                            "writing {name}s as Avro needs the registry (schemas=<path>): their \
-                             schema's id goes into the framing"
-                        ))
-                    })?;
-                    let found = registered(name, options, registry, topic)?;
-                    let id = u32::try_from(found.id).map_err(|_| {
-                        Error::invalid_argument(format!(
-                            "schema id {} does not fit 4 bytes",
-                            found.id
-                        ))
-                    })?;
-                    self.schemas
-                        .insert(key.clone(), (registry.text(found)?, id));
-                }
-                let (schema, id) = &self.schemas[&key];
+                let (schema, id) = self.schema(name, topic)?;
                 // Timestamps as a read names them ("UTC") back to arrow-avro's "+00:00".
                 let array = crate::values::columns::avro_named(array.clone())?;
-                crate::values::avro_encode::encode(&array, schema, *id)
+                crate::values::avro_encode::encode(&array, schema, id)
             }
             other => Err(Error::invalid_argument(format!(
                 "kafkalog writes keys and values as binary, string or avro, not {other:?}"
             ))),
         }
+    }
+
+    /// The registered schema (and its id) that the `name` (`key` or `value`) column of `topic`'s
+    /// rows is encoded with, found once.
+    fn schema(&mut self, name: &'static str, topic: Option<&str>) -> Result<(&SchemaText, u32)> {
+        let options = if name == "key" {
+            &self.options.key
+        } else {
+            &self.options.value
+        };
+        let key = (name, topic.map(str::to_owned));
+        if !self.schemas.contains_key(&key) {
+            let registry = self.registry.as_ref().ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "writing {name}s as Avro needs the registry (schemas=<path>): their \
+                     schema's id goes into the framing"
+                ))
+            })?;
+            let found = registered(name, options, registry, topic)?;
+            let id = u32::try_from(found.id).map_err(|_| {
+                Error::invalid_argument(format!("schema id {} does not fit 4 bytes", found.id))
+            })?;
+            self.schemas
+                .insert(key.clone(), (registry.text(found)?, id));
+        }
+        let (schema, id) = &self.schemas[&key];
+        Ok((schema, *id))
+    }
+
+    /// The type a read gives the `side` column of `topic`'s rows where it is encoded with a
+    /// schema (Avro): what [`Self::encode`] takes, and what a caller holding another shape of
+    /// the same values (Spark's) turns its column into first. `None` for binary and string.
+    pub fn read_type(&mut self, side: &str, topic: Option<&str>) -> Result<Option<DataType>> {
+        let name = if side == "key" { "key" } else { "value" };
+        let options = if name == "key" {
+            &self.options.key
+        } else {
+            &self.options.value
+        };
+        if options.format != Format::Avro || !options.subjects.is_empty() {
+            return Ok(None);
+        }
+        let (schema, _) = self.schema(name, topic)?;
+        let native = crate::values::avro::native_type(schema)?;
+        let shaper = crate::values::avro_shape::Shaper::new(&crate::values::avro::plain(&native));
+        Ok(Some(shaper.data_type().clone()))
     }
 
     /// `batch` with its `key` and `value` columns encoded (see [`Self::encode`]).
