@@ -162,8 +162,8 @@ def _types_backup(root: Path) -> None:
             "ts_ms": sign * i * 1_700_000_000_123,
             "ts_us": sign * i * 1_700_000_000_123_456,
             # Nanoseconds floored to Spark's microseconds. (Not in the second before the epoch:
-            # Spark 4.3 writes timestamp_micros(-1) to ORC and reads back 1970-01-01 00:00:00.999999,
-            # a value of its own or of ours alike.)
+            # Spark 4.3 writes timestamp_micros(-1) to ORC and reads back
+            # 1970-01-01 00:00:00.999999, a value of its own or of ours alike.)
             "ts_ns": sign * i * 1_700_000_000_123_456_789 + 7,
             "lts_ms": i * 86_400_001,
             "lts_us": sign * i * 86_400_000_001,

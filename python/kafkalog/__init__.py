@@ -175,7 +175,6 @@ __all__ = [
     "schemas",
     "to_delta",
     "to_iceberg",
-
     "write_schemas",
     "export_schemas",
 ]

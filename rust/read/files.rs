@@ -108,7 +108,7 @@ pub fn resolve_topics(
 
 /// Which topics a read takes: every topic (the default), or those a Kafka consumer subscribed
 /// with a pattern takes, as Spark's Kafka source's `subscribePattern`
-/// ([`TopicPattern`](crate::format::topic::TopicPattern), Kafka's rule): the whole name
+/// ([`crate::format::topic::TopicPattern`], Kafka's rule): the whole name
 /// matches, and Kafka's internal topics (`__consumer_offsets`, `__transaction_state`,
 /// `__share_group_state`) only where the pattern names them, as the consumer's
 /// `exclude.internal.topics=true` (its default) has it. [`TopicFilter::including_internal`]

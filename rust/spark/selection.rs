@@ -2,7 +2,7 @@
 //! options say: `assign`, `subscribe`, `subscribePattern` (and kafkalog's `partitions`) as a
 //! [`Subscription`]; the starting and ending offsets or timestamps, for every partition or per
 //! partition, as [`Bounds`] (Spark's precedence applied). Resolved to offsets with ListOffsets
-//! by [`crate::spark::ranges`].
+//! by the JNI planning (`rust/jni/planning.rs`) and the Python source.
 
 use std::collections::{BTreeMap, BTreeSet};
 

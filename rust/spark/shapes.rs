@@ -104,12 +104,9 @@ pub fn spark_data_type(t: &DataType) -> Result<DataType> {
                 true,
             )]))
         }
-        DataType::Struct(fields) => DataType::Struct(
-            fields
-                .iter()
-                .map(|f| spark_field(f))
-                .collect::<Result<Fields>>()?,
-        ),
+        DataType::Struct(fields) => {
+            DataType::Struct(fields.iter().map(spark_field).collect::<Result<Fields>>()?)
+        }
         DataType::Union(..)
         | DataType::Interval(_)
         | DataType::RunEndEncoded(..)
@@ -213,7 +210,7 @@ pub fn arrow_schema(columns: &[String], decoded: Option<&Schema>) -> Result<Sche
     Ok(Schema::new(fields))
 }
 
-/// The Spark schema (JSON of a `StructType`) of [`arrow_schema`]: every field nullable.
+/// The Spark schema (JSON of a `StructType`) of [`arrow_schema()`]: every field nullable.
 pub fn spark_schema(columns: &[String], decoded: Option<&Schema>) -> Result<Value> {
     let schema = arrow_schema(columns, decoded)?;
     struct_json(schema.fields().iter().map(|f| (f.name(), f.data_type())))

@@ -336,7 +336,7 @@ fn place(
 /// Whether a writer's named type `w` matches the reader's `r`: the same unqualified name, or
 /// the writer's full name among the reader's aliases.
 fn names_match(w: &Names, r: &Names) -> bool {
-    w.short() == r.short() || r.aliases.iter().any(|a| *a == w.full)
+    w.short() == r.short() || r.aliases.contains(&w.full)
 }
 
 /// The program that reads values written with `writer` into `reader`'s columns.

@@ -12,7 +12,7 @@
 //!
 //! Decoding runs a program compiled once per reader message (`protobuf_program.rs`) from the
 //! wire straight into column builders kept from batch to batch (`protobuf_columns.rs`);
-//! `prost-reflect` (through [`protobuf_arrow::oracle`]) is its oracle in the differential tests
+//! `prost-reflect` (through `protobuf_arrow::oracle`) is its oracle in the differential tests
 //! and the fuzz target.
 
 use std::collections::HashMap;
