@@ -923,9 +923,9 @@ mod tests {
         // end of the buffer).
         for shift in 0..64 {
             for v in [
-                (1i64 << shift) - 1,
+                (1i64 << shift).wrapping_sub(1),
                 1i64 << shift,
-                -(1i64 << shift),
+                (1i64 << shift).wrapping_neg(),
                 !(1i64 << shift),
             ] {
                 let mut bytes = Vec::new();
