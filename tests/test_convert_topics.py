@@ -1,6 +1,6 @@
 """``kafkalog convert`` of a whole backup with typed values (issue 38, item 4), through the
 command line: each topic decoded with its own subject, internal topics and the registry's
-storage topic left out unless named, ``--topics`` (Spark's ``subscribePattern``), and one file
+storage topic left out unless named, ``--topics`` (Kafka's consumer's pattern rule), and one file
 per topic where the schemas differ."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def test_a_named_internal_topic_is_read(capsys, backup, tmp_path):
 
 def test_patterns_take_internal_topics_only_by_name(capsys, backup, tmp_path):
     # Kafka's consumer leaves internal topics out of a pattern subscription unless they are
-    # named (exclude.internal.topics=true), and Spark's subscribePattern goes through it.
+    # named (exclude.internal.topics=true).
     def topics(pattern: str | None) -> set[str]:
         t = kafkalog.read(backup.root, topics=pattern, columns=["topic"]).read_all()
         return set(t.column("topic").to_pylist())

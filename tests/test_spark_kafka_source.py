@@ -111,6 +111,12 @@ def test_exactly_one_subscription_as_spark(spark):
         )
     pattern = spark.read.format("kafkalog").option("subscribePattern", "ord.*").load(str(LOGS))
     assert set(_offsets(pattern)) == {("orders", 0), ("orders", 1)}
+    # As Spark's Kafka source: the pattern found anywhere in a name (its admin client's topic
+    # list filtered with findFirstIn), not the whole name.
+    found = spark.read.format("kafkalog").option("subscribePattern", "lick").load(str(LOGS))
+    assert {t for t, _ in _offsets(found)} == {"clicks"}
+    whole = spark.read.format("kafkalog").option("subscribePattern", "^user").load(str(LOGS))
+    assert {t for t, _ in _offsets(whole)} == {"users"}
 
 
 def test_unknown_options_fail_naming_the_known_ones(spark):

@@ -263,9 +263,9 @@ def read(
     - ``max_decompressed_size``: cap on one batch's decompressed bytes (at most 1 GiB).
     - ``topic``, ``partition``: values for those columns, overriding the directory name (a
       file outside a ``<topic>-<partition>`` directory otherwise gets nulls).
-    - ``topics``: only the topics whose whole name matches this regular expression, as Spark's
-      Kafka source's ``subscribePattern`` (``"orders-.*"``; ``"orders"`` does not take
-      ``orders-eu``). Java's syntax for what topic names need; look-around and
+    - ``topics``: only the topics whose whole name matches this regular expression, as Kafka's
+      consumer subscribes with a pattern (``"orders-.*"``; ``"orders"`` does not take
+      ``orders-eu``; Spark's ``subscribePattern`` finds a pattern anywhere in a name instead). Java's syntax for what topic names need; look-around and
       back-references are an :class:`InvalidArgumentError`. As Kafka's consumer
       (``exclude.internal.topics``, true by default), Kafka's internal topics
       (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``) are taken

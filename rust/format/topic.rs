@@ -43,6 +43,8 @@ pub fn is_internal(topic: &str) -> bool {
 pub struct TopicPattern {
     pattern: String,
     regex: regex::Regex,
+    /// The same pattern unanchored ([`TopicPattern::found_in`]).
+    anywhere: regex::Regex,
     /// The names the pattern spells out ([`TopicPattern::names`]).
     names: Vec<String>,
 }
@@ -60,6 +62,11 @@ impl TopicPattern {
                     .join(" ")
             ))
         })?;
+        let anywhere = regex::Regex::new(pattern).map_err(|e| {
+            Error::invalid_argument(format!(
+                "{pattern:?} is not a pattern kafkalog can match: {e}"
+            ))
+        })?;
         // The pattern compiled, so it parses.
         let names = regex_syntax::ast::parse::Parser::new()
             .parse(pattern)
@@ -68,6 +75,7 @@ impl TopicPattern {
         Ok(TopicPattern {
             pattern: pattern.to_string(),
             regex,
+            anywhere,
             names,
         })
     }
@@ -80,6 +88,15 @@ impl TopicPattern {
     /// Whether the pattern matches the whole of `topic`.
     pub fn matches(&self, topic: &str) -> bool {
         self.regex.is_match(topic)
+    }
+
+    /// Whether Spark's Kafka source's `subscribePattern` takes `topic`: the pattern found
+    /// anywhere in its name (Spark lists the topics with Kafka's admin client and keeps those
+    /// where `findFirstIn` finds the pattern, so `orders` takes `old-orders-eu`; the Kafka
+    /// consumer's own pattern subscription, [`TopicPattern::subscribes`], matches whole names),
+    /// never an internal topic (the admin client's listing has none).
+    pub fn found_in(&self, topic: &str) -> bool {
+        !is_internal(topic) && self.anywhere.is_match(topic)
     }
 
     /// Whether the pattern names `topic` explicitly: the whole pattern, or one alternative of
@@ -136,6 +153,19 @@ fn literal(ast: &Ast) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sparks_subscribe_pattern_finds_the_pattern_in_a_name_and_never_an_internal_topic() {
+        let p = TopicPattern::new("rder").unwrap();
+        assert!(p.found_in("orders") && p.found_in("old-orders.eu"));
+        assert!(!p.matches("orders") && !p.subscribes("orders", true));
+        let p = TopicPattern::new("^orders$").unwrap();
+        assert!(p.found_in("orders") && !p.found_in("orders-eu"));
+        let p = TopicPattern::new("__consumer_offsets").unwrap();
+        assert!(!p.found_in("__consumer_offsets"));
+        assert!(p.subscribes("__consumer_offsets", true));
+        assert!(TopicPattern::new("_.*").unwrap().found_in("_schemas"));
+    }
 
     #[test]
     fn internal_topics_are_kafkas() {

@@ -5,8 +5,8 @@
 //! Rust [`ReaderBuilder::build`](crate::read::reader::ReaderBuilder::build) and every Python
 //! function that takes paths use it.
 //!
-//! Which topics a read takes is decided here too: a [`TopicFilter`] (Spark's
-//! `subscribePattern`: a regular expression matched against the whole topic name), and for a
+//! Which topics a read takes is decided here too: a [`TopicFilter`] (Kafka's
+//! consumer's pattern subscription: a regular expression matched against the whole topic name), and for a
 //! read of typed keys or values over several topics, Kafka's internal topics and the Schema
 //! Registry's storage topic left out unless the filter names them ([`typed_topics`]).
 
@@ -107,8 +107,9 @@ pub fn resolve_topics(
 }
 
 /// Which topics a read takes: every topic (the default), or those a Kafka consumer subscribed
-/// with a pattern takes, as Spark's Kafka source's `subscribePattern`
-/// ([`crate::format::topic::TopicPattern`], Kafka's rule): the whole name
+/// with a pattern takes
+/// ([`crate::format::topic::TopicPattern`], Kafka's rule; Spark's `subscribePattern` is
+/// [`crate::format::topic::TopicPattern::found_in`]): the whole name
 /// matches, and Kafka's internal topics (`__consumer_offsets`, `__transaction_state`,
 /// `__share_group_state`) only where the pattern names them, as the consumer's
 /// `exclude.internal.topics=true` (its default) has it. [`TopicFilter::including_internal`]
@@ -463,8 +464,8 @@ mod tests {
         );
     }
 
-    /// `topics` keeps the topics whose whole name matches, as Spark's `subscribePattern`
-    /// (Java's `matches()`): `orders` does not take `orders-eu`, `orders.*` does.
+    /// `topics` keeps the topics whose whole name matches, as Kafka's consumer's pattern
+    /// subscription (Java's `matches()`): `orders` does not take `orders-eu`, `orders.*` does.
     #[test]
     fn topic_filter_matches_whole_names() {
         let storage = default_storage();

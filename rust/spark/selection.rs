@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
+use crate::format::topic::TopicPattern;
 
 /// Spark's special offset for a partition's earliest offset, in offsets JSON.
 pub const EARLIEST: i64 = -2;
@@ -29,9 +30,10 @@ fn invalid(message: impl Into<String>) -> Error {
 pub struct Subscription {
     /// `subscribe` (or kafkalog's `topics`): these topics.
     pub topics: Option<BTreeSet<String>>,
-    /// `subscribePattern`: topics whose whole name matches.
+    /// `subscribePattern`: topics the pattern is found in, never an internal one (Spark's
+    /// rule, [`TopicPattern::found_in`]).
     pub pattern: Option<String>,
-    compiled: Option<regex::Regex>,
+    compiled: Option<TopicPattern>,
     /// `assign`: these topic-partitions.
     pub assign: Option<BTreeSet<(String, i32)>>,
     /// kafkalog's `partitions`: these partition numbers.
@@ -76,9 +78,9 @@ impl Subscription {
             out.topics = Some(set);
         }
         if let Some(p) = pattern {
-            // Spark's Kafka source matches a topic's whole name (`Pattern.matcher(t).matches()`).
-            let whole = format!("^(?:{p})$");
-            let compiled = regex::Regex::new(&whole)
+            // Spark's rule: the pattern found anywhere in a topic's name, internal topics
+            // never (`TopicPattern::found_in`).
+            let compiled = TopicPattern::new(p)
                 .map_err(|e| invalid(format!("subscribePattern: bad pattern: {e}")))?;
             out.pattern = Some(p.to_owned());
             out.compiled = Some(compiled);
@@ -138,8 +140,8 @@ impl Subscription {
                 return false;
             }
         }
-        if let Some(re) = &self.compiled {
-            if !topic.is_some_and(|t| re.is_match(t)) {
+        if let Some(pattern) = &self.compiled {
+            if !topic.is_some_and(|t| pattern.found_in(t)) {
                 return false;
             }
         }
@@ -566,10 +568,13 @@ mod tests {
         assert!(!s.takes(None, None));
         let s = Subscription::make(None, Some("ord.*"), None, None).unwrap();
         assert!(s.takes(Some("orders"), Some(3)));
-        assert!(
-            !s.takes(Some("xorders"), Some(3)),
-            "the whole name matches, as in Spark"
-        );
+        // Spark finds the pattern anywhere in a name (`findFirstIn` over its admin client's
+        // topic list), and that list has no internal topics.
+        assert!(s.takes(Some("xorders"), Some(3)));
+        let s = Subscription::make(None, Some("^ord"), None, None).unwrap();
+        assert!(s.takes(Some("orders"), Some(0)) && !s.takes(Some("xorders"), Some(0)));
+        let s = Subscription::make(None, Some("__consumer_offsets"), None, None).unwrap();
+        assert!(!s.takes(Some("__consumer_offsets"), Some(0)));
         let s = Subscription::make(None, None, Some(r#"{"a": [1], "b": [0, 2]}"#), None).unwrap();
         assert!(s.takes(Some("b"), Some(2)) && !s.takes(Some("a"), Some(0)));
         for (t, p, a, parts, text) in [

@@ -1,5 +1,5 @@
-//! Avro payloads into one Arrow column. [`decoder`] gives the compiled decoder reads use
-//! (`avro_compiled.rs`: each writer schema resolved to the reader schema once, into a program
+//! Avro payloads into one Arrow column. `avro_compiled::decoder` gives the compiled decoder
+//! reads use (`avro_compiled.rs`: each writer schema resolved to the reader schema once, into a program
 //! that decodes straight into the column's builders). This file keeps what it shares with the
 //! rest (the reader schema's Arrow type as `arrow-avro` maps it, references written in) and
 //! [`AvroDecoder`], the decoder through `arrow-avro` (Apache Arrow's Avro crate) that came
@@ -60,17 +60,6 @@ struct State {
     /// Ids whose writer schema cannot be used, and why.
     bad: HashMap<u64, String>,
     decoder: Decoder,
-}
-
-/// An Avro decoder whose column is `reader` (its references resolved); writer schemas by id
-/// come from `writers`. Payloads without a schema id are taken as written with `reader`.
-pub fn decoder(
-    reader: &SchemaText,
-    writers: Arc<dyn WriterSchemas>,
-) -> Result<Arc<dyn PayloadDecoder>> {
-    Ok(Arc::new(
-        crate::values::avro_compiled::CompiledDecoder::new(reader, writers)?,
-    ))
 }
 
 /// The same column through `arrow-avro`'s own decoder: the oracle of the tests, the fuzz

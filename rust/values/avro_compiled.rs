@@ -29,6 +29,15 @@ const READER_ID: u64 = u64::MAX;
 /// A writer's program, or why it has none.
 type Compiled = std::result::Result<Arc<Program>, String>;
 
+/// An Avro decoder whose column is `reader` (its references resolved); writer schemas by id
+/// come from `writers`. Payloads without a schema id are taken as written with `reader`.
+pub fn decoder(
+    reader: &SchemaText,
+    writers: Arc<dyn WriterSchemas>,
+) -> Result<Arc<dyn PayloadDecoder>> {
+    Ok(Arc::new(CompiledDecoder::new(reader, writers)?))
+}
+
 /// An Avro decoder for one reader schema.
 pub struct CompiledDecoder {
     reader: Arc<Reader>,

@@ -16,7 +16,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::values::avro::{decoder, oracle};
+use crate::values::avro::oracle;
+use crate::values::avro_compiled::decoder;
 use crate::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType};
 
 const READER: &str = r#"{"type":"record","name":"R","namespace":"fz","fields":[

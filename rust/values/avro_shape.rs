@@ -681,7 +681,7 @@ impl PayloadDecoder for Shaped {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::values::avro::decoder;
+    use crate::values::avro_compiled::decoder;
     use crate::values::avro_encode::encode;
     use crate::values::decoder::{SchemaText, SchemaType, WriterSchemas};
     use arrow_array::cast::AsArray;

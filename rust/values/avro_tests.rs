@@ -10,7 +10,8 @@ use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 
-use crate::values::avro::{decoder, oracle};
+use crate::values::avro::oracle;
+use crate::values::avro_compiled::decoder;
 use crate::values::decoder::{Decoded, Payload, PayloadDecoder, SchemaText, SchemaType};
 
 pub(crate) fn avro(s: &str) -> SchemaText {

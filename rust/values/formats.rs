@@ -84,7 +84,7 @@ pub fn decoder(
                     reader.schema_type.name()
                 )));
             }
-            crate::values::avro::decoder(reader, writers)
+            crate::values::avro_compiled::decoder(reader, writers)
         }
         Some(SchemaType::Protobuf) => crate::values::protobuf::decoder(reader, message, writers),
         Some(SchemaType::Json) => crate::values::json_schema::decoder(reader, writers),

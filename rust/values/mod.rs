@@ -15,7 +15,8 @@
 //! | `avro.rs` | the Avro decoder a read gets; the reader schema's Arrow type as `arrow-avro` maps it; references written in; `arrow-avro`'s own decoder, kept as the oracle of the tests |
 //! | `avro_compiled.rs` | the Avro decoder: each writer schema's program compiled once, every payload run through its writer's into the column's builders, a bad payload taken back out |
 //! | `avro_schema.rs` | an Avro schema's JSON parsed: types, names and aliases, fields and defaults |
-//! | `avro_resolve.rs` | the specification's schema resolution, writer to reader, compiled into a program; defaults encoded once |
+//! | `avro_resolve.rs` | the specification's schema resolution, writer to reader, compiled into a program |
+//! | `avro_default.rs` | a field's default encoded once as the Avro bytes a writer would have written |
 //! | `avro_program.rs` | the program's steps and the loop that runs them over a payload's bytes; hostile lengths, counts and depths checked |
 //! | `avro_columns.rs` | the column's builders (values, offsets, validity), kept across batches, sized from the last, handed to Arrow |
 //! | `avro_shape.rs` | the column users get from `arrow-avro`'s, and back: Spark's shapes of Avro unions (`member0`, ...; `int`/`long` as `long`); `uuid` read as the `string` or `fixed` it is on |
@@ -34,7 +35,8 @@
 
 pub mod avro;
 mod avro_columns;
-mod avro_compiled;
+pub mod avro_compiled;
+mod avro_default;
 #[cfg(test)]
 mod avro_differential;
 pub mod avro_encode;

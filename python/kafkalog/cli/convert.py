@@ -462,7 +462,7 @@ offset, timestamp, timestampType, headers; --batch-metadata adds Kafka's per-bat
 columns (typed Parquet): see docs/values.md. Each topic is decoded with its own subject
 (<topic>-value, <topic>-key); a log directory's internal topics (__consumer_offsets, ...)
 and the registry's storage topic (_schemas) are left out unless --topics names them.
---topics REGEX converts only the topics whose whole name matches (Spark's subscribePattern);
+--topics REGEX converts only the topics whose whole name matches (Kafka's consumer's rule);
 as Kafka's consumer, internal topics only where REGEX names them ('orders|__consumer_offsets').
 OUT ending in "/" (or an existing directory) gets one file per topic: OUT/<topic>.parquet
 (.arrow, .jsonl with --format). Topics whose typed schemas differ need that: one file holds
@@ -500,7 +500,7 @@ def register(sub: Any) -> None:
         "--topics",
         default=None,
         metavar="REGEX",
-        help="only the topics whose whole name matches REGEX (as Spark's subscribePattern)",
+        help="only the topics whose whole name matches REGEX (as Kafka's consumer)",
     )
     c.add_argument("--format", choices=("parquet", "arrow", "jsonl"), default=None)
     c.add_argument(

@@ -151,8 +151,8 @@ def to_delta(
     columns (a commit of the new schema before the rows); a column of another type is a
     :class:`TableSchemaError` before anything is written.
 
-    Reading: ``topics`` (a regular expression of whole topic names, as Spark's
-    ``subscribePattern``; Kafka's internal topics and the registry's ``_schemas`` are left out
+    Reading: ``topics`` (a regular expression of whole topic names, as Kafka's
+    consumer subscribes with a pattern; Kafka's internal topics and the registry's ``_schemas`` are left out
     unless it names them), offset and time bounds, ``isolation_level``, ``visibility``,
     ``check_crc``, ``on_corrupt``, ``threads`` and ``storage_options`` as :func:`kafkalog.read`
     takes them; the table uses ``storage_options`` too unless ``table_storage_options`` are
