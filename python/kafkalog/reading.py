@@ -265,8 +265,9 @@ def read(
       file outside a ``<topic>-<partition>`` directory otherwise gets nulls).
     - ``topics``: only the topics whose whole name matches this regular expression, as Kafka's
       consumer subscribes with a pattern (``"orders-.*"``; ``"orders"`` does not take
-      ``orders-eu``; Spark's ``subscribePattern`` finds a pattern anywhere in a name instead). Java's syntax for what topic names need; look-around and
-      back-references are an :class:`InvalidArgumentError`. As Kafka's consumer
+      ``orders-eu``; Spark's ``subscribePattern`` finds a pattern anywhere in a name
+      instead). Java's syntax for what topic names need; look-around and back-references are
+      an :class:`InvalidArgumentError`. As Kafka's consumer
       (``exclude.internal.topics``, true by default), Kafka's internal topics
       (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``) are taken
       only where the pattern names them (``"orders|__consumer_offsets"``), not where it only

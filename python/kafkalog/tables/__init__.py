@@ -151,9 +151,9 @@ def to_delta(
     columns (a commit of the new schema before the rows); a column of another type is a
     :class:`TableSchemaError` before anything is written.
 
-    Reading: ``topics`` (a regular expression of whole topic names, as Kafka's
-    consumer subscribes with a pattern; Kafka's internal topics and the registry's ``_schemas`` are left out
-    unless it names them), offset and time bounds, ``isolation_level``, ``visibility``,
+    Reading: ``topics`` (a regular expression of whole topic names, as Kafka's consumer
+    subscribes with a pattern; Kafka's internal topics and the registry's ``_schemas`` are left
+    out unless it names them), offset and time bounds, ``isolation_level``, ``visibility``,
     ``check_crc``, ``on_corrupt``, ``threads`` and ``storage_options`` as :func:`kafkalog.read`
     takes them; the table uses ``storage_options`` too unless ``table_storage_options`` are
     given (object_store's keys, as delta-rs takes them).

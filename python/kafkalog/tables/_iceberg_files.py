@@ -16,11 +16,12 @@ the spec's single-value serialization (Appendix D).
 from __future__ import annotations
 
 import re
-import struct
 from collections.abc import Iterator, Mapping
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
+from pyiceberg.conversions import from_bytes, to_bytes
 from pyiceberg.schema import Schema
 from pyiceberg.types import (
     BinaryType,
@@ -309,7 +310,8 @@ def _physical(kind: IcebergType, raw: Any) -> Any:
     if isinstance(kind, StringType):
         return raw.decode("utf-8") if isinstance(raw, bytes) else raw
     if isinstance(kind, DecimalType) and isinstance(raw, bytes):
-        return int.from_bytes(raw, "big", signed=True)
+        # Parquet's bytes are Iceberg's (the unscaled value, big-endian two's complement).
+        return int(Decimal(from_bytes(kind, raw)).scaleb(kind.scale))
     return raw
 
 
@@ -340,20 +342,9 @@ def _truncate_upper(value: Any, length: int | None) -> Any:
 
 
 def _serialize(kind: IcebergType, value: Any) -> bytes:
-    """Iceberg's single-value serialization (the spec's Appendix D)."""
-    if isinstance(kind, BooleanType):
-        return b"\x01" if value else b"\x00"
-    if isinstance(kind, (IntegerType, DateType)):
-        return struct.pack("<i", value)
-    if isinstance(kind, (LongType, TimeType, TimestampType, TimestamptzType)):
-        return struct.pack("<q", value)
-    if isinstance(kind, FloatType):
-        return struct.pack("<f", value)
-    if isinstance(kind, DoubleType):
-        return struct.pack("<d", value)
-    if isinstance(kind, StringType):
-        return str(value).encode("utf-8")
+    """Iceberg's single-value serialization (the spec's Appendix D), by pyiceberg's own
+    ``to_bytes``; a decimal comes as its unscaled integer."""
     if isinstance(kind, DecimalType):
-        size = max(1, (value + (value < 0)).bit_length() // 8 + 1)
-        return int(value).to_bytes(size, "big", signed=True)
-    return bytes(value)  # binary, fixed, uuid
+        value = Decimal(value).scaleb(-kind.scale)
+    assert isinstance(kind, PrimitiveType), kind  # bounds are kept for top-level leaves only
+    return to_bytes(kind, value)
