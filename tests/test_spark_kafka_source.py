@@ -419,7 +419,9 @@ def test_stream_sink_appends_as_a_broker_and_resumes(spark, tmp_path):
 def test_stream_sink_skips_a_replayed_micro_batch(tmp_path):
     from kafkalog.spark.writing import StreamWriter
 
-    writer = StreamWriter(str(tmp_path), {"topic": "t", "partition": "0", "fsync": False}, "q1")
+    writer = StreamWriter(
+        {"path": str(tmp_path), "topic": "t", "partition": "0", "fsync": "false", "writerId": "q1"}
+    )
     rows = pa.record_batch({"key": [b"a", b"b"], "value": [b"1", b"2"]})
     first = writer.write(iter([rows]))
     writer.commit([first], 7)
