@@ -152,7 +152,7 @@ class Backup:
 
     def errors(self) -> list[str | None]:
         return [None] * 3 + [
-            "schema id 2 is a AVRO schema, not a JSON Schema",
+            "schema id 2 is registered as AVRO, not a JSON Schema",
             "schema id 3 is not in the registry",
             None,
         ]
@@ -187,8 +187,9 @@ def test_schema_ids_are_checked(backup):
         kafkalog.read(
             backup.root / f"{TOPIC}-0", value_format="json", schemas=backup.root
         ).read_all()
-    assert e.value.offset == 3
-    assert "schema id 2 is a AVRO schema" in str(e.value)
+    # The error's offset is its batch's (issue 38); the message names the record's.
+    assert e.value.offset == 0 and "value of orders-0 at offset 3 does not decode" in str(e.value)
+    assert "schema id 2 is registered as AVRO, not a JSON Schema" in str(e.value)
     with pytest.warns(UndecodedValueWarning):
         table = kafkalog.read(
             backup.root / f"{TOPIC}-0", value_format="json", schemas=backup.root,
@@ -212,7 +213,7 @@ def test_command_line(capsys, backup, tmp_path):
     argv += ["--schemas", backup.root]
     code = main([str(a) for a in argv])
     _, err = capsys.readouterr()
-    assert code != 0 and "schema id 2 is a AVRO schema" in err
+    assert code != 0 and "schema id 2 is registered as AVRO" in err
     code = main([str(a) for a in [*argv, "--on-value-error", "null"]])
     _, err = capsys.readouterr()
     assert code == 0, err

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use super::errors::{bad_request, Failure, ThrowKafkaLog};
 use super::json::{flag, parse, string_map};
-use crate::spark::writing::{messages_from_json, Job, TaskMessage, TaskWriter};
+use crate::spark::writing::{messages_from_json, validated_rows, Job, TaskMessage, TaskWriter};
 
 /// A task's writer and the IPC stream it is being fed.
 struct Open {
@@ -77,7 +77,10 @@ pub extern "system" fn Java_kafkalog_spark_NativeWrite_open<'local>(
         let job = job_of(&request.try_to_string(env)?)?;
         let open = Open {
             writer: Some(job.task()?),
-            decoder: StreamDecoder::new(),
+            // SAFETY: no array the decoder builds is read before `validated_rows` has
+            // validated it in full (it takes a string column of Spark's that is not UTF-8 as
+            // binary, which Arrow's own checks would refuse).
+            decoder: unsafe { StreamDecoder::new().with_skip_validation(true) },
         };
         Ok(Box::into_raw(Box::new(open)) as jlong)
     })
@@ -123,7 +126,7 @@ pub extern "system" fn Java_kafkalog_spark_NativeWrite_write<'local>(
                 crate::Error::invalid_argument(format!("the rows from Spark (Arrow IPC): {e}"))
             })?;
             match decoded {
-                Some(batch) => writer.write(&batch)?,
+                Some(batch) => writer.write(&validated_rows(batch)?)?,
                 None if buffer.is_empty() => {}
                 None => return Err(bad_request("an Arrow IPC message left unread")),
             }

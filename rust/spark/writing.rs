@@ -881,3 +881,41 @@ fn from_spark_shapes(
     RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
         .map_err(|e| Error::invalid_argument(e.to_string()))
 }
+
+/// Rows as Spark hands them to a write, unvalidated (the JVM source decodes Spark's Arrow IPC
+/// without Arrow's checks), validated in full: a top-level string column whose bytes are not
+/// all UTF-8 is taken as the binary it is (Spark's strings are bytes: `CAST(value AS STRING)`
+/// of a binary value keeps them, and Spark's Kafka sink writes them as they are); anything
+/// else that does not validate is an error.
+pub fn validated_rows(batch: RecordBatch) -> Result<RecordBatch> {
+    let bad = |e: arrow_schema::ArrowError| {
+        Error::invalid_argument(format!("the rows from Spark are not valid Arrow: {e}"))
+    };
+    let schema = batch.schema();
+    let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+    let mut columns = batch.columns().to_vec();
+    for (i, column) in columns.iter_mut().enumerate() {
+        let data = column.to_data();
+        if data.validate_full().is_ok() {
+            continue;
+        }
+        let binary = match column.data_type() {
+            DataType::Utf8 => DataType::Binary,
+            DataType::LargeUtf8 => DataType::LargeBinary,
+            DataType::Utf8View => DataType::BinaryView,
+            _ => return Err(bad(data.validate_full().unwrap_err())),
+        };
+        let data = data
+            .into_builder()
+            .data_type(binary.clone())
+            .build()
+            .map_err(bad)?;
+        *column = arrow_array::make_array(data);
+        fields[i] = Arc::new(fields[i].as_ref().clone().with_data_type(binary));
+    }
+    RecordBatch::try_new(
+        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
+        columns,
+    )
+    .map_err(bad)
+}

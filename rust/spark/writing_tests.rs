@@ -176,3 +176,30 @@ fn a_replayed_epoch_is_appended_once() {
     );
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// A string column as Spark's Arrow IPC carries it, built without Arrow's checks.
+fn unchecked_strings(values: &[u8], offsets: &[i32]) -> ArrayRef {
+    let data = arrow_data::ArrayData::builder(DataType::Utf8)
+        .len(offsets.len() - 1)
+        .add_buffer(arrow_buffer::Buffer::from_slice_ref(offsets))
+        .add_buffer(arrow_buffer::Buffer::from_slice_ref(values));
+    // SAFETY: only `validated_rows` reads it, which validates it first.
+    arrow_array::make_array(unsafe { data.build_unchecked() })
+}
+
+#[test]
+fn spark_strings_that_are_not_utf8_are_written_as_their_bytes() {
+    let value = unchecked_strings(b"ok\xc3\x28", &[0, 2, 4]);
+    let key: ArrayRef = Arc::new(arrow_array::StringArray::from(vec!["a", "b"]));
+    let batch = RecordBatch::try_from_iter([("key", key), ("value", value)]).unwrap();
+    let rows = validated_rows(batch).unwrap();
+    assert_eq!(rows.column(0).data_type(), &DataType::Utf8);
+    assert_eq!(rows.column(1).data_type(), &DataType::Binary);
+    let bytes = rows.column(1).as_binary::<i32>();
+    assert_eq!(bytes.value(1), b"\xc3\x28");
+    // Offsets past the values are an error, not a read out of bounds.
+    let broken = unchecked_strings(b"ok", &[0, 2, 9]);
+    let batch = RecordBatch::try_from_iter([("value", broken)]).unwrap();
+    let e = validated_rows(batch).unwrap_err();
+    assert!(e.to_string().contains("not valid Arrow"), "{e}");
+}

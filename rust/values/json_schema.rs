@@ -80,7 +80,7 @@ impl JsonDecoder {
             .or_insert_with(|| match self.writers.writer(id) {
                 None => Some(format!("schema id {id} is not in the registry")),
                 Some(text) if text.schema_type != SchemaType::Json => Some(format!(
-                    "schema id {id} is a {} schema, not a JSON Schema",
+                    "schema id {id} is registered as {}, not a JSON Schema",
                     text.schema_type.name()
                 )),
                 Some(_) => None,

@@ -430,8 +430,8 @@ fn schema_ids_must_be_json_schemas_of_the_registry() {
         errors,
         [
             None,
-            Some("schema id 2 is a AVRO schema, not a JSON Schema"),
-            Some("schema id 3 is a PROTOBUF schema, not a JSON Schema"),
+            Some("schema id 2 is registered as AVRO, not a JSON Schema"),
+            Some("schema id 3 is registered as PROTOBUF, not a JSON Schema"),
             Some("schema id 4 is not in the registry"),
             Some("schema id 4 is not in the registry"),
             None,
