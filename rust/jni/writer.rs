@@ -7,17 +7,18 @@
 //! **Rows.** Spark's own `ArrowWriter` puts a task's rows into Arrow Java vectors, and Arrow
 //! Java's `ArrowStreamWriter` writes them as Arrow IPC stream messages into a direct
 //! `ByteBuffer`; [`Java_kafkalog_spark_NativeWrite_write`] reads the messages there with
-//! Arrow's own IPC decoder (the schema once, then a message per batch of rows): one call per
-//! batch of rows, none per row. The bytes are copied out of Java's buffer before they are
-//! decoded, so nothing of the core refers to Java's memory once the call returns.
+//! Arrow's own IPC reader (the schema once, kept for the later calls, then a message per batch
+//! of rows): one call per batch of rows, none per row. The rows are validated by the core
+//! instead of the reader (`validated_rows`: Spark's strings are bytes, not always UTF-8). The
+//! bytes are copied out of Java's buffer before they are read, so nothing of the core refers
+//! to Java's memory once the call returns.
 //!
 //! **Handles.** `open` boxes a task's writer and hands Java its address; `finish` and `abort`
 //! free it (Java zeroes its handle), `write` borrows it. One task thread uses a handle.
 
 use std::collections::BTreeMap;
 
-use arrow_buffer::Buffer;
-use arrow_ipc::reader::StreamDecoder;
+use arrow_ipc::reader::StreamReader;
 use jni::objects::{JByteBuffer, JClass, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::EnvUnowned;
@@ -30,7 +31,51 @@ use crate::spark::writing::{messages_from_json, validated_rows, Job, TaskMessage
 /// A task's writer and the IPC stream it is being fed.
 struct Open {
     writer: Option<TaskWriter>,
-    decoder: StreamDecoder,
+    /// The stream's schema message (the first call's first message), put before each later
+    /// call's batches to read them.
+    schema: Option<Vec<u8>>,
+}
+
+/// The length of the IPC message at the start of `bytes` whose body is empty (a schema):
+/// the continuation marker, the metadata's length and the metadata.
+fn schema_message_length(bytes: &[u8]) -> Result<usize, Failure> {
+    let word = |at: usize| -> Result<i32, Failure> {
+        let b = bytes
+            .get(at..at + 4)
+            .ok_or_else(|| bad_request("the rows' stream does not start with a schema"))?;
+        Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let (prefix, length) = if word(0)? == -1 {
+        (8, word(4)?)
+    } else {
+        (4, word(0)?)
+    };
+    let total = usize::try_from(length)
+        .ok()
+        .and_then(|l| l.checked_add(prefix))
+        .filter(|&t| t <= bytes.len())
+        .ok_or_else(|| bad_request("the rows' schema message runs past the bytes given"))?;
+    Ok(total)
+}
+
+/// The record batches of one call's IPC bytes, after the stream's schema.
+fn batches(schema: &[u8], bytes: &[u8]) -> Result<Vec<arrow_array::RecordBatch>, Failure> {
+    let ipc = |e: arrow_schema::ArrowError| {
+        Failure::from(crate::Error::invalid_argument(format!(
+            "the rows from Spark (Arrow IPC): {e}"
+        )))
+    };
+    let stream = std::io::Cursor::new([schema, bytes].concat());
+    let reader = StreamReader::try_new(stream, None).map_err(ipc)?;
+    // SAFETY: no array the reader builds is read before `validated_rows` has validated it in
+    // full (it takes a string column of Spark's that is not UTF-8 as binary, which Arrow's own
+    // checks would refuse).
+    let reader = unsafe { reader.with_skip_validation(true) };
+    let mut out = Vec::new();
+    for batch in reader {
+        out.push(validated_rows(batch.map_err(ipc)?)?);
+    }
+    Ok(out)
 }
 
 /// A job from its JSON.
@@ -77,10 +122,7 @@ pub extern "system" fn Java_kafkalog_spark_NativeWrite_open<'local>(
         let job = job_of(&request.try_to_string(env)?)?;
         let open = Open {
             writer: Some(job.task()?),
-            // SAFETY: no array the decoder builds is read before `validated_rows` has
-            // validated it in full (it takes a string column of Spark's that is not UTF-8 as
-            // binary, which Arrow's own checks would refuse).
-            decoder: unsafe { StreamDecoder::new().with_skip_validation(true) },
+            schema: None,
         };
         Ok(Box::into_raw(Box::new(open)) as jlong)
     })
@@ -116,20 +158,24 @@ pub extern "system" fn Java_kafkalog_spark_NativeWrite_write<'local>(
         // SAFETY: Java's direct buffer holds `capacity` bytes at `address` and is not written
         // while this call runs; the bytes are copied before anything else reads them.
         let bytes = unsafe { std::slice::from_raw_parts(address, length) };
-        let mut buffer = Buffer::from(bytes.to_vec());
         let writer = open
             .writer
             .as_mut()
             .ok_or_else(|| bad_request("write after finish"))?;
-        while !buffer.is_empty() {
-            let decoded = open.decoder.decode(&mut buffer).map_err(|e| {
-                crate::Error::invalid_argument(format!("the rows from Spark (Arrow IPC): {e}"))
-            })?;
-            match decoded {
-                Some(batch) => writer.write(&validated_rows(batch)?)?,
-                None if buffer.is_empty() => {}
-                None => return Err(bad_request("an Arrow IPC message left unread")),
+        let rest = match &open.schema {
+            Some(_) => bytes,
+            None => {
+                let n = schema_message_length(bytes)?;
+                open.schema = Some(bytes[..n].to_vec());
+                &bytes[n..]
             }
+        };
+        if rest.is_empty() {
+            return Ok(());
+        }
+        let schema = open.schema.as_deref().unwrap_or_default();
+        for batch in batches(schema, rest)? {
+            writer.write(&batch)?;
         }
         Ok(())
     })

@@ -203,3 +203,24 @@ fn spark_strings_that_are_not_utf8_are_written_as_their_bytes() {
     let e = validated_rows(batch).unwrap_err();
     assert!(e.to_string().contains("not valid Arrow"), "{e}");
 }
+
+#[cfg(feature = "jni")]
+#[test]
+fn spark_ipc_rows_with_strings_that_are_not_utf8_decode_unvalidated() {
+    let value = unchecked_strings(b"ok\xc3\x28", &[0, 2, 4]);
+    let batch = RecordBatch::try_from_iter([("value", value)]).unwrap();
+    let mut bytes = Vec::new();
+    {
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut bytes, &batch.schema()).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+    }
+    // Arrow's reader unvalidated, as the JVM source reads Spark's rows (arrow-ipc 59's
+    // StreamDecoder validates record batches whatever it is told: its StreamReader does not).
+    let reader =
+        arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None).unwrap();
+    let mut reader = unsafe { reader.with_skip_validation(true) };
+    let got = reader.next().map(|b| b.unwrap());
+    let rows = validated_rows(got.unwrap()).unwrap();
+    assert_eq!(rows.column(0).data_type(), &DataType::Binary);
+}

@@ -90,7 +90,7 @@ fn keyed_store(known: &HashMap<u64, String>, seed: u64) -> Result<SchemaStore> {
 }
 
 impl AvroDecoder {
-    /// See [`decoder`].
+    /// The decoder of `reader` through `arrow-avro` (see [`oracle`]).
     pub fn new(reader: &SchemaText, writers: Arc<dyn WriterSchemas>) -> Result<AvroDecoder> {
         if reader.schema_type != SchemaType::Avro {
             return Err(Error::invalid_argument(format!(
