@@ -8,10 +8,12 @@ use std::sync::Arc;
 
 use arrow_array::builder::BinaryBuilder;
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_avro::schema::{FingerprintStrategy, SCHEMA_METADATA_KEY};
+use arrow_avro::schema::{
+    FingerprintStrategy, AVRO_ENUM_SYMBOLS_METADATA_KEY, SCHEMA_METADATA_KEY,
+};
 use arrow_avro::writer::format::AvroSoeFormat;
 use arrow_avro::writer::WriterBuilder;
-use arrow_schema::{Field, Schema};
+use arrow_schema::{DataType, Field, FieldRef, Schema};
 
 use crate::error::{Error, Result};
 use crate::values::avro::{native_type, plain, retype, wrapped};
@@ -59,6 +61,8 @@ pub fn encode(column: &ArrayRef, schema: &SchemaText, id: u32) -> Result<ArrayRe
             column.data_type()
         ))
     })?;
+    // Enums as the encoder takes them: the dictionary's values the schema's symbols, in order.
+    let present = symbol_ordered(present, &native)?;
     let metadata = HashMap::from([(SCHEMA_METADATA_KEY.to_string(), wrapped(schema)?)]);
     let arrow_schema = Schema::new_with_metadata(
         vec![Field::new("value", present.data_type().clone(), true)],
@@ -83,6 +87,97 @@ pub fn encode(column: &ArrayRef, schema: &SchemaText, id: u32) -> Result<ArrayRe
         }
     }
     Ok(Arc::new(out.finish()))
+}
+
+/// `array` (of the schema's type `t`) with each Avro enum's dictionary made of its schema's
+/// symbols in their order (the dictionary a read gives; arrow-avro's encoder takes no other):
+/// an enum column built otherwise (Spark's strings cast to a dictionary, a dictionary of the
+/// values met) is laid out again; a value that is not a symbol is an error naming it.
+fn symbol_ordered(array: ArrayRef, t: &DataType) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::{ListArray, MapArray, StructArray};
+    let internal = |e: arrow_schema::ArrowError| Error::invalid_argument(e.to_string());
+    let child = |array: &ArrayRef, f: &FieldRef| -> Result<ArrayRef> {
+        match f.metadata().get(AVRO_ENUM_SYMBOLS_METADATA_KEY) {
+            Some(symbols) => enum_ordered(array, symbols, f.name()),
+            None => symbol_ordered(array.clone(), f.data_type()),
+        }
+    };
+    Ok(match (t, array.data_type()) {
+        (DataType::Struct(fields), DataType::Struct(_)) => {
+            let s = array.as_struct();
+            if s.num_columns() != fields.len() {
+                return Ok(array);
+            }
+            let children = s
+                .columns()
+                .iter()
+                .zip(fields.iter())
+                .map(|(c, f)| child(c, f))
+                .collect::<Result<Vec<_>>>()?;
+            let fields = s.fields().clone();
+            Arc::new(
+                StructArray::try_new_with_length(fields, children, s.nulls().cloned(), s.len())
+                    .map_err(internal)?,
+            )
+        }
+        (DataType::List(f), DataType::List(own)) => {
+            let l = array.as_list::<i32>();
+            let values = child(l.values(), f)?;
+            Arc::new(
+                ListArray::try_new(own.clone(), l.offsets().clone(), values, l.nulls().cloned())
+                    .map_err(internal)?,
+            )
+        }
+        (DataType::Map(f, _), DataType::Map(own, sorted)) => {
+            let m = array.as_map();
+            let entries: ArrayRef = Arc::new(m.entries().clone());
+            let entries = symbol_ordered(entries, f.data_type())?;
+            Arc::new(
+                MapArray::try_new(
+                    own.clone(),
+                    m.offsets().clone(),
+                    entries.as_struct().clone(),
+                    m.nulls().cloned(),
+                    *sorted,
+                )
+                .map_err(internal)?,
+            )
+        }
+        _ => array,
+    })
+}
+
+/// The enum column `array` (a dictionary or strings) as a dictionary of `symbols` (their JSON
+/// list, as arrow-avro keeps them in a field's metadata) in order.
+fn enum_ordered(array: &ArrayRef, symbols: &str, name: &str) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::{DictionaryArray, Int32Array, StringArray};
+    let symbols: Vec<String> = serde_json::from_str(symbols)
+        .map_err(|e| Error::invalid_argument(format!("enum {name}: its symbols: {e}")))?;
+    let strings = arrow_cast::cast(array, &DataType::Utf8)
+        .map_err(|e| Error::invalid_argument(format!("enum {name}: {e}")))?;
+    let strings = strings.as_string::<i32>();
+    let index: HashMap<&str, i32> = symbols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i as i32))
+        .collect();
+    let keys = strings
+        .iter()
+        .map(|v| match v {
+            None => Ok(None),
+            Some(v) => index.get(v).copied().map(Some).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "enum {name}: {v:?} is not one of its symbols {symbols:?}"
+                ))
+            }),
+        })
+        .collect::<Result<Int32Array>>()?;
+    let values: ArrayRef = Arc::new(StringArray::from(symbols.clone()));
+    let out = DictionaryArray::try_new(keys, values)
+        .map_err(|e| Error::invalid_argument(e.to_string()))?;
+    Ok(Arc::new(out))
 }
 
 #[cfg(test)]
@@ -129,5 +224,69 @@ mod tests {
         assert_eq!(encoded.value(0), &[0, 0, 0, 0, 7, 2, 0]);
         assert_eq!(encoded.value(1), &[0, 0, 0, 0, 7, 4, 2, 2, b'x']);
         assert!(encoded.is_null(2));
+    }
+
+    #[test]
+    fn enums_are_encoded_by_symbol_whatever_the_dictionary() {
+        let text = SchemaText {
+            schema_type: SchemaType::Avro,
+            schema: r#"{"type":"record","name":"R","fields":[{"name":"e","type":
+                {"type":"enum","name":"S","symbols":["NEW","PAID","DONE"]}},
+                {"name":"es","type":{"type":"array","items":"S"}}]}"#
+                .into(),
+            references: vec![],
+        };
+        // Dictionaries of the values met (DONE first), as a cast of Spark's strings makes them.
+        let e: arrow_array::DictionaryArray<arrow_array::types::Int32Type> =
+            vec!["DONE", "NEW"].into_iter().collect();
+        let items: arrow_array::DictionaryArray<arrow_array::types::Int32Type> =
+            vec!["PAID", "DONE", "PAID"].into_iter().collect();
+        let es = arrow_array::ListArray::try_new(
+            Arc::new(Field::new("item", items.data_type().clone(), true)),
+            arrow_buffer::OffsetBuffer::new(vec![0, 2, 3].into()),
+            Arc::new(items),
+            None,
+        )
+        .unwrap();
+        let fields = vec![
+            Field::new("e", e.data_type().clone(), true),
+            Field::new("es", es.data_type().clone(), true),
+        ];
+        let column: ArrayRef = Arc::new(
+            arrow_array::StructArray::try_new(fields.into(), vec![Arc::new(e), Arc::new(es)], None)
+                .unwrap(),
+        );
+        let encoded = encode(&column, &text, 7).unwrap();
+        let encoded = encoded
+            .as_any()
+            .downcast_ref::<arrow_array::BinaryArray>()
+            .unwrap();
+        // DONE is symbol 2 (zigzag 4), NEW 0; the arrays PAID, DONE and PAID.
+        assert_eq!(encoded.value(0), &[0, 0, 0, 0, 7, 4, 4, 2, 4, 0]);
+        assert_eq!(encoded.value(1), &[0, 0, 0, 0, 7, 0, 2, 2, 0]);
+        // A value that is no symbol is an error naming it.
+        let bad: arrow_array::DictionaryArray<arrow_array::types::Int32Type> =
+            vec!["LOST"].into_iter().collect();
+        let empty = arrow_array::ListArray::new_null(
+            Arc::new(Field::new("item", bad.data_type().clone(), true)),
+            1,
+        );
+        let column: ArrayRef = Arc::new(
+            arrow_array::StructArray::try_new(
+                vec![
+                    Field::new("e", bad.data_type().clone(), true),
+                    Field::new("es", empty.data_type().clone(), true),
+                ]
+                .into(),
+                vec![Arc::new(bad), Arc::new(empty)],
+                None,
+            )
+            .unwrap(),
+        );
+        let e = encode(&column, &text, 7).unwrap_err();
+        assert!(
+            e.to_string().contains("\"LOST\" is not one of its symbols"),
+            "{e}"
+        );
     }
 }
