@@ -95,57 +95,54 @@ pub fn encode(column: &ArrayRef, schema: &SchemaText, id: u32) -> Result<ArrayRe
 /// values met) is laid out again; a value that is not a symbol is an error naming it.
 fn symbol_ordered(array: ArrayRef, t: &DataType) -> Result<ArrayRef> {
     use arrow_array::cast::AsArray;
-    use arrow_array::{ListArray, MapArray, StructArray};
-    let internal = |e: arrow_schema::ArrowError| Error::invalid_argument(e.to_string());
+    if !has_enum(t) {
+        return Ok(array);
+    }
     let child = |array: &ArrayRef, f: &FieldRef| -> Result<ArrayRef> {
         match f.metadata().get(AVRO_ENUM_SYMBOLS_METADATA_KEY) {
             Some(symbols) => enum_ordered(array, symbols, f.name()),
             None => symbol_ordered(array.clone(), f.data_type()),
         }
     };
-    Ok(match (t, array.data_type()) {
+    let children = match (t, array.data_type()) {
         (DataType::Struct(fields), DataType::Struct(_)) => {
             let s = array.as_struct();
             if s.num_columns() != fields.len() {
                 return Ok(array);
             }
-            let children = s
-                .columns()
+            s.columns()
                 .iter()
                 .zip(fields.iter())
                 .map(|(c, f)| child(c, f))
-                .collect::<Result<Vec<_>>>()?;
-            let fields = s.fields().clone();
-            Arc::new(
-                StructArray::try_new_with_length(fields, children, s.nulls().cloned(), s.len())
-                    .map_err(internal)?,
-            )
+                .collect::<Result<Vec<_>>>()?
         }
-        (DataType::List(f), DataType::List(own)) => {
-            let l = array.as_list::<i32>();
-            let values = child(l.values(), f)?;
-            Arc::new(
-                ListArray::try_new(own.clone(), l.offsets().clone(), values, l.nulls().cloned())
-                    .map_err(internal)?,
-            )
+        (DataType::List(f), DataType::List(_)) => vec![child(array.as_list::<i32>().values(), f)?],
+        (DataType::Map(f, _), DataType::Map(..)) => {
+            let entries: ArrayRef = Arc::new(array.as_map().entries().clone());
+            vec![symbol_ordered(entries, f.data_type())?]
         }
-        (DataType::Map(f, _), DataType::Map(own, sorted)) => {
-            let m = array.as_map();
-            let entries: ArrayRef = Arc::new(m.entries().clone());
-            let entries = symbol_ordered(entries, f.data_type())?;
-            Arc::new(
-                MapArray::try_new(
-                    own.clone(),
-                    m.offsets().clone(),
-                    entries.as_struct().clone(),
-                    m.nulls().cloned(),
-                    *sorted,
-                )
-                .map_err(internal)?,
-            )
-        }
-        _ => array,
-    })
+        _ => return Ok(array),
+    };
+    // The same array with its children replaced (only a dictionary's values changed).
+    let data = array
+        .to_data()
+        .into_builder()
+        .child_data(children.iter().map(|c| c.to_data()).collect())
+        .build()
+        .map_err(|e| Error::invalid_argument(e.to_string()))?;
+    Ok(arrow_array::make_array(data))
+}
+
+/// Whether an Avro enum is anywhere in `t` (a field with its symbols).
+fn has_enum(t: &DataType) -> bool {
+    let field = |f: &FieldRef| {
+        f.metadata().contains_key(AVRO_ENUM_SYMBOLS_METADATA_KEY) || has_enum(f.data_type())
+    };
+    match t {
+        DataType::Struct(fields) => fields.iter().any(field),
+        DataType::List(f) | DataType::Map(f, _) => field(f),
+        _ => false,
+    }
 }
 
 /// The enum column `array` (a dictionary or strings) as a dictionary of `symbols` (their JSON
