@@ -21,6 +21,9 @@ pub struct ValueEncoder {
     registry: Option<Registry>,
     /// Each (side, topic)'s schema and id, found once.
     schemas: HashMap<(&'static str, Option<String>), (SchemaText, u32)>,
+    /// Each (side, topic)'s type as a read gives it ([`Self::read_type`]), found once: building
+    /// it parses the schema with arrow-avro, too dear for every batch written.
+    read_types: HashMap<(&'static str, Option<String>), DataType>,
 }
 
 impl ValueEncoder {
@@ -30,6 +33,7 @@ impl ValueEncoder {
             options,
             registry,
             schemas: HashMap::new(),
+            read_types: HashMap::new(),
         }
     }
 
@@ -124,10 +128,16 @@ impl ValueEncoder {
         if options.format != Format::Avro || !options.subjects.is_empty() {
             return Ok(None);
         }
+        let key = (name, topic.map(str::to_owned));
+        if let Some(t) = self.read_types.get(&key) {
+            return Ok(Some(t.clone()));
+        }
         let (schema, _) = self.schema(name, topic)?;
         let native = crate::values::avro::native_type(schema)?;
         let shaper = crate::values::avro_shape::Shaper::new(&crate::values::avro::plain(&native));
-        Ok(Some(shaper.data_type().clone()))
+        let t = shaper.data_type().clone();
+        self.read_types.insert(key, t.clone());
+        Ok(Some(t))
     }
 
     /// `batch` with its `key` and `value` columns encoded (see [`Self::encode`]).
