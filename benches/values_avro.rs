@@ -111,7 +111,13 @@ fn benches(c: &mut Criterion) {
     let rounds: usize = std::env::var("KAFKALOG_AVRO_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(21);
+        // `cargo test --all-targets` runs this once to see it works; `cargo bench` passes
+        // `--bench`.
+        .unwrap_or(if std::env::args().any(|a| a == "--bench") {
+            21
+        } else {
+            1
+        });
     // `KAFKALOG_AVRO_ONLY=compiled` (or `arrow-avro`): that decoder's passes alone, for a
     // profile of it.
     let only = std::env::var("KAFKALOG_AVRO_ONLY").ok();
