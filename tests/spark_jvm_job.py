@@ -171,9 +171,17 @@ def main() -> None:
     if mode == "compare":
         for case in args:
             try:
-                jvm = rows(frame(spark, "kafkalog", case))
-                py = rows(frame(spark, "kafkalog_python", case))
+                jdf = frame(spark, "kafkalog", case)
+                jvm = rows(jdf)
+                pdf = frame(spark, "kafkalog_python", case)
+                py = rows(pdf)
                 out[case["name"]] = {"equal": jvm == py, "rows": len(jvm), "py_rows": len(py)}
+                if "value" in jdf.columns and hasattr(jdf.schema["value"].dataType, "names"):
+                    # The typed value's fields, as each source gives them.
+                    out[case["name"]]["value_fields"] = [
+                        jdf.schema["value"].dataType.names,
+                        pdf.schema["value"].dataType.names,
+                    ]
                 if jvm != py:
                     only_jvm = sorted(set(jvm) - set(py))[:3]
                     only_py = sorted(set(py) - set(jvm))[:3]

@@ -263,9 +263,11 @@ def typed(tmp_path_factory) -> dict[str, str]:
     _fixture_backup(root / "protobuf", "protobuf")
     _fixture_backup(root / "json", "json")
     _hostile_backup(root / "hostile", root / "avro")
-    return {
-        name: str(root / name) for name in ("avro", "bad", "types", "protobuf", "json", "hostile")
-    }
+    from test_values_protobuf import evo_backup
+
+    evo_backup(root / "messages", "mock://spark-jvm-messages")
+    names = ("avro", "bad", "types", "protobuf", "json", "hostile", "messages")
+    return {name: str(root / name) for name in names}
 
 
 def _typed(root: str, topic: str, value_format: str = "avro", **options: str) -> dict:
@@ -299,6 +301,7 @@ def _typed_cases(t: dict[str, str]) -> list[dict]:
         {"name": "typed_json", **_typed(t["json"], "orders", "json", onValueError="null")},
         {"name": "typed_auto", **_typed(t["protobuf"], "orders", "auto", onValueError="null")},
         {"name": "typed_hostile", **_typed(t["hostile"], "orders", onValueError="null")},
+        {"name": "typed_protobuf_messages", **_typed(t["messages"], "evo", "protobuf")},
     ]  # fmt: skip
 
 
@@ -314,6 +317,7 @@ TYPED_NAMES = [
     "typed_json",
     "typed_auto",
     "typed_hostile",
+    "typed_protobuf_messages",
 ]
 
 
@@ -401,6 +405,13 @@ def test_jvm_and_python_sources_give_equal_tables(compared, name):
     assert "error" not in result, result.get("error")
     assert result["equal"], result
     assert result["rows"] > 0
+
+
+def test_the_records_name_the_protobuf_messages(compared):
+    # No valueMessage: both sources give the messages the records' indexes name (issue 35).
+    from test_values_protobuf import ORDER_OF_RECORDS
+
+    assert compared["typed_protobuf_messages"]["value_fields"] == [ORDER_OF_RECORDS] * 2
 
 
 def test_local_cluster_reads_the_same_rows(jar, typed):

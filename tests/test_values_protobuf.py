@@ -15,7 +15,7 @@ import pytest
 from values_fixtures import registered, write_partition
 
 import kafkalog
-from kafkalog.errors import UndecodedValueWarning, ValueDecodeError
+from kafkalog.errors import UndecodedValueWarning
 
 pytest.importorskip("confluent_kafka.schema_registry.protobuf")
 hypothesis = pytest.importorskip("hypothesis")
@@ -147,12 +147,10 @@ def arrow_value(value: Any) -> Any:
     return value
 
 
-@pytest.fixture(scope="module")
-def topic(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def evo_backup(root: Path, registry_url: str = "mock://issue35") -> dict[str, Any]:
     """Values of four messages of ``evo/second.proto`` framed by Confluent's serializer,
-    in a partition beside the registry's storage topic."""
-    root = tmp_path_factory.mktemp("protobuf")
-    client = SchemaRegistryClient.new_client({"url": "mock://issue35"})
+    in a partition ``evo-0`` of ``root`` beside the registry's storage topic."""
+    client = SchemaRegistryClient.new_client({"url": registry_url})
     ctx = SerializationContext(TOPIC, MessageField.VALUE)
     conf = {"auto.register.schemas": True, "use.deprecated.format": False}
     cls = classes()
@@ -184,6 +182,12 @@ def topic(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     write_partition(root / "_schemas-0", schema_records)
     write_partition(root / f"{TOPIC}-0", [(None, v) for v in values])
     return {"root": root, "values": values, "expected": expected, "client": client}
+
+
+@pytest.fixture(scope="module")
+def topic(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """:func:`evo_backup` in a directory of its own."""
+    return evo_backup(tmp_path_factory.mktemp("protobuf"))
 
 
 def test_message_indexes_name_the_message(topic: dict[str, Any]) -> None:
@@ -241,11 +245,32 @@ def test_several_messages_one_column(topic: dict[str, Any]) -> None:
     assert again.column("value").equals(column)
 
 
-def test_default_is_the_first_message(topic: dict[str, Any]) -> None:
-    with pytest.raises(ValueDecodeError, match="written as message evo.second.Order, the column"):
-        kafkalog.read(
-            topic["root"] / f"{TOPIC}-0", value_format="protobuf", schemas=topic["root"]
-        ).read_all()
+ORDER_OF_RECORDS = [
+    "evo.second.Order",
+    "evo.second.Header",
+    "evo.second.Order.Note",
+    "evo.second.Envelope.Line",
+]
+
+
+def test_the_records_name_the_column(topic: dict[str, Any]) -> None:
+    # No message named: the messages the records' indexes name, in the order first met, as
+    # Confluent's deserializer reads each; the same column as naming them.
+    t = kafkalog.read(
+        topic["root"] / f"{TOPIC}-0", value_format="protobuf", schemas=topic["root"]
+    ).read_all()
+    column = t.column("value")
+    assert [f.name for f in column.type] == ORDER_OF_RECORDS
+    for row, (name, expected) in zip(column.to_pylist(), topic["expected"], strict=True):
+        assert [n for n, v in row.items() if v is not None] == [name]
+        assert arrow_value(row[name]) == expected
+    named = kafkalog.read(
+        topic["root"] / f"{TOPIC}-0",
+        value_format="auto",
+        schemas=topic["root"],
+        value_options={"value_message": ORDER_OF_RECORDS},
+    ).read_all()
+    assert named.column("value").equals(column)
     with pytest.raises(kafkalog.errors.InvalidArgumentError, match="no message"):
         kafkalog.read(
             topic["root"] / f"{TOPIC}-0",
@@ -253,6 +278,36 @@ def test_default_is_the_first_message(topic: dict[str, Any]) -> None:
             schemas=topic["root"],
             value_options={"value_message": "evo.second.Missing"},
         )
+
+
+@pytest.fixture(scope="module")
+def lines(topic: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A partition of the same topic (its registry is ``topic``'s) whose first records are
+    all ``Envelope.Line``s, then, past the sample, an ``Order``."""
+    root = tmp_path_factory.mktemp("lines")
+    line = topic["values"][3]
+    write_partition(root / f"{TOPIC}-1", [(None, line)] * 1200 + [(None, topic["values"][0])])
+    return root
+
+
+def test_one_message_named_by_the_records_is_the_column(topic: dict[str, Any], lines: Path) -> None:
+    # A topic whose records name one nested message reads as that message, not the file's
+    # first; a record past the sample written as another is a bad value naming both.
+    t = kafkalog.read(
+        lines / f"{TOPIC}-1",
+        value_format="protobuf",
+        schemas=topic["root"],
+        on_value_error="null",
+    )
+    with pytest.warns(UndecodedValueWarning, match="1 keys or values"):
+        table = t.read_all()
+    assert [f.name for f in table.column("value").type] == ["sku", "qty"]
+    values = table.column("value").to_pylist()
+    assert values[0] == {"sku": "x", "qty": -1} and values[-1] is None
+    error = table.column("value_error").to_pylist()[-1]
+    assert "written as message evo.second.Order, the column holds evo.second.Envelope.Line" in (
+        error
+    )
 
 
 def test_command_line_and_spark_options(topic: dict[str, Any], tmp_path: Path) -> None:
@@ -291,6 +346,31 @@ def test_command_line_and_spark_options(topic: dict[str, Any], tmp_path: Path) -
     assert schema is not None
     value = schema.field("value").type
     assert [f.name for f in value] == ["evo.second.Envelope.Line", "evo.second.Header"]
+    # Without the option, the command line and Spark take the messages the records name.
+    everything = tmp_path / "everything.parquet"
+    code = main(
+        [
+            "convert",
+            str(topic["root"] / f"{TOPIC}-0"),
+            str(everything),
+            "--value-format",
+            "protobuf",
+            "--schemas",
+            str(topic["root"]),
+        ]
+    )
+    assert code in (0, None)
+    value = pq.read_table(everything).schema.field("value").type
+    assert [f.name for f in value] == ORDER_OF_RECORDS
+    schema = decoded_of(
+        {
+            "path": str(topic["root"] / f"{TOPIC}-0"),
+            "valueFormat": "protobuf",
+            "schemaRegistry": str(topic["root"]),
+        }
+    )
+    assert schema is not None
+    assert [f.name for f in schema.field("value").type] == ORDER_OF_RECORDS
 
 
 # The decoder against upb on random messages of a schema with every kind of field.

@@ -410,9 +410,12 @@ def resolve_values(
     topic: str | None = None,
     storage_options: Mapping[str, str] | None = None,
     filesystem: Any | None = None,
+    files: Sequence[tuple[str, str | None, int | None]] | None = None,
 ) -> tuple[dict[str, Any], ArrowSchema]:
     """A read's ``values`` option resolved once (registry read, reader schemas explicit),
-    and the Arrow schema of the decoded ``key`` and ``value`` columns (and error columns)."""
+    and the Arrow schema of the decoded ``key`` and ``value`` columns (and error columns).
+    ``files``: (path, topic, partition) of segments read, where the Protobuf messages of
+    sides that name none are found (the first records of each partition)."""
 
 def encode_values(
     array: Any,

@@ -64,7 +64,7 @@ fn schema(r: &Request) -> Result<Value, Failure> {
     let (groups, _notes) = discover_files(&storage, &paths, &raw)?;
     let files: Vec<_> = groups.into_iter().flatten().collect();
     let topic = single_topic(&files);
-    let (resolved, decoded) = values.resolve(&storage, topic.as_deref())?;
+    let (resolved, decoded) = values.resolve(&storage, &files, topic.as_deref())?;
     Ok(json!({
         "schema": shapes::spark_schema(&names, Some(&decoded))?,
         "every": shapes::spark_schema(&every, Some(&decoded))?,

@@ -7,6 +7,8 @@ use super::errors::{detach, warn, IntoPyResult};
 use super::options::options_from_dict;
 use super::storage::storage;
 use crate::error::Error;
+use crate::log::discover::SegmentFile;
+use crate::log::origin::Origin;
 use crate::read::schemas::registry as read_registry;
 pub use crate::read::values::ValueArgs;
 use crate::values::decoder::SchemaType;
@@ -58,20 +60,31 @@ pub fn schemas_table<'py>(
     Ok((PyRecordBatch::new(batch), registry.issues().to_vec()))
 }
 
+/// A segment as the Spark driver names it: (path, topic, partition).
+type FileArg = (PathBuf, Option<String>, Option<i32>);
+
 /// The `values` option resolved once (on a Spark driver): the registry read and shipped as
 /// schema rows, the reader schemas made explicit; with the Arrow types of the decoded `key`
 /// and `value` (and their error columns) as a schema of the columns that change.
+/// `files`: (path, topic, partition) of the segments read (each partition's first is enough),
+/// where the Protobuf messages of sides that name none are found.
 #[pyfunction]
-#[pyo3(signature = (values, topic=None, storage_options=None, filesystem=None))]
+#[pyo3(signature = (values, topic=None, storage_options=None, filesystem=None, files=None))]
 pub fn resolve_values<'py>(
     py: Python<'py>,
     values: ValueArgs,
     topic: Option<String>,
     storage_options: Option<BTreeMap<String, String>>,
     filesystem: Option<Py<PyAny>>,
+    files: Option<Vec<FileArg>>,
 ) -> PyResult<(Bound<'py, PyDict>, PySchema)> {
     let storage = storage(storage_options, filesystem);
-    let (resolved, schema) = detach(py, || values.resolve(&storage, topic.as_deref()))?;
+    let files: Vec<SegmentFile> = files
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(path, topic, partition)| SegmentFile::new(path, Origin { topic, partition }))
+        .collect();
+    let (resolved, schema) = detach(py, || values.resolve(&storage, &files, topic.as_deref()))?;
     Ok((args_dict(py, &resolved)?, PySchema::new(schema)))
 }
 

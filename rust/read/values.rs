@@ -211,14 +211,20 @@ impl ValueArgs {
     /// schema made explicit (or its subjects of several record types named), for records of
     /// `topic` (which names the default subjects). With the Arrow types of the decoded `key`
     /// and `value` (and their error columns), as a schema of the columns that change.
+    ///
+    /// `files` (the read's, or a sample of them) are where the Protobuf messages of sides
+    /// that name none are found ([`ValueArgs::messages_from_records`]).
     pub fn resolve(
         &self,
         storage: &Arc<dyn Storage>,
+        files: &[SegmentFile],
         topic: Option<&str>,
     ) -> Result<(ValueArgs, SchemaRef)> {
-        let options = self.options()?;
         let (registry, _) = self.registry(storage)?;
+        let registry = registry.map(Arc::new);
         let mut resolved = self.clone();
+        resolved.messages_from_records(storage, files, registry.as_ref(), topic)?;
+        let options = resolved.options()?;
         resolved.schemas_path = None;
         if let Some(r) = &registry {
             resolved.schemas = Some(r.rows().map(row).collect());
@@ -238,9 +244,12 @@ impl ValueArgs {
             ),
         ] {
             let found = match side.format {
-                Format::Avro | Format::Auto => {
-                    crate::values::columns::several_subjects(name, side, registry.as_ref(), topic)?
-                }
+                Format::Avro | Format::Auto => crate::values::columns::several_subjects(
+                    name,
+                    side,
+                    registry.as_deref(),
+                    topic,
+                )?,
                 _ => None,
             };
             if let Some(subjects) = found {
@@ -248,7 +257,7 @@ impl ValueArgs {
                 *several = Some(subjects);
             } else if side.format.needs_schema() && slot.is_none() {
                 let text =
-                    crate::values::columns::reader_schema(name, side, registry.as_ref(), topic)?;
+                    crate::values::columns::reader_schema(name, side, registry.as_deref(), topic)?;
                 *slot = Some((
                     text.schema_type.name().to_string(),
                     text.schema,
@@ -256,13 +265,89 @@ impl ValueArgs {
                 ));
             }
         }
-        let decoding = ValueDecoding::new(&options, registry.map(Arc::new), topic)?;
+        let decoding = ValueDecoding::new(&options, registry, topic)?;
         let base = crate::arrow::schema::Projection::from_names(&["key", "value"])?.schema();
         let schema = match decoding {
             Some(d) => d.schema(&base),
             None => base,
         };
         Ok((resolved, schema))
+    }
+
+    /// Sets the Protobuf message of each side that names none (`key_message`,
+    /// `value_message`) as Confluent's deserializers choose it: by the message indexes the
+    /// records carry. The first [`MESSAGE_SAMPLE`] records of each partition of `files` are
+    /// read; the messages they were written as (resolved in their writer schemas), by full
+    /// name in the order first met, those the side's reader schema has, become the column's:
+    /// one, or several (a struct with a field per message). Without such records the column
+    /// holds the reader schema's first message, and a record written as another is a bad
+    /// value that names both. Either way the message is then named, so that tasks given the
+    /// options a driver resolved never look again (and find another type).
+    pub fn messages_from_records(
+        &mut self,
+        storage: &Arc<dyn Storage>,
+        files: &[SegmentFile],
+        registry: Option<&Arc<Registry>>,
+        topic: Option<&str>,
+    ) -> Result<()> {
+        let options = self.options()?;
+        let mut wanted = Vec::new();
+        for (name, side, named) in [
+            ("key", &options.key, self.key_message.is_some()),
+            ("value", &options.value, self.value_message.is_some()),
+        ] {
+            let has = crate::values::columns::reader_messages(
+                name,
+                side,
+                registry.map(|r| r.as_ref()),
+                topic,
+            );
+            // A reader schema that cannot be had fails the read itself, with its reason.
+            if let (false, Ok(Some(has))) = (named, has) {
+                wanted.push((name, has));
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let Some(decoding) = ValueDecoding::new(&options, registry.cloned(), topic)? else {
+            return Ok(());
+        };
+        let mut found = Vec::new();
+        let mut partitions = std::collections::HashSet::new();
+        let columns = crate::arrow::schema::Projection::from_names(&["key", "value", "headers"])?;
+        for file in files {
+            if !partitions.insert((file.origin.topic.as_deref(), file.origin.partition)) {
+                continue;
+            }
+            let reader = crate::read::reader::ReaderBuilder::new()
+                .with_storage(storage.clone())
+                .with_projection(columns.clone())
+                .with_batch_size(MESSAGE_SAMPLE)
+                .build_files(vec![file.clone()]);
+            // What does not read here fails (or is skipped by) the read itself.
+            if let Ok(Some(Ok(batch))) = reader.map(|mut r| r.next()) {
+                decoding.messages_written(&batch, &mut found);
+            }
+        }
+        for (name, has) in wanted {
+            let names: Vec<&str> = found
+                .iter()
+                .filter(|(side, n)| *side == name && has.contains(n))
+                .map(|(_, n)| n.as_str())
+                .collect();
+            let names = if names.is_empty() {
+                vec![has[0].as_str()]
+            } else {
+                names
+            };
+            let slot = match name {
+                "key" => &mut self.key_message,
+                _ => &mut self.value_message,
+            };
+            *slot = Some(names.join(","));
+        }
+        Ok(())
     }
 
     /// The options as JSON (what a driver ships to its tasks).
@@ -504,6 +589,10 @@ pub fn row(r: &Registered) -> SchemaRow {
     )
 }
 
+/// Records read from the start of each partition to find the Protobuf messages its records
+/// name ([`ValueArgs::messages_from_records`]).
+pub const MESSAGE_SAMPLE: usize = 1000;
+
 /// The one topic of `files` (None if they have several or none).
 pub fn single_topic(files: &[SegmentFile]) -> Option<String> {
     let mut topics = files.iter().filter_map(|f| f.origin.topic.as_deref());
@@ -536,12 +625,13 @@ impl ValueStep {
         if !args.any() {
             return Ok(None);
         }
-        let options = args.options()?;
         let (registry, issues) = args.registry(storage)?;
+        let registry = registry.map(Arc::new);
         let topic = topic.map(str::to_string).or_else(|| single_topic(files));
-        let Some(decoding) =
-            ValueDecoding::new(&options, registry.map(Arc::new), topic.as_deref())?
-        else {
+        let mut args = args.clone();
+        args.messages_from_records(storage, files, registry.as_ref(), topic.as_deref())?;
+        let options = args.options()?;
+        let Some(decoding) = ValueDecoding::new(&options, registry, topic.as_deref())? else {
             return Ok(None);
         };
         let files = files

@@ -196,6 +196,60 @@ impl ValueDecoding {
         }))
     }
 
+    /// The Protobuf messages the keys and values of `batch` were written as: each framed
+    /// payload's message indexes resolved in its writer schema (by its id, as Confluent's
+    /// deserializer resolves them) to a full name, added to `found` (side name, full name) in
+    /// the order first met. Payloads that do not unframe, or whose id is not a Protobuf schema
+    /// of the registry, name nothing (the read itself says why).
+    pub fn messages_written(&self, batch: &RecordBatch, found: &mut Vec<(&'static str, String)>) {
+        let Some(registry) = &self.registry else {
+            return;
+        };
+        let writers = RegistrySchemas::new(registry.clone());
+        let headers = batch
+            .column_by_name("headers")
+            .and_then(|h| h.as_list_opt::<i32>());
+        for side in &self.sides {
+            let protobuf = side.auto || side.schema_type == Some(SchemaType::Protobuf);
+            let Some(raw) = batch.column_by_name(side.name).filter(|_| protobuf) else {
+                continue;
+            };
+            let mut lookups = Lookups::default();
+            let mut files = std::collections::HashMap::new();
+            let mut seen = std::collections::HashSet::new();
+            for row in 0..raw.len() {
+                let Some(bytes) = binary_at(raw, row) else {
+                    continue;
+                };
+                let Ok((Some(id), indexes, _)) =
+                    self.unframe(side, bytes, headers, row, &mut lookups)
+                else {
+                    continue;
+                };
+                if !seen.insert((id, indexes.clone())) {
+                    continue;
+                }
+                let file = files.entry(id).or_insert_with(|| {
+                    use crate::values::decoder::WriterSchemas;
+                    writers
+                        .writer(id)
+                        .filter(|t| t.schema_type == SchemaType::Protobuf)
+                        .and_then(|t| crate::values::protobuf_schema::compile(&t).ok())
+                });
+                let Some(message) = file
+                    .as_ref()
+                    .and_then(|f| crate::values::protobuf_schema::message_at(f, &indexes))
+                else {
+                    continue;
+                };
+                let name = message.full_name().to_owned();
+                if !found.iter().any(|(s, n)| *s == side.name && *n == name) {
+                    found.push((side.name, name));
+                }
+            }
+        }
+    }
+
     /// The columns a batch must have for decoding (added to a read's projection if missing,
     /// and dropped again after).
     pub fn needed_columns(&self) -> Vec<&'static str> {
@@ -585,6 +639,34 @@ pub fn several_subjects(
         )));
     }
     Ok(found)
+}
+
+/// The messages (full names) a side's Protobuf reader schema can read, its references' among
+/// them, its file's first message first; `None` when the side's reader schema is not Protobuf
+/// (or it reads unframed payloads, which carry no message indexes).
+pub fn reader_messages(
+    side_name: &str,
+    side: &SideOptions,
+    registry: Option<&Registry>,
+    topic: Option<&str>,
+) -> Result<Option<Vec<String>>> {
+    if side.unframed || !matches!(side.format, Format::Protobuf | Format::Auto) {
+        return Ok(None);
+    }
+    let reader = reader_schema(side_name, side, registry, topic)?;
+    if reader.schema_type != SchemaType::Protobuf {
+        return Ok(None);
+    }
+    let file = crate::values::protobuf_schema::compile(&reader)?;
+    let first = crate::values::protobuf_schema::reader_message(&file, None)?;
+    let first = first.full_name();
+    let others = file.parent_pool().all_messages();
+    let others = others.filter(|m| m.full_name() != first);
+    Ok(Some(
+        std::iter::once(first.to_owned())
+            .chain(others.map(|m| m.full_name().to_owned()))
+            .collect(),
+    ))
 }
 
 /// The reader schema of one side: given explicitly, or a subject version of the registry.

@@ -26,24 +26,31 @@ def resolve(
     values: Mapping[str, Any],
     topic: str | None,
     storage_options: Mapping[str, str] | None = None,
+    files: Sequence[tuple[str, str | None, int | None]] | None = None,
 ) -> tuple[dict[str, Any], pa.Schema]:
     """``values`` (:func:`kafkalog.values.value_options`) resolved on the driver, and the Arrow
-    schema of the typed ``key``/``value`` (and error) columns."""
+    schema of the typed ``key``/``value`` (and error) columns. ``files`` (path, topic,
+    partition): segments whose first records name the Protobuf messages of sides that name
+    none."""
     resolved, schema = _native.resolve_values(
-        dict(values), topic=topic, storage_options=dict(storage_options or {}) or None
+        dict(values),
+        topic=topic,
+        storage_options=dict(storage_options or {}) or None,
+        files=list(files or []) or None,
     )
     return resolved, pa.schema(schema)
 
 
-def single_topic(
+def _topic_and_firsts(
     paths: Sequence[str], subscription: Subscription | None, storage_options: Any
-) -> str | None:
-    """The one topic the paths hold (None if several): it names the default subjects."""
-    topics = {
-        p.topic for p in discover(paths, subscription=subscription, storage_options=storage_options)
-    }
+) -> tuple[str | None, list[tuple[str, str | None, int | None]]]:
+    """The one topic the paths hold (None if several; it names the default subjects), and
+    each partition's first segment as (path, topic, partition)."""
+    parts = discover(paths, subscription=subscription, storage_options=storage_options)
+    topics = {p.topic for p in parts}
     topics.discard(None)
-    return topics.pop() if len(topics) == 1 else None
+    firsts = [(str(p.segments[0][0]), p.topic, p.partition) for p in parts if p.segments]
+    return (topics.pop() if len(topics) == 1 else None), firsts
 
 
 def _resolved(
@@ -53,11 +60,11 @@ def _resolved(
     storage_options: Mapping[str, str] | None,
 ) -> tuple[dict[str, Any], pa.Schema]:
     """The typed-value options the core parsed, resolved (the registry read, here)."""
-    topic = None
+    topic, firsts = _topic_and_firsts(paths, subscription, storage_options)
     named = [k for k in ("key_subject", "value_subject", "key_subjects", "value_subjects")]
-    if sum(values.get(k) is not None for k in named) < 2:
-        topic = single_topic(paths, subscription, storage_options)
-    return resolve(values, topic, storage_options)
+    if sum(values.get(k) is not None for k in named) >= 2:
+        topic = None
+    return resolve(values, topic, storage_options, firsts)
 
 
 def _subscription(raw: Mapping[str, Any]) -> Subscription:
