@@ -299,6 +299,21 @@ def _typed_cases(t: dict[str, str]) -> list[dict]:
         {"name": "typed_protobuf", **_typed(t["protobuf"], "orders", "protobuf",
                                            onValueError="null")},
         {"name": "typed_json", **_typed(t["json"], "orders", "json", onValueError="null")},
+        # Nested pruning into the compiled decoders (fields not asked for skipped on the
+        # wire): a oneof member, a list of messages' field, a map; JSON's nested properties.
+        {
+            "name": "typed_protobuf_pruned",
+            **_typed(t["protobuf"], "orders", "protobuf", onValueError="null"),
+            # Its records name two messages (issue 35): a struct of both, one pruned away.
+            "select": ["value.`fixtures.Order`.id", "value.`fixtures.Order`.card",
+                       "value.`fixtures.Order`.lines.qty", "value.`fixtures.Order`.counters",
+                       "value_error"],
+        },
+        {
+            "name": "typed_json_pruned",
+            **_typed(t["json"], "orders", "json", onValueError="null"),
+            "select": ["value.id", "value.ship_to.city", "value.lines.sku", "value_error"],
+        },
         {"name": "typed_auto", **_typed(t["protobuf"], "orders", "auto", onValueError="null")},
         {"name": "typed_hostile", **_typed(t["hostile"], "orders", onValueError="null")},
         {"name": "typed_protobuf_messages", **_typed(t["messages"], "evo", "protobuf")},
@@ -315,6 +330,8 @@ TYPED_NAMES = [
     "typed_types",
     "typed_protobuf",
     "typed_json",
+    "typed_protobuf_pruned",
+    "typed_json_pruned",
     "typed_auto",
     "typed_hostile",
     "typed_protobuf_messages",

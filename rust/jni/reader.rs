@@ -18,7 +18,7 @@ use crate::format::batch::CrcPolicy;
 use crate::log::issues::OnCorrupt;
 use crate::read::reader::{LogReader, ReaderBuilder};
 use crate::read::values::{ValueArgs, ValueStep};
-use crate::spark::shapes::{prune, to_spark};
+use crate::spark::shapes::{prune, to_spark, wanted};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, TimeUnit};
@@ -190,18 +190,22 @@ pub(super) fn open(text: &str) -> Result<Open, Failure> {
         .iter()
         .map(|i| item_of(i).map(|i| i.to_planned()))
         .collect::<Result<Vec<_>, _>>()?;
-    let values = match values {
-        Some(args) => {
-            let files: Vec<_> = planned.iter().map(|p| p.file.clone()).collect();
-            // Resolved on the driver: the registry's rows are in the options, nothing is read.
-            ValueStep::new(&args, &storage, &files, None, Vec::new())?.map(|(step, _)| step)
-        }
-        None => None,
-    };
-    let prune = match r.get("prune") {
+    let prune: Vec<(String, Value)> = match r.get("prune") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Object(m)) => m.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         Some(_) => return Err(bad_request("prune is not an object")),
+    };
+    let values = match values {
+        Some(args) => {
+            let files: Vec<_> = planned.iter().map(|p| p.file.clone()).collect();
+            // The decoders build only what Spark asks for where they can (Protobuf skips the
+            // rest on the wire); `prune` drops what they built beyond it.
+            let wanted: Vec<_> = prune.iter().map(|(c, t)| (c.clone(), wanted(t))).collect();
+            // Resolved on the driver: the registry's rows are in the options, nothing is read.
+            ValueStep::pruned(&args, &storage, &files, None, Vec::new(), &wanted)?
+                .map(|(step, _)| step)
+        }
+        None => None,
     };
     Ok(Open {
         reader: builder.build_planned(planned, Vec::new()),

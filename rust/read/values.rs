@@ -19,7 +19,7 @@ use crate::log::issues::Issue;
 use crate::read::schemas::registry as read_registry;
 use crate::storage::Storage;
 use crate::values::columns::{OnValueError, SideOptions, ValueDecoding, ValueOptions};
-use crate::values::decoder::{SchemaText, SchemaType};
+use crate::values::decoder::{SchemaText, SchemaType, Wanted};
 use crate::values::formats::Format;
 use crate::values::registry::{Reference, Registered, Registry};
 
@@ -141,6 +141,7 @@ impl ValueArgs {
                 unframed,
                 id_width,
                 message: message.clone(),
+                wanted: None,
             })
         };
         Ok(ValueOptions {
@@ -622,6 +623,20 @@ impl ValueStep {
         topic: Option<&str>,
         drop: Vec<String>,
     ) -> Result<Option<(ValueStep, Vec<Issue>)>> {
+        ValueStep::pruned(args, storage, files, topic, drop, &[])
+    }
+
+    /// [`ValueStep::new`] decoding of the `key` or `value` column only the parts `wanted`
+    /// asks for (column name, parts; see [`Wanted`]): the batches' columns may hold more,
+    /// which the caller drops.
+    pub fn pruned(
+        args: &ValueArgs,
+        storage: &Arc<dyn Storage>,
+        files: &[SegmentFile],
+        topic: Option<&str>,
+        drop: Vec<String>,
+        wanted: &[(String, Wanted)],
+    ) -> Result<Option<(ValueStep, Vec<Issue>)>> {
         if !args.any() {
             return Ok(None);
         }
@@ -630,7 +645,14 @@ impl ValueStep {
         let topic = topic.map(str::to_string).or_else(|| single_topic(files));
         let mut args = args.clone();
         args.messages_from_records(storage, files, registry.as_ref(), topic.as_deref())?;
-        let options = args.options()?;
+        let mut options = args.options()?;
+        for (column, parts) in wanted {
+            match column.as_str() {
+                "key" => options.key.wanted = Some(parts.clone()),
+                "value" => options.value.wanted = Some(parts.clone()),
+                _ => {}
+            }
+        }
         let Some(decoding) = ValueDecoding::new(&options, registry, topic.as_deref())? else {
             return Ok(None);
         };

@@ -45,6 +45,7 @@ use serde_json::{json, Value};
 
 use crate::arrow::schema::Column;
 use crate::error::{Error, ErrorKind, Result};
+use crate::values::decoder::Wanted;
 
 /// The field an empty struct gets, as Spark's `from_protobuf` names it.
 pub const EMPTY_STRUCT_FIELD: &str = "__dummy_field_in_empty_struct";
@@ -511,6 +512,31 @@ fn avro_duration(array: &ArrayRef) -> Result<ArrayRef> {
     let out =
         FixedSizeBinaryArray::try_new(12, bytes.into(), a.nulls().cloned()).map_err(internal)?;
     Ok(Arc::new(out))
+}
+
+/// The parts of a column Spark asks for (`required`, Spark's JSON of the pruned type, as
+/// [`prune`] takes it), for a decoder to build only those.
+pub fn wanted(required: &Value) -> Wanted {
+    match required.get("type").and_then(Value::as_str) {
+        Some("struct") => Wanted::Fields(
+            required
+                .get("fields")
+                .and_then(Value::as_array)
+                .map(|fields| {
+                    fields
+                        .iter()
+                        .filter_map(|f| {
+                            let name = f.get("name").and_then(Value::as_str)?;
+                            Some((name.to_owned(), wanted(f.get("type")?)))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
+        Some("array") => wanted(required.get("elementType").unwrap_or(&Value::Null)),
+        Some("map") => wanted(required.get("valueType").unwrap_or(&Value::Null)),
+        _ => Wanted::All,
+    }
 }
 
 /// `array` with only the parts of a nested type Spark asks for (`required`, Spark's JSON of

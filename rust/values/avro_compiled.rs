@@ -20,7 +20,7 @@ use crate::values::avro_program::{Program, Vm};
 use crate::values::avro_resolve::{compile, Reader};
 use crate::values::avro_schema::Schema;
 use crate::values::decoder::{
-    Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, WriterSchemas,
+    Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, Wanted, WriterSchemas,
 };
 
 /// The key of the reader schema used as a writer: payloads without a schema id.
@@ -38,9 +38,26 @@ pub fn decoder(
     Ok(Arc::new(CompiledDecoder::new(reader, writers)?))
 }
 
+/// [`decoder`] whose column has only the record fields `wanted` asks for (at least; see
+/// `avro_prune.rs`): the others are skipped in every payload, not built. Payloads without a
+/// schema id are still taken as written with the whole `reader`.
+pub fn pruned_decoder(
+    reader: &SchemaText,
+    writers: Arc<dyn WriterSchemas>,
+    wanted: &Wanted,
+) -> Result<Arc<dyn PayloadDecoder>> {
+    let mut decoder =
+        CompiledDecoder::new(&crate::values::avro_prune::pruned(reader, wanted)?, writers)?;
+    decoder.own = Some(parse(reader)?);
+    Ok(Arc::new(decoder))
+}
+
 /// An Avro decoder for one reader schema.
 pub struct CompiledDecoder {
     reader: Arc<Reader>,
+    /// The schema payloads without a schema id were written with, when not the reader's
+    /// (which [`pruned_decoder`] cut down).
+    own: Option<Schema>,
     writers: Arc<dyn WriterSchemas>,
     /// Programs by writer id, compiled once, shared by the builders.
     programs: Mutex<HashMap<u64, Compiled>>,
@@ -86,6 +103,7 @@ impl CompiledDecoder {
             .map_err(|e| Error::new(ErrorKind::Internal, format!("Avro decoder: {e}")))?;
         Ok(CompiledDecoder {
             reader: Arc::new(reader),
+            own: None,
             writers,
             programs: Mutex::new(HashMap::new()),
             idle: Mutex::new(Vec::new()),
@@ -103,7 +121,9 @@ impl CompiledDecoder {
 
     fn compile(&self, id: u64) -> Compiled {
         let writer = if id == READER_ID {
-            self.reader.schema.clone()
+            self.own
+                .clone()
+                .unwrap_or_else(|| self.reader.schema.clone())
         } else {
             let text = match self.writers.writer(id as i64) {
                 None => return Err(format!("schema id {id} is not in the registry")),

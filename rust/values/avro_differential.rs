@@ -614,3 +614,60 @@ proptest! {
         same_as_oracle(&rj, &[(1, &wj), (2, &rj)], &payloads);
     }
 }
+
+proptest! {
+    #![proptest_config(Config {
+        cases: cases(),
+        failure_persistence: None,
+        ..Config::default()
+    })]
+
+    /// A decoder building only some fields (Spark's pruning) reads what the whole decoder
+    /// reads of them: what it refuses the whole one refuses, and where the whole one reads a
+    /// payload it reads the same parts of it.
+    #[test]
+    fn a_pruned_decoder_reads_the_parts_the_whole_one_reads(
+        (w, r, values) in case(),
+        seed in any::<u64>(),
+    ) {
+        use crate::values::avro_tests::{avro, run, writers};
+        use crate::values::wanted_tests::{random_wanted, select};
+        let (wj, rj) = (schema(&w).to_string(), schema(&r).to_string());
+        let payloads: Vec<Option<(i64, Vec<u8>)>> = values
+            .iter()
+            .map(|(by_writer, v)| {
+                let (id, t) = if *by_writer { (1, &w) } else { (2, &r) };
+                Some((id, encoded(t, v)))
+            })
+            .collect();
+        let ws = writers(&[(1, &wj), (2, &rj)]);
+        let whole = crate::values::avro_compiled::decoder(&avro(&rj), ws.clone()).unwrap();
+        let mut x = seed | 1;
+        let mut below = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n.max(1)
+        };
+        let wanted = random_wanted(whole.data_type(), &mut below);
+        let pruned =
+            crate::values::avro_compiled::pruned_decoder(&avro(&rj), ws, &wanted).unwrap();
+        let a = run(whole.as_ref(), &payloads);
+        let b = run(pruned.as_ref(), &payloads);
+        let (a_parts, b_parts) = (select(&a.array, &wanted), select(&b.array, &wanted));
+        for i in 0..payloads.len() {
+            if b.errors[i].is_some() {
+                prop_assert!(a.errors[i].is_some(), "payload {i}: {:?}", b.errors[i]);
+            } else if a.errors[i].is_none() {
+                prop_assert_eq!(
+                    a_parts.slice(i, 1).to_data(),
+                    b_parts.slice(i, 1).to_data(),
+                    "payload {} asked {:?}\n{}",
+                    i,
+                    wanted,
+                    rj
+                );
+            }
+        }
+    }
+}

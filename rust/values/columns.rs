@@ -20,8 +20,8 @@ use crate::format::confluent::{
     header_schema, message_indexes, unframe, IdWidth, SchemaRef as WireSchema,
     KEY_SCHEMA_ID_HEADER, VALUE_SCHEMA_ID_HEADER,
 };
-use crate::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType};
-use crate::values::formats::{decoder, Format};
+use crate::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType, Wanted};
+use crate::values::formats::{decoder, pruned_decoder, Format};
 use crate::values::registry::{Registry, RegistrySchemas};
 
 /// A key or value with its framing off: the writer schema's id (None: no framing), the
@@ -72,6 +72,8 @@ pub struct SideOptions {
     pub id_width: IdWidth,
     /// The Protobuf message (full name) of the column.
     pub message: Option<String>,
+    /// The parts of the column the read asks for (None: all); see [`Wanted`].
+    pub wanted: Option<Wanted>,
 }
 
 /// Options of decoding keys and values.
@@ -171,7 +173,13 @@ impl ValueDecoding {
                 (d, Some(SchemaType::Avro))
             } else {
                 let reader = reader_schema(name, side, registry.as_deref(), topic)?;
-                let d = decoder(side.format, &reader, side.message.as_deref(), writers())?;
+                let d = pruned_decoder(
+                    side.format,
+                    &reader,
+                    side.message.as_deref(),
+                    writers(),
+                    side.wanted.as_ref(),
+                )?;
                 (d, side.format.schema_type(&reader))
             };
             if side.unframed && side.schema.is_none() && side.format != Format::String {

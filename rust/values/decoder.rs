@@ -95,3 +95,27 @@ pub trait PayloadDecoder: Send + Sync {
     /// what is not one payload's fault (a writer schema that does not compile, say).
     fn decode(&self, payloads: &[Option<Payload<'_>>]) -> Result<Decoded>;
 }
+
+/// The parts of a column's type a read asks for (Spark's nested-column pruning): a struct's
+/// fields by name, each with the parts of it asked for; a list's or map's parts are those of
+/// its items (a map's values). A decoder may leave out what is not asked for (skip it on the
+/// wire rather than build it): its column then has at least the parts asked for, and the
+/// reader drops the rest. What is left out is not checked either, as Spark's own sources
+/// do not parse columns they prune.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wanted {
+    /// Everything.
+    All,
+    /// These fields of a struct (by name), and what of each.
+    Fields(Vec<(String, Wanted)>),
+}
+
+impl Wanted {
+    /// What of field `name` is asked for (None: nothing).
+    pub fn field(&self, name: &str) -> Option<&Wanted> {
+        match self {
+            Wanted::All => Some(&Wanted::All),
+            Wanted::Fields(fields) => fields.iter().find(|(n, _)| n == name).map(|(_, w)| w),
+        }
+    }
+}

@@ -8,7 +8,7 @@ use arrow_schema::DataType;
 
 use crate::error::{Error, Result};
 use crate::values::decoder::{
-    Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, WriterSchemas,
+    Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, Wanted, WriterSchemas,
 };
 
 /// How a key or value is read.
@@ -76,6 +76,18 @@ pub fn decoder(
     message: Option<&str>,
     writers: Arc<dyn WriterSchemas>,
 ) -> Result<Arc<dyn PayloadDecoder>> {
+    pruned_decoder(format, reader, message, writers, None)
+}
+
+/// [`decoder`] that may build only what `wanted` asks for of the column (the parts left out
+/// are the reader's to drop; see [`Wanted`]): the rest is skipped in each payload.
+pub fn pruned_decoder(
+    format: Format,
+    reader: &SchemaText,
+    message: Option<&str>,
+    writers: Arc<dyn WriterSchemas>,
+    wanted: Option<&Wanted>,
+) -> Result<Arc<dyn PayloadDecoder>> {
     match format.schema_type(reader) {
         Some(SchemaType::Avro) => {
             if reader.schema_type != SchemaType::Avro {
@@ -84,10 +96,19 @@ pub fn decoder(
                     reader.schema_type.name()
                 )));
             }
-            crate::values::avro_compiled::decoder(reader, writers)
+            match wanted {
+                Some(w) => crate::values::avro_compiled::pruned_decoder(reader, writers, w),
+                None => crate::values::avro_compiled::decoder(reader, writers),
+            }
         }
-        Some(SchemaType::Protobuf) => crate::values::protobuf::decoder(reader, message, writers),
-        Some(SchemaType::Json) => crate::values::json_schema::decoder(reader, writers),
+        Some(SchemaType::Protobuf) => match wanted {
+            Some(w) => crate::values::protobuf::pruned_decoder(reader, message, writers, w),
+            None => crate::values::protobuf::decoder(reader, message, writers),
+        },
+        Some(SchemaType::Json) => match wanted {
+            Some(w) => crate::values::json_schema::pruned_decoder(reader, writers, w),
+            None => crate::values::json_schema::decoder(reader, writers),
+        },
         None => Ok(Arc::new(StringDecoder)),
     }
 }

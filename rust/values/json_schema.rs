@@ -13,6 +13,7 @@
 //! kept from batch to batch. serde_json and arrow-json, which decoded payloads before, are the
 //! oracle its tests and fuzz target compare it with (`json_oracle.rs`).
 
+use crate::values::decoder::Wanted;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -33,6 +34,17 @@ pub fn decoder(
     writers: Arc<dyn WriterSchemas>,
 ) -> Result<Arc<dyn PayloadDecoder>> {
     let shape = shape(reader)?;
+    Ok(Arc::new(JsonDecoder::new(&shape, writers)))
+}
+
+/// [`decoder`] building only the properties `wanted` asks for (at least; see [`Wanted`]):
+/// the others are skipped in each payload (their JSON syntax still checked), not built.
+pub fn pruned_decoder(
+    reader: &SchemaText,
+    writers: Arc<dyn WriterSchemas>,
+    wanted: &Wanted,
+) -> Result<Arc<dyn PayloadDecoder>> {
+    let shape = shape(reader)?.pruned(wanted);
     Ok(Arc::new(JsonDecoder::new(&shape, writers)))
 }
 

@@ -11,6 +11,7 @@ use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::error::{Error, Result};
+use crate::values::decoder::Wanted;
 
 /// Nesting of schemas past which a value is given as JSON text.
 const MAX_TYPE_DEPTH: usize = 32;
@@ -40,6 +41,28 @@ pub enum Shape {
 }
 
 impl Shape {
+    /// The shape with only the properties `wanted` asks for (a list's items in turn): the
+    /// decoder skips the others as it skips properties the schema does not declare. An
+    /// object none of whose properties are asked for is kept whole.
+    pub fn pruned(&self, wanted: &Wanted) -> Shape {
+        match (self, wanted) {
+            (_, Wanted::All) => self.clone(),
+            (Shape::Struct(fields), _) => {
+                let kept: Vec<(String, Shape)> = fields
+                    .iter()
+                    .filter_map(|(name, s)| wanted.field(name).map(|w| (name.clone(), s.pruned(w))))
+                    .collect();
+                if kept.is_empty() {
+                    self.clone()
+                } else {
+                    Shape::Struct(kept)
+                }
+            }
+            (Shape::List(item), _) => Shape::List(Box::new(item.pruned(wanted))),
+            _ => self.clone(),
+        }
+    }
+
     /// The Arrow type of the column.
     pub fn data_type(&self) -> DataType {
         match self {

@@ -832,3 +832,54 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(400),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// A decoder building only some properties (Spark's pruning) reads what the whole decoder
+    /// reads of them: what it refuses the whole one refuses, and where the whole one reads a
+    /// payload it reads the same parts of it.
+    #[test]
+    fn a_pruned_decoder_reads_the_parts_the_whole_one_reads(
+        case in shapes().prop_flat_map(|s| { let p = payloads(&s); (Just(s), p) }),
+        seed in any::<u64>(),
+    ) {
+        use crate::values::wanted_tests::{random_wanted, select};
+        let (s, docs) = case;
+        let text = schema_text(&s);
+        let reader = json_schema(&text, vec![]);
+        let whole = decoder(&reader, no_writers()).unwrap();
+        let mut x = seed | 1;
+        let mut below = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n.max(1)
+        };
+        let wanted = random_wanted(whole.data_type(), &mut below);
+        let pruned = pruned_decoder(&reader, no_writers(), &wanted).unwrap();
+        let payloads: Vec<Option<Payload<'_>>> = docs.iter().map(|d| payload(d)).collect();
+        let a = whole.decode(&payloads).unwrap();
+        let b = pruned.decode(&payloads).unwrap();
+        b.array.to_data().validate_full().unwrap();
+        let (a_parts, b_parts) = (select(&a.array, &wanted), select(&b.array, &wanted));
+        for (i, doc) in docs.iter().enumerate() {
+            let shown = || format!("schema {text}\nasked {wanted:?}\npayload {:?}",
+                String::from_utf8_lossy(doc));
+            if b.errors[i].is_some() {
+                prop_assert!(a.errors[i].is_some(), "{:?} {}", b.errors[i], shown());
+            } else if a.errors[i].is_none() {
+                prop_assert_eq!(
+                    a_parts.slice(i, 1).to_data(),
+                    b_parts.slice(i, 1).to_data(),
+                    "{}",
+                    shown()
+                );
+            }
+        }
+    }
+}

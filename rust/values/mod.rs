@@ -43,6 +43,7 @@ pub mod avro_encode;
 mod avro_feed;
 pub(crate) mod avro_fuzz;
 mod avro_program;
+mod avro_prune;
 mod avro_resolve;
 mod avro_schema;
 pub mod avro_shape;
@@ -68,3 +69,5 @@ mod protobuf_wire;
 pub mod record_types;
 pub mod registry;
 pub mod registry_records;
+#[cfg(test)]
+mod wanted_tests;

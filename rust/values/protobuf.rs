@@ -25,7 +25,7 @@ use prost_reflect::{FileDescriptor, MessageDescriptor};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::values::decoder::{
-    Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, WriterSchemas,
+    Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, Wanted, WriterSchemas,
 };
 use crate::values::protobuf_arrow::{self, MessagePlan};
 use crate::values::protobuf_program::{self, Program, State};
@@ -41,6 +41,19 @@ pub fn decoder(
     writers: Arc<dyn WriterSchemas>,
 ) -> Result<Arc<dyn PayloadDecoder>> {
     Ok(Arc::new(ProtobufDecoder::new(reader, message, writers)?))
+}
+
+/// [`decoder`] building only what `wanted` asks for of the column (the rest skipped on the
+/// wire, see [`Wanted`]); several messages: `wanted` names the messages' fields.
+pub fn pruned_decoder(
+    reader: &SchemaText,
+    message: Option<&str>,
+    writers: Arc<dyn WriterSchemas>,
+    wanted: &Wanted,
+) -> Result<Arc<dyn PayloadDecoder>> {
+    Ok(Arc::new(ProtobufDecoder::pruned(
+        reader, message, writers, wanted,
+    )?))
 }
 
 /// The full names `message` names: one, or several separated by commas; none: the file's first.
@@ -91,6 +104,15 @@ impl ProtobufDecoder {
         message: Option<&str>,
         writers: Arc<dyn WriterSchemas>,
     ) -> Result<ProtobufDecoder> {
+        ProtobufDecoder::pruned(reader, message, writers, &Wanted::All)
+    }
+
+    pub(crate) fn pruned(
+        reader: &SchemaText,
+        message: Option<&str>,
+        writers: Arc<dyn WriterSchemas>,
+        wanted: &Wanted,
+    ) -> Result<ProtobufDecoder> {
         let file = protobuf_schema::compile(reader)?;
         let names = message_names(message);
         let messages = if names.is_empty() {
@@ -102,6 +124,8 @@ impl ProtobufDecoder {
                 .collect::<Result<Vec<_>>>()?
         };
         let mut parts: Vec<Part> = Vec::new();
+        let several = messages.len() > 1;
+        static NOTHING: Wanted = Wanted::Fields(Vec::new());
         for message in messages {
             if parts.iter().any(|p| p.name == message.full_name()) {
                 return Err(Error::invalid_argument(format!(
@@ -109,7 +133,14 @@ impl ProtobufDecoder {
                     message.full_name()
                 )));
             }
-            let plan = MessagePlan::new(&message);
+            // Several messages: a struct with a field per message, each pruned as its field is
+            // (one asked for by nobody keeps no fields: its records still route to it).
+            let within = if several {
+                wanted.field(message.full_name()).unwrap_or(&NOTHING)
+            } else {
+                wanted
+            };
+            let plan = MessagePlan::new(&message).pruned(within);
             let mut template = State::default();
             let program = Program::new(&plan, &mut template.cols);
             parts.push(Part {
@@ -120,7 +151,6 @@ impl ProtobufDecoder {
                 template,
             });
         }
-        let several = parts.len() > 1;
         let data_type = if several {
             let fields: Vec<Field> = parts
                 .iter()

@@ -9,6 +9,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::values::decoder::Wanted;
+
 use arrow_array::builder::{BooleanBufferBuilder, BufferBuilder};
 use arrow_array::types::{
     DurationMicrosecondType, Float32Type, Float64Type, Int32Type, Int64Type,
@@ -90,6 +92,58 @@ impl MessagePlan {
     /// The struct type this message is.
     pub fn data_type(&self) -> DataType {
         DataType::Struct(self.arrow.clone())
+    }
+
+    /// The plan with only the fields `wanted` asks for (nested messages, lists and maps of
+    /// them pruned in turn): the program compiled from it skips the others on the wire as
+    /// unknown fields. A oneof keeps all its members when one is asked for, as a later member
+    /// on the wire clears an earlier one.
+    pub fn pruned(self: &Arc<Self>, wanted: &Wanted) -> Arc<MessagePlan> {
+        let Wanted::Fields(_) = wanted else {
+            return self.clone();
+        };
+        let oneofs: Vec<String> = self
+            .fields
+            .iter()
+            .filter(|f| wanted.field(f.desc.name()).is_some())
+            .filter_map(|f| f.desc.containing_oneof().map(|o| o.name().to_owned()))
+            .collect();
+        let mut fields = Vec::new();
+        let mut arrow = Vec::new();
+        for f in &self.fields {
+            let asked = wanted.field(f.desc.name());
+            let in_oneof = f
+                .desc
+                .containing_oneof()
+                .is_some_and(|o| oneofs.iter().any(|n| n == o.name()));
+            if asked.is_none() && !in_oneof {
+                continue;
+            }
+            let within = asked.unwrap_or(&Wanted::All);
+            let prune = |kind: &Kind| match kind {
+                Kind::Message(plan) => Kind::Message(plan.pruned(within)),
+                other => other.clone(),
+            };
+            let shape = match &f.shape {
+                Shape::Single(k) => Shape::Single(prune(k)),
+                Shape::List(k) => Shape::List(prune(k)),
+                Shape::Map(k, v) => Shape::Map(k.clone(), prune(v)),
+            };
+            arrow.push(Field::new(f.desc.name(), shape_type(&shape), true));
+            fields.push(FieldPlan {
+                desc: f.desc.clone(),
+                presence: f.presence,
+                shape,
+            });
+        }
+        let fallible = fields.iter().any(|f| match &f.shape {
+            Shape::Single(k) | Shape::List(k) | Shape::Map(_, k) => kind_fallible(k),
+        });
+        Arc::new(MessagePlan {
+            fields,
+            arrow: arrow.into(),
+            fallible,
+        })
     }
 }
 

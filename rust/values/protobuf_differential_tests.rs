@@ -13,6 +13,7 @@ use prost::Message;
 use prost_reflect::{DynamicMessage, Kind, MapKey, MessageDescriptor, Value};
 
 use super::*;
+use crate::values::wanted_tests::{random_wanted, select};
 
 /// A small deterministic generator (xorshift), seeded by proptest.
 struct Rng(u64);
@@ -439,4 +440,43 @@ fn most_payloads_are_compared() {
     }
     // Lenient payloads (not compared) are the exception on the writer's own schema.
     assert!(compared * 10 >= total * 9, "{compared} of {total}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// A decoder building only some fields (Spark's pruning) reads what the whole decoder
+    /// reads of them: what it refuses the whole one refuses, and where the whole one reads a
+    /// payload it reads the same parts of it (a field left out is not checked, so a payload
+    /// bad only there reads).
+    #[test]
+    fn a_pruned_decoder_reads_the_parts_the_whole_one_reads(seed in any::<u64>()) {
+        let mut rng = Rng(seed | 1);
+        let writer = Schema::random(&mut rng);
+        let reader = writer.evolve(&mut rng);
+        let payloads = payloads(&compile(&writer.text()), &mut rng);
+        let schema = SchemaText::new(SchemaType::Protobuf, reader.text());
+        let whole = ProtobufDecoder::new(&schema, Some("diff.M0"), Arc::new(HashMap::new()))
+            .unwrap();
+        let wanted = random_wanted(whole.data_type(), &mut |n| rng.below(n));
+        let pruned = ProtobufDecoder::pruned(
+            &schema, Some("diff.M0"), Arc::new(HashMap::new()), &wanted,
+        ).unwrap();
+        let framed: Vec<Option<Payload<'_>>> = payloads
+            .iter()
+            .map(|bytes| Some(Payload { bytes, schema_id: None, message_indexes: &[] }))
+            .collect();
+        let a = whole.decode(&framed).unwrap();
+        let b = pruned.decode(&framed).unwrap();
+        b.array.to_data().validate_full().unwrap();
+        let (a_parts, b_parts) = (select(&a.array, &wanted), select(&b.array, &wanted));
+        for i in 0..framed.len() {
+            if b.errors[i].is_some() {
+                prop_assert!(a.errors[i].is_some(), "payload {i}: {:?}", b.errors[i]);
+            } else if a.errors[i].is_none() {
+                prop_assert_eq!(a_parts.slice(i, 1).to_data(), b_parts.slice(i, 1).to_data(),
+                    "payload {} asked {:?}\n{}", i, wanted, reader.text());
+            }
+        }
+    }
 }
