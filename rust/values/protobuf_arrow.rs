@@ -136,6 +136,10 @@ impl MessagePlan {
                 shape,
             });
         }
+        MessagePlan::of(fields, arrow)
+    }
+
+    fn of(fields: Vec<FieldPlan>, arrow: Vec<Field>) -> Arc<MessagePlan> {
         let fallible = fields.iter().any(|f| match &f.shape {
             Shape::Single(k) | Shape::List(k) | Shape::Map(_, k) => kind_fallible(k),
         });
@@ -219,14 +223,7 @@ fn plan_message(message: &MessageDescriptor, stack: &mut Vec<String>) -> Arc<Mes
         });
     }
     stack.pop();
-    let fallible = fields.iter().any(|f| match &f.shape {
-        Shape::Single(k) | Shape::List(k) | Shape::Map(_, k) => kind_fallible(k),
-    });
-    Arc::new(MessagePlan {
-        fields,
-        arrow: arrow.into(),
-        fallible,
-    })
+    MessagePlan::of(fields, arrow)
 }
 
 fn kind_fallible(kind: &Kind) -> bool {

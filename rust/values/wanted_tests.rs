@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::values::decoder::Wanted;
+use crate::values::decoder::{Decoded, Wanted};
 
 /// A random part of `data_type` to ask for: each struct's fields kept at random (at least one
 /// where it has any), lists' items and maps' values in turn.
@@ -94,4 +94,47 @@ pub(crate) fn select(array: &arrow_array::ArrayRef, wanted: &Wanted) -> arrow_ar
         }
         _ => array.clone(),
     }
+}
+
+/// A die for [`random_wanted`] from a proptest seed (xorshift): `below(n)` is in `0..n`.
+pub(crate) fn die(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed | 1;
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n.max(1)
+    }
+}
+
+/// Whether a pruned decoder's `pruned` agrees with the whole decoder's `whole` on what
+/// `wanted` asks for: a payload the pruned one refuses, the whole one refuses; where the whole
+/// one reads a payload, the pruned one reads the same parts of it (a payload bad only in a
+/// part left out reads). `shown(i)` tells payload `i` in a failure.
+pub(crate) fn agrees(
+    whole: &Decoded,
+    pruned: &Decoded,
+    wanted: &Wanted,
+    shown: &dyn Fn(usize) -> String,
+) -> Result<(), String> {
+    pruned
+        .array
+        .to_data()
+        .validate_full()
+        .map_err(|e| e.to_string())?;
+    let (a, b) = (select(&whole.array, wanted), select(&pruned.array, wanted));
+    for i in 0..whole.errors.len() {
+        if pruned.errors[i].is_some() && whole.errors[i].is_none() {
+            return Err(format!("refused {:?}: {}", pruned.errors[i], shown(i)));
+        }
+        if whole.errors[i].is_none() && a.slice(i, 1).to_data() != b.slice(i, 1).to_data() {
+            return Err(format!(
+                "asked {wanted:?}\nwhole  {:?}\npruned {:?}\n{}",
+                a.slice(i, 1),
+                b.slice(i, 1),
+                shown(i)
+            ));
+        }
+    }
+    Ok(())
 }
