@@ -297,6 +297,10 @@ impl ValueArgs {
             ("key", &options.key, self.key_message.is_some()),
             ("value", &options.value, self.value_message.is_some()),
         ] {
+            if named {
+                // The message named is the column's: nothing to compile or sample.
+                continue;
+            }
             let has = crate::values::columns::reader_messages(
                 name,
                 side,
@@ -304,7 +308,7 @@ impl ValueArgs {
                 topic,
             );
             // A reader schema that cannot be had fails the read itself, with its reason.
-            if let (false, Ok(Some(has))) = (named, has) {
+            if let Ok(Some(has)) = has {
                 wanted.push((name, has));
             }
         }
