@@ -63,6 +63,32 @@ fn string_stops(w: u64) -> u64 {
     bytes_equal(w, b'"') | bytes_equal(w, b'\\') | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
 }
 
+/// How many of the bytes from `i` on are ASCII digits (eight at a time where eight are left).
+#[inline(always)]
+fn digit_run(buf: &[u8], i: usize) -> usize {
+    const HIGH_NIBBLES: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const THREES: u64 = ONES * 0x30;
+    let mut j = i;
+    while let Some(chunk) = buf.get(j..j + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        // A digit is 0x30..=0x39: its high nibble is 3, also after adding 6. A carry out of a
+        // byte comes only from a byte that is no digit, and moves up (to later bytes): the
+        // lowest byte flagged is exact.
+        let off =
+            ((w & HIGH_NIBBLES) ^ THREES) | ((w.wrapping_add(ONES * 6) & HIGH_NIBBLES) ^ THREES);
+        // The high bit of every byte of `off` that is not zero.
+        let other = (((off & !HIGHS).wrapping_add(!HIGHS)) | off) & HIGHS;
+        if other != 0 {
+            return j - i + (other.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    while buf.get(j).is_some_and(u8::is_ascii_digit) {
+        j += 1;
+    }
+    j - i
+}
+
 /// Receives a string's content.
 pub trait Sink {
     /// Bytes copied as they are (checked UTF-8, no `"`, `\` or control characters).
@@ -198,6 +224,15 @@ impl<'a> Cursor<'a> {
         let b = self.peek();
         if b > b' ' {
             return b;
+        }
+        if b == b' ' {
+            // One space, as after most `:` and `,` of printed JSON.
+            if let Some(&next) = self.buf.get(self.pos + 1) {
+                if next > b' ' {
+                    self.pos += 1;
+                    return next;
+                }
+            }
         }
         self.skip_space();
         self.peek()
@@ -463,6 +498,48 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    /// A number whose first byte (`-` or a digit) is at the cursor, checked as [`Self::number`]
+    /// checks it (the same faults at the same bytes) and skipped without reading its digits.
+    #[inline]
+    pub fn skip_number(&mut self) -> Result<(), Fault> {
+        let buf = self.buf;
+        let start = self.pos;
+        let mut i = start;
+        if buf.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match buf.get(i) {
+            Some(b'0') => {
+                i += 1;
+                if buf.get(i).is_some_and(u8::is_ascii_digit) {
+                    return Err(syntax("a number with a leading zero", start));
+                }
+            }
+            Some(b'1'..=b'9') => i += digit_run(buf, i),
+            _ => return Err(syntax("an invalid number", start)),
+        }
+        if buf.get(i) == Some(&b'.') {
+            let n = digit_run(buf, i + 1);
+            if n == 0 {
+                return Err(syntax("a number without digits after '.'", start));
+            }
+            i += 1 + n;
+        }
+        if let Some(b'e' | b'E') = buf.get(i) {
+            i += 1;
+            if let Some(b'-' | b'+') = buf.get(i) {
+                i += 1;
+            }
+            let n = digit_run(buf, i);
+            if n == 0 {
+                return Err(syntax("a number without digits in its exponent", start));
+            }
+            i += n;
+        }
+        self.pos = i;
+        Ok(())
+    }
+
     /// Skips one value (any depth, without recursion: `stack` holds the open containers),
     /// checking it as the grammar requires.
     pub fn skip(&mut self, stack: &mut Vec<u8>) -> Result<(), Fault> {
@@ -489,9 +566,7 @@ impl<'a> Cursor<'a> {
                     }
                 }
                 b'"' => self.string(&mut Discard)?,
-                b'-' | b'0'..=b'9' => {
-                    self.number()?;
-                }
+                b'-' | b'0'..=b'9' => self.skip_number()?,
                 b't' => self.literal(b"true")?,
                 b'f' => self.literal(b"false")?,
                 b'n' => self.literal(b"null")?,
@@ -722,5 +797,86 @@ fn number_text(cur: &mut Cursor<'_>, out: &mut Vec<u8>) -> Result<(), Fault> {
             Ok(())
         }
         Err(_) => Err(syntax("a number out of range", n.start)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Where a read ends, or its fault.
+    fn outcome(r: Result<(), Fault>, cur: &Cursor<'_>) -> String {
+        match r {
+            Ok(()) => format!("ends at {}", cur.pos),
+            Err(f) => f.message(),
+        }
+    }
+
+    fn both(text: &[u8]) -> (String, String) {
+        let mut a = Cursor::new(text);
+        let read = a.number().map(|_| ());
+        let read = outcome(read, &a);
+        let mut b = Cursor::new(text);
+        let skipped = b.skip_number();
+        (read, outcome(skipped, &b))
+    }
+
+    #[test]
+    fn numbers_skipped_as_read() {
+        for text in [
+            &b"0"[..],
+            b"-0",
+            b"00",
+            b"-",
+            b"1.",
+            b"1.e5",
+            b"1e",
+            b"1e+",
+            b"12345678901234567890123.4567890123e-12,",
+            b"-0.000000001E+9}",
+            b"123456789",
+            b"12345678",
+            b"1234567:",
+            b"9\xff",
+            b"1/",
+            b"1:",
+            b"0x10",
+        ] {
+            let (read, skipped) = both(text);
+            assert_eq!(read, skipped, "{:?}", String::from_utf8_lossy(text));
+        }
+        // Bytes just past the digits' range (and the carry they make) end a run.
+        for stop in [b'/', b':', 0xfa, 0xff, 0x39 + 0x80, 0x30 + 0x80] {
+            for len in 1..20 {
+                let mut text = vec![b'7'; len];
+                text.push(stop);
+                text.extend_from_slice(b"123456789");
+                let (read, skipped) = both(&text);
+                assert_eq!(read, skipped, "{text:?}");
+                assert_eq!(skipped, format!("ends at {len}"));
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// Number-like text (and any byte after it): skipped where it would be read, or refused
+        /// with the same fault.
+        #[test]
+        fn skip_number_agrees_with_number(
+            text in proptest::collection::vec(
+                prop_oneof![
+                    8 => proptest::sample::select(b"0123456789".to_vec()),
+                    1 => proptest::sample::select(b"-+.eE".to_vec()),
+                    1 => any::<u8>(),
+                ],
+                0..40,
+            )
+        ) {
+            let (read, skipped) = both(&text);
+            prop_assert_eq!(read, skipped);
+        }
     }
 }
