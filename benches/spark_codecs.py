@@ -1,6 +1,7 @@
 """Bytes reads of compressed logs through the JVM source against Spark reading Parquet (issue 37).
 
-    .venv/bin/python benches/spark_codecs.py [--records 1000000] [--rounds 5] [--codecs lz4,zstd,none]
+    .venv/bin/python benches/spark_codecs.py [--records 1000000] [--rounds 5]
+        [--codecs lz4,zstd,none] [--batch-sizes 8192,65536]
 
 Spark local[2] with the kafkalog jar on the classpath. For each codec, the same 1,000,000 records
 (10-byte keys, 100-byte values drawn from 2,000 distinct ones, as topics repeat themselves; a
@@ -10,6 +11,7 @@ interleaved in rounds: ``sum(length(value)), max(offset)`` and ``count(*)`` of t
 timestamp (``timestamp >= T``). Printed per codec, query and source: the median and best CPU
 seconds of the whole process tree (JVM and any Python worker, from /proc) and wall seconds, and
 the ratio of the medians against Parquet. Both sources must give the same answers.
+``--batch-sizes`` adds, per codec, a read with each of those ``batchSize`` options.
 """
 
 from __future__ import annotations
@@ -49,6 +51,11 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--codecs", default="lz4,zstd,none")
+    ap.add_argument(
+        "--batch-sizes",
+        default="",
+        help="also read each log with these batchSize options (comma-separated)",
+    )
     args = ap.parse_args()
     n = args.records
     codecs = args.codecs.split(",")
@@ -96,9 +103,20 @@ def main() -> None:
         sources[f"kafkalog {codec}"] = lambda c=codec: spark.read.format("kafkalog").load(
             str(logs[c])
         )
-    print(f"records {n}, load {os.getloadavg()[0]:.1f}, source of format('kafkalog'):",
-          spark.read.format("kafkalog").load(str(logs[codecs[0]]))._jdf.queryExecution()
-          .executedPlan().toString().splitlines()[-1].strip()[:80])
+        for size in filter(None, args.batch_sizes.split(",")):
+            sources[f"kafkalog {codec} b{size}"] = lambda c=codec, b=size: (
+                spark.read.format("kafkalog").option("batchSize", b).load(str(logs[c]))
+            )
+    print(
+        f"records {n}, load {os.getloadavg()[0]:.1f}, source of format('kafkalog'):",
+        spark.read.format("kafkalog")
+        .load(str(logs[codecs[0]]))
+        ._jdf.queryExecution()
+        .executedPlan()
+        .toString()
+        .splitlines()[-1]
+        .strip()[:80],
+    )
     for qname, query in queries.items():
         times: dict[str, list[tuple[float, float]]] = {s: [] for s in sources}
         answers: dict[str, object] = {}
@@ -111,11 +129,11 @@ def main() -> None:
                 times[s].append((cpu, wall))
         base = statistics.median(c for c, _ in times["parquet"])
         print(f"\n{qname}   (answer {answers['parquet']}, load {os.getloadavg()[0]:.1f})")
-        print(f"  {'source':<16} {'CPU-s median':>12} {'best':>6} {'wall median':>11}  vs Parquet")
+        print(f"  {'source':<22} {'CPU-s median':>12} {'best':>6} {'wall median':>11}  vs Parquet")
         for s, t in times.items():
             med = statistics.median(c for c, _ in t)
             print(
-                f"  {s:<16} {med:12.3f} {min(c for c, _ in t):6.3f}"
+                f"  {s:<22} {med:12.3f} {min(c for c, _ in t):6.3f}"
                 f" {statistics.median(w for _, w in t):11.3f}  {med / base:5.2f}x"
             )
     spark.stop()

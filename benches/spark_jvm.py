@@ -19,7 +19,8 @@ bridge into Spark costs over the decoding itself. ``--section`` runs one part.
 values each, benches/spark_typed.py) read by the JVM source with ``valueFormat`` against Spark
 reading the same rows from the Parquet file Spark wrote of them, interleaved in rounds, the
 query ``sum(value.id), count(value.address.city), max(value.price), sum(size(value.tags))``;
-``--python-source`` adds the Python source on the same values.
+``--python-source`` adds the Python source on the same values, ``--batch-sizes 65536,...`` a JVM
+read with each of those ``batchSize`` options.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ def main() -> None:
     ap.add_argument("--section", choices=["all", "sources", "cores", "typed"], default="all")
     ap.add_argument("--typed", type=int, default=1_000_000, help="values per format (typed)")
     ap.add_argument("--python-source", action="store_true", help="typed: the Python source too")
+    ap.add_argument(
+        "--batch-sizes", default="", help="typed: also JVM reads with these batchSize options"
+    )
     args = ap.parse_args()
     if args.section == "typed":
         typed(args)
@@ -221,14 +225,16 @@ def typed(args: argparse.Namespace) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(PythonSource)
 
-    def typed_df(fmt: str, root: Path):
-        return (
+    def typed_df(fmt: str, root: Path, batch_size: str = ""):
+        reader = (
             spark.read.format(fmt)
             .option("valueFormat", root.name)
             .option("schemaRegistry", str(root))
             .option("subscribe", "events")
-            .load(str(root))
         )
+        if batch_size:
+            reader = reader.option("batchSize", batch_size)
+        return reader.load(str(root))
 
     sources = {}
     for name, root in topics.items():
@@ -236,6 +242,8 @@ def typed(args: argparse.Namespace) -> None:
         typed_df("kafkalog", root).select("value").write.parquet(str(parquet))
         sources[f"JVM {name}"] = lambda root=root: typed_df("kafkalog", root)
         sources[f"Parquet {name}"] = lambda parquet=parquet: spark.read.parquet(str(parquet))
+        for size in filter(None, args.batch_sizes.split(",")):
+            sources[f"JVM {name} b{size}"] = lambda root=root, b=size: typed_df("kafkalog", root, b)
         if args.python_source:
             sources[f"Python {name}"] = lambda root=root: typed_df("kafkalog_python", root)
 
@@ -244,7 +252,7 @@ def typed(args: argparse.Namespace) -> None:
 
     answers = {s: q(f()).collect()[0] for s, f in sources.items()}  # warm up, and check
     for name in topics:
-        got = {s: tuple(a) for s, a in answers.items() if s.endswith(f" {name}")}
+        got = {s: tuple(a) for s, a in answers.items() if f" {name}" in s}
         if len(set(got.values())) != 1:
             raise RuntimeError(f"the sources disagree on {name}: {got}")
     print(f"answers: {answers}")
@@ -264,7 +272,7 @@ def typed(args: argparse.Namespace) -> None:
     )
     for s in sources:
         print(
-            f"  {s:16s} wall median {statistics.median(walls[s]):.3f} s best "
+            f"  {s:22s} wall median {statistics.median(walls[s]):.3f} s best "
             f"{min(walls[s]):.3f} s; CPU median {statistics.median(cpus[s]):.2f} s best "
             f"{min(cpus[s]):.2f} s"
         )
@@ -275,6 +283,9 @@ def typed(args: argparse.Namespace) -> None:
         if args.python_source:
             py = cpus[f"Python {name}"]
             line += f"; Python/JVM median {statistics.median(py) / statistics.median(jvm):.2f}x"
+        for size in filter(None, args.batch_sizes.split(",")):
+            other = cpus[f"JVM {name} b{size}"]
+            line += f"; batchSize {size} {statistics.median(other) / statistics.median(par):.2f}x"
         print(line)
     spark.stop()
 

@@ -5,9 +5,13 @@
 ROOT: the directory ``benches/spark_jvm.py --section typed`` made (``/tmp/kafkalog-spark-typed-*``,
 one sub-directory per format). After three warm-up queries it writes the Spark JVM's pid to
 /tmp/jvm.pid and runs the query for 25 s: attach ``perf record -e cpu-clock -p $(cat
-/tmp/jvm.pid) -- sleep 15`` then.
+/tmp/jvm.pid) -- sleep 15`` then. ``KAFKALOG_PROFILE_JAR`` names another jar than the
+installed one (a build with symbols: ``CARGO_PROFILE_CI_STRIP=none
+CARGO_PROFILE_CI_DEBUG=line-tables-only python jvm/packaging/build_jar.py jar --profile ci
+--out /tmp/prof.jar``).
 """
 
+import os
 import sys
 import time
 
@@ -19,7 +23,7 @@ root = sys.argv[1]
 fmt = sys.argv[2] if len(sys.argv) > 2 else "avro"
 spark = (
     SparkSession.builder.master("local[2]")
-    .config("spark.jars", ks.jar())
+    .config("spark.jars", os.environ.get("KAFKALOG_PROFILE_JAR") or ks.jar())
     .config("spark.ui.enabled", "false")
     .config("spark.sql.shuffle.partitions", "2")
     .config("spark.ui.showConsoleProgress", "false")

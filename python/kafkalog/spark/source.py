@@ -137,11 +137,12 @@ class KafkaLogDataSource(DataSource):
 
     kafkalog's own: ``batchMetadata`` (add :data:`kafkalog.METADATA_COLUMNS`),
     ``includeControl``, ``checkCrc``, ``onCorrupt`` (error, skip, stop),
-    ``maxDecompressedSize``, ``batchSize``, ``targetBytes`` (bytes of log per Spark
-    partition, default 64 MiB), ``partitions`` (keep these partition numbers), ``topics``
-    (as ``subscribe``), ``storage.<key>`` (object-store options, as :func:`kafkalog.read`'s
-    ``storage_options``), and ``encryptionKeys`` (JSON ``{"key id": "PEM or its path"}`` for
-    encrypted tiered-storage segments, read on the driver).
+    ``maxDecompressedSize``, ``batchSize`` (rows per Arrow batch, default 8,192),
+    ``targetBytes`` (bytes of log per Spark partition, default 64 MiB), ``partitions`` (keep
+    these partition numbers), ``topics`` (as ``subscribe``), ``storage.<key>`` (object-store
+    options, as :func:`kafkalog.read`'s ``storage_options``), and ``encryptionKeys`` (JSON
+    ``{"key id": "PEM or its path"}`` for encrypted tiered-storage segments, read on the
+    driver).
 
     A schema given with ``.schema(...)`` selects columns (names and types as kafkalog has
     them). Writing: see :func:`kafkalog.spark.write`.
