@@ -234,3 +234,46 @@ impl PayloadDecoder for CompiledDecoder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::values::avro_program::Op;
+    use crate::values::avro_tests::avro;
+
+    /// A writer's fields the reader lacks, several of a kind in a row, are one skip step
+    /// per run (the differential tests check what such programs decode).
+    #[test]
+    fn skips_in_a_row_are_one_step() {
+        let writer = r#"{"type": "record", "name": "R", "fields": [
+            {"name": "a", "type": "long"}, {"name": "b", "type": "long"},
+            {"name": "c", "type": "int"}, {"name": "d", "type": {"type": "enum", "name": "E",
+            "symbols": ["X"]}}, {"name": "e", "type": "string"}, {"name": "f", "type": "bytes"},
+            {"name": "g", "type": "string"}, {"name": "h", "type": "double"},
+            {"name": "i", "type": "boolean"}, {"name": "id", "type": "long"},
+            {"name": "j", "type": "string"}]}"#;
+        let reader = r#"{"type": "record", "name": "R", "fields": [
+            {"name": "id", "type": "long"}]}"#;
+        let mut writers: HashMap<i64, Arc<SchemaText>> = HashMap::new();
+        writers.insert(1, Arc::new(avro(writer)));
+        let decoder = CompiledDecoder::new(&avro(reader), Arc::new(writers)).unwrap();
+        let program = decoder.program(1).unwrap();
+        let main = &program.subs[program.main as usize];
+        let skips: Vec<Op> = main
+            .iter()
+            .copied()
+            .filter(|op| !matches!(op, Op::Struct(_) | Op::Long(_)))
+            .collect();
+        assert_eq!(
+            skips,
+            [
+                Op::SkipLong(2),
+                Op::SkipInt(2),
+                Op::SkipLen(3),
+                Op::SkipFixed(9),
+                Op::SkipLen(1)
+            ],
+            "{main:?}"
+        );
+    }
+}

@@ -124,12 +124,13 @@ pub(crate) enum Op {
     DefaultLeaf(u32),
     /// The writer's and reader's schemas do not resolve here: `Program::messages[n]`.
     Fail(u32),
-    /// A writer field the reader does not have: skipped.
-    SkipInt,
-    SkipLong,
+    /// Writer fields the reader does not have: skipped (`n` of them in a row, for ints,
+    /// longs and lengths; `n` bytes for fixed sizes).
+    SkipInt(u32),
+    SkipLong(u32),
     SkipFixed(u32),
     /// `bytes` or `string`.
-    SkipLen,
+    SkipLen(u32),
     SkipArray {
         items: u32,
         min: u32,
@@ -828,17 +829,23 @@ impl<'a> Vm<'a> {
                 }
             }
             Op::Fail(m) => return Err(cur.stop(Bad::Fail(m))),
-            Op::SkipInt => {
-                cur.int()?;
+            Op::SkipInt(n) => {
+                for _ in 0..n {
+                    cur.int()?;
+                }
             }
-            Op::SkipLong => {
-                cur.varint()?;
+            Op::SkipLong(n) => {
+                for _ in 0..n {
+                    cur.varint()?;
+                }
             }
             Op::SkipFixed(n) => {
                 cur.take(n as usize)?;
             }
-            Op::SkipLen => {
-                cur.bytes()?;
+            Op::SkipLen(n) => {
+                for _ in 0..n {
+                    cur.bytes()?;
+                }
             }
             // Steps that run programs are never leaves (`is_leaf`).
             _ => return Err(cur.stop(Bad::Deep)),

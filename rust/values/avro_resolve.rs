@@ -782,15 +782,28 @@ impl Compiler<'_> {
         if depth > MAX_COMPILE_DEPTH {
             return Err(format!("schemas nest deeper than {MAX_COMPILE_DEPTH}"));
         }
+        // Skips in a row of one kind are one step: one dispatch for the run (a pruned reader
+        // skips most of a record's fields).
         let fixed = |out: &mut Vec<Op>, n: u32| match out.last_mut() {
             Some(Op::SkipFixed(m)) if m.checked_add(n).is_some() => *m += n,
             _ => out.push(Op::SkipFixed(n)),
         };
+        let another = |out: &mut Vec<Op>, op: fn(u32) -> Op| {
+            if let Some(last) = out.last_mut() {
+                if let Op::SkipInt(m) | Op::SkipLong(m) | Op::SkipLen(m) = *last {
+                    if m < u32::MAX && op(m) == *last {
+                        *last = op(m + 1);
+                        return;
+                    }
+                }
+            }
+            out.push(op(1));
+        };
         match self.w.node(w) {
             Node::Null => {}
             Node::Boolean => fixed(out, 1),
-            Node::Int | Node::Enum { .. } => out.push(Op::SkipInt),
-            Node::Long => out.push(Op::SkipLong),
+            Node::Int | Node::Enum { .. } => another(out, Op::SkipInt),
+            Node::Long => another(out, Op::SkipLong),
             Node::Float => fixed(out, 4),
             Node::Double => fixed(out, 8),
             Node::Fixed { size, .. } => {
@@ -798,7 +811,7 @@ impl Compiler<'_> {
                     fixed(out, *size as u32)
                 }
             }
-            Node::Bytes | Node::String => out.push(Op::SkipLen),
+            Node::Bytes | Node::String => another(out, Op::SkipLen),
             Node::Array(items) => {
                 let items = *items;
                 let sub = self.skip_sub(items, depth)?;
