@@ -20,7 +20,8 @@ values each, benches/spark_typed.py) read by the JVM source with ``valueFormat``
 reading the same rows from the Parquet file Spark wrote of them, interleaved in rounds, the
 query ``sum(value.id), count(value.address.city), max(value.price), sum(size(value.tags))``;
 ``--python-source`` adds the Python source on the same values, ``--batch-sizes 65536,...`` a JVM
-read with each of those ``batchSize`` options.
+read with each of those ``batchSize`` options; ``--warmup N`` runs N rounds before counting
+(default 1: the JIT compilers of Spark's JVM keep compiling for minutes, whichever query runs).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def main() -> None:
     ap.add_argument(
         "--batch-sizes", default="", help="typed: also JVM reads with these batchSize options"
     )
+    ap.add_argument("--warmup", type=int, default=1, help="typed: rounds run first and not counted")
     args = ap.parse_args()
     if args.section == "typed":
         typed(args)
@@ -129,6 +131,9 @@ def main() -> None:
         )
     for qname, q in queries.items() if args.section != "cores" else []:
         answers = {s: q(f()).collect()[0] for s, f in sources.items()}  # warm up, and check
+    for _ in range(args.warmup - 1):
+        for f in sources.values():
+            q(f()).collect()
         if len({tuple(a) for a in answers.values()}) != 1:
             raise RuntimeError(f"the sources disagree on {qname}: {answers}")
         walls: dict[str, list[float]] = {s: [] for s in sources}
@@ -251,6 +256,9 @@ def typed(args: argparse.Namespace) -> None:
         return df.selectExpr(*spark_typed.QUERY)
 
     answers = {s: q(f()).collect()[0] for s, f in sources.items()}  # warm up, and check
+    for _ in range(args.warmup - 1):
+        for f in sources.values():
+            q(f()).collect()
     for name in topics:
         got = {s: tuple(a) for s, a in answers.items() if f" {name}" in s}
         if len(set(got.values())) != 1:

@@ -26,7 +26,14 @@ use crate::values::registry::{Registry, RegistrySchemas};
 
 /// A key or value with its framing off: the writer schema's id (None: no framing), the
 /// Protobuf message indexes, and the payload.
-type Unframed<'a> = (Option<i64>, Vec<i64>, &'a [u8]);
+type Unframed<'a> = (Option<i64>, Indexes, &'a [u8]);
+
+/// Message indexes: borrowed for the first message (`[0]`, written as the one byte 0), which
+/// nearly every Protobuf payload names, so that a row costs no allocation.
+type Indexes = std::borrow::Cow<'static, [i64]>;
+
+/// The indexes of the first message.
+const FIRST_MESSAGE: Indexes = Indexes::Borrowed(&[0]);
 
 /// What a bad key or value does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -234,7 +241,7 @@ impl ValueDecoding {
                 else {
                     continue;
                 };
-                if !seen.insert((id, indexes.clone())) {
+                if !seen.insert((id, indexes.to_vec())) {
                     continue;
                 }
                 let file = files.entry(id).or_insert_with(|| {
@@ -452,7 +459,7 @@ impl ValueDecoding {
         lookups: &mut Lookups,
     ) -> std::result::Result<Unframed<'a>, String> {
         if side.schema_type.is_none() || side.unframed {
-            return Ok((None, Vec::new(), bytes));
+            return Ok((None, Indexes::Borrowed(&[]), bytes));
         }
         let (schema, indexes, payload) = match header_value(headers, row, side.header) {
             Some(h) => {
@@ -492,13 +499,16 @@ impl ValueDecoding {
             _ => false,
         };
         match indexes {
-            Some(indexes) => Ok((Some(id), indexes, payload)),
+            Some(indexes) => Ok((Some(id), Indexes::Owned(indexes), payload)),
             None if is_protobuf => {
+                if let Some((0, rest)) = payload.split_first() {
+                    return Ok((Some(id), FIRST_MESSAGE, rest));
+                }
                 let mut pos = 0;
                 let indexes = message_indexes(payload, &mut pos)?;
-                Ok((Some(id), indexes, &payload[pos..]))
+                Ok((Some(id), Indexes::Owned(indexes), &payload[pos..]))
             }
-            None => Ok((Some(id), Vec::new(), payload)),
+            None => Ok((Some(id), Indexes::Borrowed(&[]), payload)),
         }
     }
 }
