@@ -43,13 +43,20 @@ pub enum SchemaRef {
     Guid([u8; 16]),
 }
 
+/// A Protobuf message-index path. The first message's (`[0]`, written as the one byte 0),
+/// which nearly every payload names, is borrowed: reading it allocates nothing.
+pub type MessageIndexes = std::borrow::Cow<'static, [i64]>;
+
+/// The path of no message (formats other than Protobuf).
+pub const NO_MESSAGE: MessageIndexes = MessageIndexes::Borrowed(&[]);
+
 /// A key or value with its framing taken apart.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Framed<'a> {
     /// The writer schema.
     pub schema: SchemaRef,
     /// Protobuf's message-index path (empty for other formats).
-    pub message_indexes: Vec<i64>,
+    pub message_indexes: MessageIndexes,
     /// The payload after the framing.
     pub payload: &'a [u8],
 }
@@ -81,7 +88,7 @@ pub fn unframe(bytes: &[u8], width: IdWidth, protobuf: bool) -> Result<Framed<'_
     let message_indexes = if protobuf {
         message_indexes(bytes, &mut pos)?
     } else {
-        Vec::new()
+        NO_MESSAGE
     };
     Ok(Framed {
         schema,
@@ -92,7 +99,7 @@ pub fn unframe(bytes: &[u8], width: IdWidth, protobuf: bool) -> Result<Framed<'_
 
 /// The schema named by a `__key_schema_id`/`__value_schema_id` header's value, and (Protobuf)
 /// the message indexes after it.
-pub fn header_schema(value: &[u8], protobuf: bool) -> Result<(SchemaRef, Vec<i64>), String> {
+pub fn header_schema(value: &[u8], protobuf: bool) -> Result<(SchemaRef, MessageIndexes), String> {
     let (schema, mut pos) = match value.first() {
         Some(&MAGIC_ID) => {
             let id = value
@@ -117,7 +124,7 @@ pub fn header_schema(value: &[u8], protobuf: bool) -> Result<(SchemaRef, Vec<i64
     let indexes = if protobuf {
         message_indexes(value, &mut pos)?
     } else {
-        Vec::new()
+        NO_MESSAGE
     };
     if pos != value.len() {
         return Err(format!(
@@ -130,11 +137,11 @@ pub fn header_schema(value: &[u8], protobuf: bool) -> Result<(SchemaRef, Vec<i64
 
 /// Reads a message-index path at `*pos`. The count cannot exceed the bytes left (each index
 /// takes at least one), so hostile counts allocate nothing.
-pub fn message_indexes(bytes: &[u8], pos: &mut usize) -> Result<Vec<i64>, String> {
+pub fn message_indexes(bytes: &[u8], pos: &mut usize) -> Result<MessageIndexes, String> {
     let bad = |e| format!("message indexes do not decode ({e:?})");
     let count = read_varlong(bytes, pos).map_err(bad)?;
     if count == 0 {
-        return Ok(vec![0]);
+        return Ok(MessageIndexes::Borrowed(&[0]));
     }
     let left = bytes.len().saturating_sub(*pos);
     if count < 0 || count as u64 > left as u64 {
@@ -150,7 +157,7 @@ pub fn message_indexes(bytes: &[u8], pos: &mut usize) -> Result<Vec<i64>, String
         }
         out.push(index);
     }
-    Ok(out)
+    Ok(MessageIndexes::Owned(out))
 }
 
 /// Confluent's prefix for schema `id`: magic 0 and the id (4 bytes, big-endian), appended to

@@ -17,8 +17,8 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::confluent::{
-    header_schema, message_indexes, unframe, IdWidth, SchemaRef as WireSchema,
-    KEY_SCHEMA_ID_HEADER, VALUE_SCHEMA_ID_HEADER,
+    header_schema, message_indexes, unframe, IdWidth, MessageIndexes, SchemaRef as WireSchema,
+    KEY_SCHEMA_ID_HEADER, NO_MESSAGE, VALUE_SCHEMA_ID_HEADER,
 };
 use crate::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType, Wanted};
 use crate::values::formats::{decoder, pruned_decoder, Format};
@@ -26,14 +26,7 @@ use crate::values::registry::{Registry, RegistrySchemas};
 
 /// A key or value with its framing off: the writer schema's id (None: no framing), the
 /// Protobuf message indexes, and the payload.
-type Unframed<'a> = (Option<i64>, Indexes, &'a [u8]);
-
-/// Message indexes: borrowed for the first message (`[0]`, written as the one byte 0), which
-/// nearly every Protobuf payload names, so that a row costs no allocation.
-type Indexes = std::borrow::Cow<'static, [i64]>;
-
-/// The indexes of the first message.
-const FIRST_MESSAGE: Indexes = Indexes::Borrowed(&[0]);
+type Unframed<'a> = (Option<i64>, MessageIndexes, &'a [u8]);
 
 /// What a bad key or value does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -459,7 +452,7 @@ impl ValueDecoding {
         lookups: &mut Lookups,
     ) -> std::result::Result<Unframed<'a>, String> {
         if side.schema_type.is_none() || side.unframed {
-            return Ok((None, Indexes::Borrowed(&[]), bytes));
+            return Ok((None, NO_MESSAGE, bytes));
         }
         let (schema, indexes, payload) = match header_value(headers, row, side.header) {
             Some(h) => {
@@ -499,16 +492,13 @@ impl ValueDecoding {
             _ => false,
         };
         match indexes {
-            Some(indexes) => Ok((Some(id), Indexes::Owned(indexes), payload)),
+            Some(indexes) => Ok((Some(id), indexes, payload)),
             None if is_protobuf => {
-                if let Some((0, rest)) = payload.split_first() {
-                    return Ok((Some(id), FIRST_MESSAGE, rest));
-                }
                 let mut pos = 0;
                 let indexes = message_indexes(payload, &mut pos)?;
-                Ok((Some(id), Indexes::Owned(indexes), &payload[pos..]))
+                Ok((Some(id), indexes, &payload[pos..]))
             }
-            None => Ok((Some(id), Indexes::Borrowed(&[]), payload)),
+            None => Ok((Some(id), NO_MESSAGE, payload)),
         }
     }
 }
