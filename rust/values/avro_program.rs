@@ -492,6 +492,137 @@ pub(crate) struct Vm<'a> {
     strict: bool,
 }
 
+/// A match over a step: the arms of every leaf step (a step that reads or skips a value without
+/// running another program), then `$rest`, the arms of the steps that do run programs (in
+/// [`Vm::step`]) or a refusal (in [`Vm::leaf`]). One macro, so that [`Vm::step`] dispatches
+/// once per step over every kind of step instead of a second time in [`Vm::leaf`], and the
+/// leaves' code is written once.
+macro_rules! leaf_or {
+    ($vm:ident, $op:expr, $cur:ident, { $($rest:tt)* }) => {
+        match $op {
+            Op::Null(s) => $vm.columns.nulls[s as usize] += 1,
+            Op::Bool(s) => {
+                let v = $cur.byte()? != 0;
+                let c = &mut $vm.columns.bools[s as usize];
+                c.values.append(v);
+                c.valid.append_non_null();
+            }
+            Op::Int(s) => push!(&mut $vm.columns.i32s[s as usize], $cur.int()?),
+            Op::IntToLong(s) => push!(&mut $vm.columns.i64s[s as usize], i64::from($cur.int()?)),
+            Op::Long(s) => push!(&mut $vm.columns.i64s[s as usize], $cur.long()?),
+            Op::IntToFloat(s) => push!(&mut $vm.columns.f32s[s as usize], $cur.int()? as f32),
+            Op::LongToFloat(s) => push!(&mut $vm.columns.f32s[s as usize], $cur.long()? as f32),
+            Op::Float(s) => push!(
+                &mut $vm.columns.f32s[s as usize],
+                f32::from_le_bytes($cur.array::<4>()?)
+            ),
+            Op::IntToFloatToDouble(s) => {
+                push!(&mut $vm.columns.f64s[s as usize], f64::from($cur.int()? as f32))
+            }
+            Op::LongToFloatToDouble(s) => {
+                push!(&mut $vm.columns.f64s[s as usize], f64::from($cur.long()? as f32))
+            }
+            Op::FloatToDouble(s) => push!(
+                &mut $vm.columns.f64s[s as usize],
+                f64::from(f32::from_le_bytes($cur.array::<4>()?))
+            ),
+            Op::IntToDouble(s) => push!(&mut $vm.columns.f64s[s as usize], f64::from($cur.int()?)),
+            Op::LongToDouble(s) => push!(&mut $vm.columns.f64s[s as usize], $cur.long()? as f64),
+            Op::Double(s) => push!(
+                &mut $vm.columns.f64s[s as usize],
+                f64::from_le_bytes($cur.array::<8>()?)
+            ),
+            Op::Bytes(s) => append_bin(&mut $vm.columns.bins[s as usize], $cur, false)?,
+            Op::Utf8(s) => append_bin(&mut $vm.columns.bins[s as usize], $cur, $vm.strict)?,
+            Op::Fixed { slot, size } => {
+                let b = $cur.take(size as usize)?;
+                let c = &mut $vm.columns.fixeds[slot as usize];
+                c.data.extend_from_slice(b);
+                c.valid.append_non_null();
+            }
+            Op::Dec128Bytes(s) => {
+                let raw = $cur.bytes()?;
+                let v = i128::from_be_bytes($cur.decimal::<16>(raw)?);
+                push!(&mut $vm.columns.i128s[s as usize], v);
+            }
+            Op::Dec128Fixed { slot, size } => {
+                let raw = $cur.take(size as usize)?;
+                let v = i128::from_be_bytes($cur.decimal::<16>(raw)?);
+                push!(&mut $vm.columns.i128s[slot as usize], v);
+            }
+            Op::Dec256Bytes(s) => {
+                let raw = $cur.bytes()?;
+                let v = i256::from_be_bytes($cur.decimal::<32>(raw)?);
+                push!(&mut $vm.columns.i256s[s as usize], v);
+            }
+            Op::Dec256Fixed { slot, size } => {
+                let raw = $cur.take(size as usize)?;
+                let v = i256::from_be_bytes($cur.decimal::<32>(raw)?);
+                push!(&mut $vm.columns.i256s[slot as usize], v);
+            }
+            Op::Duration(s) => {
+                let b = $cur.array::<12>()?;
+                let word = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+                let v = IntervalMonthDayNano::new(
+                    word(0) as i32,
+                    word(4) as i32,
+                    i64::from(word(8)) * 1_000_000,
+                );
+                push!(&mut $vm.columns.intervals[s as usize], v);
+            }
+            Op::Enum { slot, symbols } => {
+                let i = $cur.int()?;
+                if i < 0 || i as u32 >= symbols {
+                    return Err($cur.stop(Bad::EnumIndex(i64::from(i), symbols)));
+                }
+                push!(&mut $vm.columns.i32s[slot as usize], i);
+            }
+            Op::EnumMap { slot, map } => {
+                let i = $cur.int()?;
+                let m = &$vm.program.enums[map as usize].to_reader;
+                let Some(&r) = usize::try_from(i).ok().and_then(|i| m.get(i)) else {
+                    return Err($cur.stop(Bad::EnumIndex(i64::from(i), m.len() as u32)));
+                };
+                if r < 0 {
+                    return Err($cur.stop(Bad::EnumSymbol(map, i)));
+                }
+                push!(&mut $vm.columns.i32s[slot as usize], r);
+            }
+            Op::Struct(s) => $vm.columns.structs[s as usize].append_non_null(),
+            Op::Nulls(col) => $vm.columns.append_null($vm.layout, col as usize),
+            Op::Members { col, member } => {
+                let c = $vm.layout.column(col as usize);
+                $vm.columns.structs[c.slot as usize].append_non_null();
+                for (k, &child) in c.children.iter().enumerate() {
+                    if k != member as usize {
+                        $vm.columns.append_null($vm.layout, child);
+                    }
+                }
+            }
+            Op::Fail(m) => return Err($cur.stop(Bad::Fail(m))),
+            Op::SkipInt(n) => {
+                for _ in 0..n {
+                    $cur.int()?;
+                }
+            }
+            Op::SkipLong(n) => {
+                for _ in 0..n {
+                    $cur.varint()?;
+                }
+            }
+            Op::SkipFixed(n) => {
+                $cur.take(n as usize)?;
+            }
+            Op::SkipLen(n) => {
+                for _ in 0..n {
+                    $cur.bytes()?;
+                }
+            }
+            $($rest)*
+        }
+    };
+}
+
 macro_rules! push {
     ($col:expr, $v:expr) => {{
         let v = $v;
@@ -532,7 +663,7 @@ impl<'a> Vm<'a> {
 
     /// The number of items of the next block (0: the end), checked against the bytes left;
     /// `sized`: a block with its size in bytes is skipped whole (and counts as none).
-    #[inline]
+    #[inline(always)]
     fn block(&mut self, cur: &mut Cursor<'_>, min: u32, sized: bool) -> Step<u64> {
         loop {
             let n = cur.long()?;
@@ -601,9 +732,87 @@ impl<'a> Vm<'a> {
         }
     }
 
+    /// The one step of program `sub`, or none (a program that reads nothing).
+    #[inline(always)]
+    fn leaf_of(&self, sub: u32) -> Option<Op> {
+        self.program.subs[sub as usize].first().copied()
+    }
+
+    /// `n` items of an array whose items are the leaf step `item`: a loop of its own for
+    /// the item types arrays hold most (strings, longs, ints), the leaf's dispatch per item
+    /// for the others.
+    #[inline(never)]
+    fn leaf_items(&mut self, item: Option<Op>, n: u64, cur: &mut Cursor<'_>) -> Step {
+        let strict = self.strict;
+        match item {
+            None => {}
+            Some(Op::Utf8(s)) => {
+                let c = &mut self.columns.bins[s as usize];
+                for _ in 0..n {
+                    append_bin(c, cur, strict)?;
+                }
+            }
+            Some(Op::Bytes(s)) => {
+                let c = &mut self.columns.bins[s as usize];
+                for _ in 0..n {
+                    append_bin(c, cur, false)?;
+                }
+            }
+            Some(Op::Long(s)) => {
+                let c = &mut self.columns.i64s[s as usize];
+                for _ in 0..n {
+                    push!(&mut *c, cur.long()?);
+                }
+            }
+            Some(Op::Int(s)) => {
+                let c = &mut self.columns.i32s[s as usize];
+                for _ in 0..n {
+                    push!(&mut *c, cur.int()?);
+                }
+            }
+            Some(op) => {
+                for _ in 0..n {
+                    self.leaf(op, cur)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `n` entries of a map whose values are the leaf step `value`, the keys into bin column
+    /// `keys`: as [`Vm::leaf_items`], a loop of its own for the commonest value types.
+    #[inline(never)]
+    fn entries_leaf(&mut self, keys: u32, value: Option<Op>, n: u64, cur: &mut Cursor<'_>) -> Step {
+        let strict = self.strict;
+        let cols = &mut *self.columns;
+        match value {
+            Some(Op::Long(s)) => {
+                for _ in 0..n {
+                    append_bin(&mut cols.bins[keys as usize], cur, strict)?;
+                    push!(&mut cols.i64s[s as usize], cur.long()?);
+                }
+            }
+            Some(Op::Utf8(s)) => {
+                for _ in 0..n {
+                    append_bin(&mut cols.bins[keys as usize], cur, strict)?;
+                    append_bin(&mut cols.bins[s as usize], cur, strict)?;
+                }
+            }
+            _ => {
+                for _ in 0..n {
+                    append_bin(&mut self.columns.bins[keys as usize], cur, strict)?;
+                    if let Some(op) = value {
+                        self.leaf(op, cur)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     #[inline(always)]
     fn step(&mut self, op: Op, cur: &mut Cursor<'_>, depth: u32) -> Step {
-        match op {
+        leaf_or!(self, op, cur, {
             Op::Array { slot, items, min } => {
                 let mut total: u64 = 0;
                 loop {
@@ -619,15 +828,14 @@ impl<'a> Vm<'a> {
                 self.end_list(slot, total, cur)?;
             }
             Op::ArrayLeaf { slot, items, min } => {
+                let item = self.leaf_of(items);
                 let mut total: u64 = 0;
                 loop {
                     let n = self.block(cur, min, false)?;
                     if n == 0 {
                         break;
                     }
-                    for _ in 0..n {
-                        self.run_leaf(items, cur)?;
-                    }
+                    self.leaf_items(item, n, cur)?;
                     total += n;
                 }
                 self.end_list(slot, total, cur)?;
@@ -658,16 +866,14 @@ impl<'a> Vm<'a> {
                 values,
                 min,
             } => {
+                let value = self.leaf_of(values);
                 let mut total: u64 = 0;
                 loop {
                     let n = self.block(cur, min, false)?;
                     if n == 0 {
                         break;
                     }
-                    for _ in 0..n {
-                        append_bin(&mut self.columns.bins[keys as usize], cur, self.strict)?;
-                        self.run_leaf(values, cur)?;
-                    }
+                    self.entries_leaf(keys, value, n, cur)?;
                     total += n;
                 }
                 self.end_list(slot, total, cur)?;
@@ -718,142 +924,21 @@ impl<'a> Vm<'a> {
                 self.run(sub, cur, depth + 1)?;
             }
             Op::Call(sub) => self.run(sub, cur, depth + 1)?,
-            leaf => self.leaf(leaf, cur)?,
-        }
+        });
         Ok(())
     }
 
     /// A step that reads a value (or skips one) without running another program.
     #[inline(always)]
     fn leaf(&mut self, op: Op, cur: &mut Cursor<'_>) -> Step {
-        let strict = self.strict;
-        let cols = &mut *self.columns;
-        match op {
-            Op::Null(s) => cols.nulls[s as usize] += 1,
-            Op::Bool(s) => {
-                let v = cur.byte()? != 0;
-                let c = &mut cols.bools[s as usize];
-                c.values.append(v);
-                c.valid.append_non_null();
-            }
-            Op::Int(s) => push!(&mut cols.i32s[s as usize], cur.int()?),
-            Op::IntToLong(s) => push!(&mut cols.i64s[s as usize], i64::from(cur.int()?)),
-            Op::Long(s) => push!(&mut cols.i64s[s as usize], cur.long()?),
-            Op::IntToFloat(s) => push!(&mut cols.f32s[s as usize], cur.int()? as f32),
-            Op::LongToFloat(s) => push!(&mut cols.f32s[s as usize], cur.long()? as f32),
-            Op::Float(s) => push!(
-                &mut cols.f32s[s as usize],
-                f32::from_le_bytes(cur.array::<4>()?)
-            ),
-            Op::IntToFloatToDouble(s) => {
-                push!(&mut cols.f64s[s as usize], f64::from(cur.int()? as f32))
-            }
-            Op::LongToFloatToDouble(s) => {
-                push!(&mut cols.f64s[s as usize], f64::from(cur.long()? as f32))
-            }
-            Op::FloatToDouble(s) => push!(
-                &mut cols.f64s[s as usize],
-                f64::from(f32::from_le_bytes(cur.array::<4>()?))
-            ),
-            Op::IntToDouble(s) => push!(&mut cols.f64s[s as usize], f64::from(cur.int()?)),
-            Op::LongToDouble(s) => push!(&mut cols.f64s[s as usize], cur.long()? as f64),
-            Op::Double(s) => push!(
-                &mut cols.f64s[s as usize],
-                f64::from_le_bytes(cur.array::<8>()?)
-            ),
-            Op::Bytes(s) => append_bin(&mut cols.bins[s as usize], cur, false)?,
-            Op::Utf8(s) => append_bin(&mut cols.bins[s as usize], cur, strict)?,
-            Op::Fixed { slot, size } => {
-                let b = cur.take(size as usize)?;
-                let c = &mut cols.fixeds[slot as usize];
-                c.data.extend_from_slice(b);
-                c.valid.append_non_null();
-            }
-            Op::Dec128Bytes(s) => {
-                let raw = cur.bytes()?;
-                let v = i128::from_be_bytes(cur.decimal::<16>(raw)?);
-                push!(&mut cols.i128s[s as usize], v);
-            }
-            Op::Dec128Fixed { slot, size } => {
-                let raw = cur.take(size as usize)?;
-                let v = i128::from_be_bytes(cur.decimal::<16>(raw)?);
-                push!(&mut cols.i128s[slot as usize], v);
-            }
-            Op::Dec256Bytes(s) => {
-                let raw = cur.bytes()?;
-                let v = i256::from_be_bytes(cur.decimal::<32>(raw)?);
-                push!(&mut cols.i256s[s as usize], v);
-            }
-            Op::Dec256Fixed { slot, size } => {
-                let raw = cur.take(size as usize)?;
-                let v = i256::from_be_bytes(cur.decimal::<32>(raw)?);
-                push!(&mut cols.i256s[slot as usize], v);
-            }
-            Op::Duration(s) => {
-                let b = cur.array::<12>()?;
-                let word = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-                let v = IntervalMonthDayNano::new(
-                    word(0) as i32,
-                    word(4) as i32,
-                    i64::from(word(8)) * 1_000_000,
-                );
-                push!(&mut cols.intervals[s as usize], v);
-            }
-            Op::Enum { slot, symbols } => {
-                let i = cur.int()?;
-                if i < 0 || i as u32 >= symbols {
-                    return Err(cur.stop(Bad::EnumIndex(i64::from(i), symbols)));
-                }
-                push!(&mut cols.i32s[slot as usize], i);
-            }
-            Op::EnumMap { slot, map } => {
-                let i = cur.int()?;
-                let m = &self.program.enums[map as usize].to_reader;
-                let Some(&r) = usize::try_from(i).ok().and_then(|i| m.get(i)) else {
-                    return Err(cur.stop(Bad::EnumIndex(i64::from(i), m.len() as u32)));
-                };
-                if r < 0 {
-                    return Err(cur.stop(Bad::EnumSymbol(map, i)));
-                }
-                push!(&mut cols.i32s[slot as usize], r);
-            }
-            Op::Struct(s) => cols.structs[s as usize].append_non_null(),
-            Op::Nulls(col) => cols.append_null(self.layout, col as usize),
-            Op::Members { col, member } => {
-                let c = self.layout.column(col as usize);
-                cols.structs[c.slot as usize].append_non_null();
-                for (k, &child) in c.children.iter().enumerate() {
-                    if k != member as usize {
-                        cols.append_null(self.layout, child);
-                    }
-                }
-            }
-            Op::Fail(m) => return Err(cur.stop(Bad::Fail(m))),
-            Op::SkipInt(n) => {
-                for _ in 0..n {
-                    cur.int()?;
-                }
-            }
-            Op::SkipLong(n) => {
-                for _ in 0..n {
-                    cur.varint()?;
-                }
-            }
-            Op::SkipFixed(n) => {
-                cur.take(n as usize)?;
-            }
-            Op::SkipLen(n) => {
-                for _ in 0..n {
-                    cur.bytes()?;
-                }
-            }
+        leaf_or!(self, op, cur, {
             // Steps that run programs are never leaves (`is_leaf`).
             _ => return Err(cur.stop(Bad::Deep)),
-        }
+        });
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn end_list(&mut self, slot: u32, items: u64, cur: &mut Cursor<'_>) -> Step {
         let l = &mut self.columns.lists[slot as usize];
         let last = *l.offsets.last().unwrap_or(&0) as u64;
