@@ -160,6 +160,8 @@ bench:
 FUZZ_TARGETS := segment v2_batch legacy_message decompression index_files control_record \
   values avro_value protobuf_value json_value jni_request
 FUZZ_SECONDS ?= 600
+# -O: optimised (fuzz/Cargo.toml: the smoke pass builds with --dev instead).
+FUZZ_BUILD ?= -O
 
 # libFuzzer over every target, seeded from tests/corpus (FUZZ_SECONDS each; crashes land in
 # fuzz/artifacts, and belong in fuzz/regressions once fixed, which `cargo test` replays).
@@ -167,15 +169,17 @@ fuzz:
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 	fuzz/seed.sh
 	for t in $(FUZZ_TARGETS); do \
-	  cargo +nightly fuzz run $$t -O -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	  cargo +nightly fuzz run $$t $(FUZZ_BUILD) -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
 	    -timeout=10 -max_len=65536 || exit 1; \
 	done
 
-# A short fuzzing pass in CI. It needs nightly Rust (cargo-fuzz instruments with it); where that
-# is missing it says so and skips, as the stable `cargo test` replays saved inputs anyway.
+# A short fuzzing pass in CI, unoptimised (an optimised build alone took 8.5 of CI's minutes):
+# every target over its seeds, then mutated for 10 seconds. It needs nightly Rust (cargo-fuzz
+# instruments with it); where that is missing it says so and skips, as the stable `cargo test`
+# replays saved inputs anyway.
 fuzz-smoke:
 	@if cargo +nightly --version >/dev/null 2>&1; then \
-	  $(MAKE) fuzz FUZZ_SECONDS=10; \
+	  $(MAKE) fuzz FUZZ_SECONDS=10 FUZZ_BUILD=--dev; \
 	else \
 	  echo "fuzz-smoke: no nightly Rust here; skipped (cargo test replays fuzz/regressions)"; \
 	fi
