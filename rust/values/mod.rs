@@ -17,6 +17,7 @@
 //! | `avro_schema.rs` | an Avro schema's JSON parsed: types, names and aliases, fields and defaults |
 //! | `avro_resolve.rs` | the specification's schema resolution, writer to reader, compiled into a program |
 //! | `avro_default.rs` | a field's default encoded once as the Avro bytes a writer would have written |
+//! | `avro_cursor.rs` | one payload's bytes read: varints, lengths checked against the bytes left, decimals widened, and why a payload stopped decoding |
 //! | `avro_program.rs` | the program's steps and the loop that runs them over a payload's bytes; hostile lengths, counts and depths checked |
 //! | `avro_columns.rs` | the column's builders (values, offsets, validity), kept across batches, sized from the last, handed to Arrow |
 //! | `avro_shape.rs` | the column users get from `arrow-avro`'s, and back: Spark's shapes of Avro unions (`member0`, ...; `int`/`long` as `long`); `uuid` read as the `string` or `fixed` it is on |
@@ -36,6 +37,7 @@
 pub mod avro;
 mod avro_columns;
 pub mod avro_compiled;
+mod avro_cursor;
 mod avro_default;
 #[cfg(test)]
 mod avro_differential;
