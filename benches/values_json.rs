@@ -12,18 +12,24 @@
 //! sh benches/json_vs_java.sh DIR                        # against Jackson, json, from_json
 //! ```
 //!
+//! `KAFKALOG_JSON_READ=DIR` decodes DIR/values.bin (4-byte big-endian lengths, each payload
+//! Confluent-framed) with the JSON Schema in DIR/schema.json instead, kafkalog alone;
+//! `KAFKALOG_JSON_WANT=id,price,tags,address.city` builds only those fields, as a Spark query
+//! whose columns are pruned does (`benches/spark_typed.py` writes such a folder:
+//! `python benches/spark_typed.py --json-values DIR`).
+//!
 //! It prints the best of 21 passes (wall and thread CPU seconds, a JSON line, as
 //! `benches/java/JsonBench.java` does over the same `values.bin`) for kafkalog's decoder, the
 //! best of 5 for the oracle it replaced (serde_json and arrow-json, `values/json_oracle.rs`;
 //! `KAFKALOG_JSON_ORACLE=0` leaves it out), then criterion's payloads/s (elements).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use kafkalog::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType};
+use kafkalog::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType, Wanted};
 use kafkalog::values::{json_oracle, json_schema};
 use std::hint::black_box;
 
@@ -122,9 +128,71 @@ fn best_of(
     );
 }
 
+/// `a,b.c` as the fields of a struct asked for (a dot: a field of a nested struct).
+fn wanted(spec: &str) -> Wanted {
+    let mut fields: Vec<(String, Wanted)> = Vec::new();
+    for path in spec.split(',').filter(|p| !p.is_empty()) {
+        let (head, rest) = path.split_once('.').unwrap_or((path, ""));
+        let sub = if rest.is_empty() {
+            Wanted::All
+        } else {
+            wanted(rest)
+        };
+        match fields.iter_mut().find(|(n, _)| n == head) {
+            Some((_, Wanted::Fields(have))) => match sub {
+                Wanted::Fields(more) => have.extend(more),
+                Wanted::All => *have = Vec::new(),
+            },
+            Some(_) => {}
+            None => fields.push((head.to_string(), sub)),
+        }
+    }
+    Wanted::Fields(fields)
+}
+
+/// The `KAFKALOG_JSON_READ` run: `dir`'s payloads and schema, kafkalog's decoder alone.
+fn read_folder(dir: &Path) {
+    let schema = std::fs::read_to_string(dir.join("schema.json")).expect("schema.json");
+    let data = std::fs::read(dir.join("values.bin")).expect("values.bin");
+    let mut payloads = Vec::new();
+    let mut at = 0;
+    while at + 4 <= data.len() {
+        let n = u32::from_be_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+        let v = &data[at + 4..at + 4 + n];
+        payloads.push(Some(Payload {
+            bytes: &v[5..],
+            schema_id: Some(i64::from(u32::from_be_bytes(v[1..5].try_into().unwrap()))),
+            message_indexes: &[],
+        }));
+        at += 4 + n;
+    }
+    let reader = SchemaText::new(SchemaType::Json, &schema);
+    let writers = Arc::new(HashMap::<i64, Arc<SchemaText>>::from([(
+        1,
+        Arc::new(reader.clone()),
+    )]));
+    let decoder = match std::env::var("KAFKALOG_JSON_WANT") {
+        Ok(spec) => json_schema::pruned_decoder(&reader, writers, &wanted(&spec)),
+        Err(_) => json_schema::decoder(&reader, writers),
+    }
+    .expect("the schema compiles");
+    let check = decoder.decode(&payloads[..1000]).expect("decodes");
+    assert!(
+        check.errors.iter().all(Option::is_none),
+        "{:?}",
+        check.errors
+    );
+    let rounds = std::env::var("KAFKALOG_JSON_ROUNDS").map_or(21, |r| r.parse().expect("a count"));
+    best_of("kafkalog", decoder.as_ref(), &payloads, rounds);
+}
+
 fn benches(c: &mut Criterion) {
     // mimalloc tuned as the Python extension tunes it when it loads.
     kafkalog::tune_allocator();
+    if let Some(dir) = std::env::var_os("KAFKALOG_JSON_READ") {
+        read_folder(Path::new(&dir));
+        return;
+    }
     let values = framed_payloads();
     if let Some(dir) = std::env::var_os("KAFKALOG_JSON_VALUES").map(PathBuf::from) {
         std::fs::create_dir_all(&dir).expect("the values folder");

@@ -24,6 +24,7 @@ use arrow_schema::{DataType, FieldRef, Fields};
 use num_traits::NumCast;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::values::decoder::Wanted;
 use crate::values::json_scan::{syntax, Canonical, Cursor, Fault, Key, Number, Unescaped};
 use crate::values::json_schema_arrow::Shape;
 
@@ -43,9 +44,11 @@ enum Kind {
 /// One Arrow array of the column.
 struct Node {
     kind: Kind,
-    /// Struct: its fields are `fields[first..first + count]`. List: the item's node.
+    /// Struct: its fields are `fields[first..first + count]`, then the properties skipped up
+    /// to `fields[first + all]`. List: the item's node.
     first: u32,
     count: u32,
+    all: u32,
     /// Struct: open addressing by key hash, each slot a field index + 1 (0: empty).
     table: Box<[u32]>,
     /// Struct: the Arrow fields; List: the item field.
@@ -57,8 +60,14 @@ struct FieldPlan {
     name: Box<[u8]>,
     /// The name's first 8 bytes (zero padded), compared before the rest.
     word: u64,
+    /// Its node, or [`SKIP`] for a property not built.
     node: u32,
+    /// The name has no `"`, `\` or control character: a key is it when its bytes are.
+    plain: bool,
 }
+
+/// The node of a property skipped (its value checked as JSON, not built).
+const SKIP: u32 = u32::MAX;
 
 /// The column's type compiled into nodes, the root first.
 pub struct Plan {
@@ -101,14 +110,16 @@ fn hash(len: usize, word: u64) -> u32 {
 }
 
 impl Plan {
-    /// The plan of `shape`.
-    pub fn new(shape: &Shape) -> Plan {
+    /// The plan of `shape`, building the parts `wanted` asks for (as [`Shape::pruned`] keeps
+    /// them). The properties left out stay in their struct's table, marked to be skipped, so
+    /// that the key order learned from one object to the next runs through them too.
+    pub fn new(shape: &Shape, wanted: &Wanted) -> Plan {
         let mut plan = Plan {
             nodes: Vec::new(),
             fields: Vec::new(),
-            data_type: shape.data_type(),
+            data_type: shape.pruned(wanted).data_type(),
         };
-        plan.add(shape);
+        plan.add(shape, wanted);
         plan
     }
 
@@ -117,7 +128,7 @@ impl Plan {
         &self.data_type
     }
 
-    fn add(&mut self, shape: &Shape) -> u32 {
+    fn add(&mut self, shape: &Shape, wanted: &Wanted) -> u32 {
         let id = self.nodes.len() as u32;
         let kind = match shape {
             Shape::Int64 => Kind::Int64,
@@ -134,27 +145,51 @@ impl Plan {
             kind,
             first: 0,
             count: 0,
+            all: 0,
             table: Box::new([]),
             fields: Fields::empty(),
             item: None,
         });
         match shape {
             Shape::Struct(members) => {
+                let kept = shape.pruned(wanted);
+                let Shape::Struct(kept_members) = &kept else {
+                    unreachable!("a struct pruned is a struct")
+                };
+                // The kept members first (in the column's order), then the skipped ones.
+                let mut order: Vec<(&String, &Shape, Option<&Wanted>)> = Vec::new();
+                for (name, _) in kept_members {
+                    let (_, member) = members.iter().find(|(n, _)| n == name).expect("kept");
+                    let sub = if kept_members.len() == members.len() {
+                        wanted.field(name).unwrap_or(&Wanted::All)
+                    } else {
+                        wanted.field(name).expect("kept")
+                    };
+                    order.push((name, member, Some(sub)));
+                }
+                for (name, member) in members {
+                    if !kept_members.iter().any(|(n, _)| n == name) {
+                        order.push((name, member, None));
+                    }
+                }
                 let first = self.fields.len();
-                for (name, _) in members {
+                for (name, _, _) in &order {
                     self.fields.push(FieldPlan {
                         name: name.as_bytes().into(),
                         word: head(name.as_bytes()),
-                        node: 0,
+                        node: SKIP,
+                        plain: !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20),
                     });
                 }
-                for (i, (_, member)) in members.iter().enumerate() {
-                    let child = self.add(member);
-                    self.fields[first + i].node = child;
+                for (i, (_, member, sub)) in order.iter().enumerate() {
+                    if let Some(sub) = sub {
+                        let child = self.add(member, sub);
+                        self.fields[first + i].node = child;
+                    }
                 }
-                let size = (members.len() * 2).next_power_of_two().max(4);
+                let size = (order.len() * 2).next_power_of_two().max(4);
                 let mut table = vec![0u32; size].into_boxed_slice();
-                for (i, (name, _)) in members.iter().enumerate() {
+                for (i, (name, _, _)) in order.iter().enumerate() {
                     let key = name.as_bytes();
                     let mut slot = hash(key.len(), head(key)) as usize & (size - 1);
                     while table[slot] != 0 {
@@ -162,18 +197,19 @@ impl Plan {
                     }
                     table[slot] = i as u32 + 1;
                 }
-                let DataType::Struct(fields) = shape.data_type() else {
+                let DataType::Struct(fields) = kept.data_type() else {
                     unreachable!("a struct shape has a struct type")
                 };
                 let node = &mut self.nodes[id as usize];
                 node.first = first as u32;
-                node.count = members.len() as u32;
+                node.count = kept_members.len() as u32;
+                node.all = order.len() as u32;
                 node.table = table;
                 node.fields = fields;
             }
             Shape::List(item) => {
-                let child = self.add(item);
-                let DataType::List(field) = shape.data_type() else {
+                let child = self.add(item, wanted);
+                let DataType::List(field) = shape.pruned(wanted).data_type() else {
                     unreachable!("a list shape has a list type")
                 };
                 let node = &mut self.nodes[id as usize];
@@ -195,7 +231,7 @@ impl Plan {
                 && f.name.len() == key.len()
                 && (key.len() <= 8 || f.name[8..] == key[8..])
         };
-        if hint < node.count as usize && same(&self.fields[first + hint]) {
+        if hint < node.all as usize && same(&self.fields[first + hint]) {
             return Some(hint);
         }
         let mask = node.table.len() - 1;
@@ -210,6 +246,24 @@ impl Plan {
             }
             slot = (slot + 1) & mask;
         }
+    }
+
+    /// Where the key at `pos` (its opening quote) ends, past its closing quote, when it is
+    /// the name of struct `node`'s `hint`-th field byte for byte: a name with no `"`, `\` or
+    /// control character is the key exactly when its bytes and a quote follow the opening one.
+    #[inline(always)]
+    fn key_at(&self, node: &Node, hint: usize, buf: &[u8], pos: usize) -> Option<usize> {
+        if hint >= node.all as usize {
+            return None;
+        }
+        let f = &self.fields[node.first as usize + hint];
+        let len = f.name.len();
+        let end = pos + 1 + len;
+        if !f.plain || buf.get(end) != Some(&b'"') {
+            return None;
+        }
+        let head = head_at(buf, pos + 1, end);
+        (head == f.word && (len <= 8 || buf[pos + 9..end] == f.name[8..])).then_some(end + 1)
     }
 
     fn label(&self, field: usize) -> String {
@@ -309,7 +363,7 @@ impl State {
                 // At first, the next declared field.
                 let mut next = vec![0; plan.fields.len()];
                 for node in plan.nodes.iter().filter(|n| n.kind == Kind::Struct) {
-                    for i in 0..node.count {
+                    for i in 0..node.all {
                         next[(node.first + i) as usize] = i + 1;
                     }
                 }
@@ -608,9 +662,15 @@ impl State {
                 if cur.peek_value() != b'"' {
                     return Err(syntax("expected a key", cur.pos));
                 }
-                let found = match cur.key(&mut self.key)? {
-                    Key::Payload(a, b) => plan.find(node, &buf[a..b], head_at(buf, a, b), hint),
-                    Key::Scratch => plan.find(node, &self.key, head(&self.key), hint),
+                let found = if let Some(end) = plan.key_at(node, hint, buf, cur.pos) {
+                    // The key expected next, as it is in the payload.
+                    cur.pos = end;
+                    Some(hint)
+                } else {
+                    match cur.key(&mut self.key)? {
+                        Key::Payload(a, b) => plan.find(node, &buf[a..b], head_at(buf, a, b), hint),
+                        Key::Scratch => plan.find(node, &self.key, head(&self.key), hint),
+                    }
                 };
                 cur.expect(b':', "expected ':'")?;
                 match found {
@@ -623,6 +683,20 @@ impl State {
                         }
                         previous = Some(field);
                         hint = self.next[field] as usize;
+                        if f >= count {
+                            cur.skip_value(&mut self.stack)?;
+                            match cur.peek_value() {
+                                b',' => {
+                                    cur.pos += 1;
+                                    continue;
+                                }
+                                b'}' => {
+                                    cur.pos += 1;
+                                    break;
+                                }
+                                _ => return Err(syntax("expected ',' or '}'", cur.pos)),
+                            }
+                        }
                         let child = plan.fields[field].node as usize;
                         if self.seen[field] == generation {
                             // A key given twice: the last value counts, as in serde_json,
@@ -645,7 +719,7 @@ impl State {
                             unfit.push((field, why));
                         }
                     }
-                    None => cur.skip(&mut self.stack)?,
+                    None => cur.skip_value(&mut self.stack)?,
                 }
                 match cur.peek_value() {
                     b',' => cur.pos += 1,

@@ -540,6 +540,19 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    /// [`Self::skip`], a string, number or literal handled inline.
+    #[inline(always)]
+    pub fn skip_value(&mut self, stack: &mut Vec<u8>) -> Result<(), Fault> {
+        match self.peek_value() {
+            b'"' => self.string(&mut Discard),
+            b'-' | b'0'..=b'9' => self.skip_number(),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            _ => self.skip(stack),
+        }
+    }
+
     /// Skips one value (any depth, without recursion: `stack` holds the open containers),
     /// checking it as the grammar requires.
     pub fn skip(&mut self, stack: &mut Vec<u8>) -> Result<(), Fault> {

@@ -34,7 +34,7 @@ pub fn decoder(
     writers: Arc<dyn WriterSchemas>,
 ) -> Result<Arc<dyn PayloadDecoder>> {
     let shape = shape(reader)?;
-    Ok(Arc::new(JsonDecoder::new(&shape, writers)))
+    Ok(Arc::new(JsonDecoder::new(&shape, &Wanted::All, writers)))
 }
 
 /// [`decoder`] building only the properties `wanted` asks for (at least; see [`Wanted`]):
@@ -44,8 +44,8 @@ pub fn pruned_decoder(
     writers: Arc<dyn WriterSchemas>,
     wanted: &Wanted,
 ) -> Result<Arc<dyn PayloadDecoder>> {
-    let shape = shape(reader)?.pruned(wanted);
-    Ok(Arc::new(JsonDecoder::new(&shape, writers)))
+    let shape = shape(reader)?;
+    Ok(Arc::new(JsonDecoder::new(&shape, wanted, writers)))
 }
 
 /// The shape (Arrow type, JSON-text parts) of a reader schema.
@@ -75,9 +75,9 @@ struct JsonDecoder {
 }
 
 impl JsonDecoder {
-    fn new(shape: &Shape, writers: Arc<dyn WriterSchemas>) -> JsonDecoder {
+    fn new(shape: &Shape, wanted: &Wanted, writers: Arc<dyn WriterSchemas>) -> JsonDecoder {
         JsonDecoder {
-            plan: Plan::new(shape),
+            plan: Plan::new(shape, wanted),
             writers,
             ids: Mutex::new(HashMap::new()),
             states: Mutex::new(Vec::new()),
@@ -226,7 +226,8 @@ pub fn fuzz_compare(payloads: &[Option<Payload<'_>>]) {
                 let reader = SchemaText::new(SchemaType::Json, *text);
                 let shape = shape(&reader).expect("the fuzz schema compiles");
                 let writers = Arc::new(HashMap::<i64, Arc<SchemaText>>::new());
-                let ours: Arc<dyn PayloadDecoder> = Arc::new(JsonDecoder::new(&shape, writers));
+                let ours: Arc<dyn PayloadDecoder> =
+                    Arc::new(JsonDecoder::new(&shape, &Wanted::All, writers));
                 let oracle =
                     crate::values::json_oracle::decoder(&shape).expect("the oracle builds");
                 (ours, oracle, by_value(&shape))

@@ -345,6 +345,77 @@ fn duplicate_keys_and_unknown_properties() {
     assert_eq!(errors[2..], [None, None, None, None]);
 }
 
+/// A pruned decoder keeps the properties it skips in its tables: keys in a changing order,
+/// skipped and kept keys given twice, keys written with escapes or cut short, and values of
+/// any type under a skipped property (not checked against its type) read as the whole decoder
+/// reads them.
+#[test]
+fn a_pruned_decoder_follows_keys_in_any_order() {
+    let schema = json_schema(
+        r#"{"type": "object", "properties": {"id": {"type": "integer"},
+            "name": {"type": "string"}, "a_long_name": {"type": "integer"},
+            "geo": {"type": "object", "properties": {"lat": {"type": "number"},
+                "lon": {"type": "number"}}},
+            "tags": {"type": "array", "items": {"type": "string"}}}}"#,
+        vec![],
+    );
+    let wanted = Wanted::Fields(vec![
+        ("id".into(), Wanted::All),
+        ("a_long_name".into(), Wanted::All),
+        (
+            "geo".into(),
+            Wanted::Fields(vec![("lon".into(), Wanted::All)]),
+        ),
+    ]);
+    let docs: [&[u8]; 9] = [
+        br#"{"id": 1, "name": "a", "a_long_name": 10, "geo": {"lat": 1.5, "lon": 2.5}, "tags": []}"#,
+        br#"{"id": 2, "name": "b", "a_long_name": 20, "geo": {"lat": 1.5, "lon": 3.5}, "tags": ["x"]}"#,
+        br#"{"tags": ["y"], "geo": {"lon": 4.5, "lat": 0}, "a_long_name": 30, "name": "c", "id": 3}"#,
+        br#"{"id": 4, "name": {"not": ["a string"]}, "name": 5, "a_long_name": 40}"#,
+        br#"{"id": 5, "a_long_name": 50, "geo": {"lon": 5.5}}"#,
+        br#"{"id": 6, "a_long_nam": 1, "a_long_name_": 2, "a_long_name": 60, "id": 7}"#,
+        br#"{"id": 8, "name": "unclosed, "a_long_name": 80}"#,
+        br#"{"id": 9, "name": tru, "a_long_name": 90}"#,
+        br#"{"id": 10, "geo": {"lat": "x", "lon": 10.5, "lon": 11.5}, "tags": "not a list"}"#,
+    ];
+    let payloads: Vec<Option<Payload<'_>>> = docs.iter().map(|d| payload(d)).collect();
+    let whole = decoder(&schema, no_writers())
+        .unwrap()
+        .decode(&payloads)
+        .unwrap();
+    let pruned = pruned_decoder(&schema, no_writers(), &wanted)
+        .unwrap()
+        .decode(&payloads)
+        .unwrap();
+    pruned.array.to_data().validate_full().unwrap();
+    let got: Vec<Json> = (0..docs.len())
+        .map(|i| to_json(pruned.array.as_ref(), i))
+        .collect();
+    let row = |id: i64, long: i64, lon: Option<f64>| json!({"id": id, "a_long_name": long, "geo": lon.map(|l| json!({"lon": l}))});
+    assert_eq!(got[0], row(1, 10, Some(2.5)));
+    assert_eq!(got[1], row(2, 20, Some(3.5)));
+    assert_eq!(got[2], row(3, 30, Some(4.5)));
+    assert_eq!(got[3], row(4, 40, None));
+    assert_eq!(got[4], row(5, 50, Some(5.5)));
+    assert_eq!(got[5], row(7, 60, None));
+    assert_eq!(
+        got[8],
+        json!({"id": 10, "a_long_name": null, "geo": {"lon": 11.5}})
+    );
+    // Not JSON: an error whatever is kept, at the same byte as the whole decoder's.
+    for i in [6, 7] {
+        assert_eq!(got[i], Json::Null);
+        assert!(pruned.errors[i].as_deref().unwrap().starts_with("not JSON"));
+        assert_eq!(pruned.errors[i], whole.errors[i]);
+    }
+    // Left out, a property is not checked against its type (the whole decoder refuses these).
+    assert!(whole.errors[8].is_some());
+    assert!(pruned.errors[..6]
+        .iter()
+        .chain(&pruned.errors[8..])
+        .all(Option::is_none));
+}
+
 /// JSON text is serde_json's: nesting deeper than 127 containers in all is refused there, as
 /// serde_json refuses it.
 #[test]
