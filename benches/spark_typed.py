@@ -276,3 +276,27 @@ def make_topics(root: Path, n: int, partitions: int = 2) -> dict[str, Path]:
     _topic(js, "events", [json_value(r) for r in records], partitions)
     out["json"] = js
     return out
+
+
+def write_json_values(out: Path, n: int = 200_000) -> None:
+    """``n`` JSON events, framed, as ``benches/values_json.rs`` reads a folder
+    (``KAFKALOG_JSON_READ``): ``values.bin`` (each payload after its 4-byte big-endian
+    length) and ``schema.json``."""
+    rng = random.Random(26)
+    out.mkdir(parents=True, exist_ok=True)
+    data = bytearray()
+    for i in range(n):
+        value = json_value(bench_values.record(rng, i, bench_values.is_v2(i, n, False)))
+        data += len(value).to_bytes(4, "big") + value
+    (out / "values.bin").write_bytes(bytes(data))
+    (out / "schema.json").write_text(json.dumps(JSON_SCHEMA))
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Writes the JSON events for values_json.rs.")
+    parser.add_argument("--json-values", type=Path, required=True, metavar="DIR")
+    parser.add_argument("--count", type=int, default=200_000)
+    args = parser.parse_args()
+    write_json_values(args.json_values, args.count)
