@@ -20,256 +20,11 @@ use arrow_array::{
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_cast::parse::Parser;
-use arrow_schema::{DataType, FieldRef, Fields};
 use num_traits::NumCast;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::values::decoder::Wanted;
+use crate::values::json_plan::{head, head_at, Kind, Plan, SKIP};
 use crate::values::json_scan::{syntax, Canonical, Cursor, Fault, Key, Number, Unescaped};
-use crate::values::json_schema_arrow::Shape;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Int64,
-    Float64,
-    Boolean,
-    Utf8,
-    Timestamp,
-    Date32,
-    Text,
-    Struct,
-    List,
-}
-
-/// One Arrow array of the column.
-struct Node {
-    kind: Kind,
-    /// Struct: its fields are `fields[first..first + count]`, then the properties skipped up
-    /// to `fields[first + all]`. List: the item's node.
-    first: u32,
-    count: u32,
-    all: u32,
-    /// Struct: open addressing by key hash, each slot a field index + 1 (0: empty).
-    table: Box<[u32]>,
-    /// Struct: the Arrow fields; List: the item field.
-    fields: Fields,
-    item: Option<FieldRef>,
-}
-
-struct FieldPlan {
-    name: Box<[u8]>,
-    /// The name's first 8 bytes (zero padded), compared before the rest.
-    word: u64,
-    /// Its node, or [`SKIP`] for a property not built.
-    node: u32,
-    /// The name has no `"`, `\` or control character: a key is it when its bytes are.
-    plain: bool,
-}
-
-/// The node of a property skipped (its value checked as JSON, not built).
-const SKIP: u32 = u32::MAX;
-
-/// The column's type compiled into nodes, the root first.
-pub struct Plan {
-    nodes: Vec<Node>,
-    fields: Vec<FieldPlan>,
-    data_type: DataType,
-}
-
-/// A key's first 8 bytes, zero padded.
-#[inline(always)]
-fn head(key: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = key.len().min(8);
-    b[..n].copy_from_slice(&key[..n]);
-    u64::from_le_bytes(b)
-}
-
-/// The first 8 bytes of `buf[start..end]`, zero padded, read as one word when the payload
-/// has 8 bytes there (a key is always followed by its quote and more).
-#[inline(always)]
-fn head_at(buf: &[u8], start: usize, end: usize) -> u64 {
-    let len = end - start;
-    match buf.get(start..start + 8) {
-        Some(w) => {
-            let w = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
-            if len >= 8 {
-                w
-            } else {
-                w & ((1u64 << (len * 8)) - 1)
-            }
-        }
-        None => head(&buf[start..end]),
-    }
-}
-
-/// A key's hash for the field tables, from its length and first 8 bytes.
-#[inline(always)]
-fn hash(len: usize, word: u64) -> u32 {
-    ((word ^ (len as u64).rotate_left(56)).wrapping_mul(0x517c_c1b7_2722_0a95) >> 32) as u32
-}
-
-impl Plan {
-    /// The plan of `shape`, building the parts `wanted` asks for (as [`Shape::pruned`] keeps
-    /// them). The properties left out stay in their struct's table, marked to be skipped, so
-    /// that the key order learned from one object to the next runs through them too.
-    pub fn new(shape: &Shape, wanted: &Wanted) -> Plan {
-        let mut plan = Plan {
-            nodes: Vec::new(),
-            fields: Vec::new(),
-            data_type: shape.pruned(wanted).data_type(),
-        };
-        plan.add(shape, wanted);
-        plan
-    }
-
-    /// The column's Arrow type.
-    pub fn data_type(&self) -> &DataType {
-        &self.data_type
-    }
-
-    fn add(&mut self, shape: &Shape, wanted: &Wanted) -> u32 {
-        let id = self.nodes.len() as u32;
-        let kind = match shape {
-            Shape::Int64 => Kind::Int64,
-            Shape::Float64 => Kind::Float64,
-            Shape::Boolean => Kind::Boolean,
-            Shape::Utf8 => Kind::Utf8,
-            Shape::Timestamp => Kind::Timestamp,
-            Shape::Date32 => Kind::Date32,
-            Shape::Text => Kind::Text,
-            Shape::Struct(_) => Kind::Struct,
-            Shape::List(_) => Kind::List,
-        };
-        self.nodes.push(Node {
-            kind,
-            first: 0,
-            count: 0,
-            all: 0,
-            table: Box::new([]),
-            fields: Fields::empty(),
-            item: None,
-        });
-        match shape {
-            Shape::Struct(members) => {
-                let kept = shape.pruned(wanted);
-                let Shape::Struct(kept_members) = &kept else {
-                    unreachable!("a struct pruned is a struct")
-                };
-                // The kept members first (in the column's order), then the skipped ones.
-                let mut order: Vec<(&String, &Shape, Option<&Wanted>)> = Vec::new();
-                for (name, _) in kept_members {
-                    let (_, member) = members.iter().find(|(n, _)| n == name).expect("kept");
-                    let sub = if kept_members.len() == members.len() {
-                        wanted.field(name).unwrap_or(&Wanted::All)
-                    } else {
-                        wanted.field(name).expect("kept")
-                    };
-                    order.push((name, member, Some(sub)));
-                }
-                for (name, member) in members {
-                    if !kept_members.iter().any(|(n, _)| n == name) {
-                        order.push((name, member, None));
-                    }
-                }
-                let first = self.fields.len();
-                for (name, _, _) in &order {
-                    self.fields.push(FieldPlan {
-                        name: name.as_bytes().into(),
-                        word: head(name.as_bytes()),
-                        node: SKIP,
-                        plain: !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20),
-                    });
-                }
-                for (i, (_, member, sub)) in order.iter().enumerate() {
-                    if let Some(sub) = sub {
-                        let child = self.add(member, sub);
-                        self.fields[first + i].node = child;
-                    }
-                }
-                let size = (order.len() * 2).next_power_of_two().max(4);
-                let mut table = vec![0u32; size].into_boxed_slice();
-                for (i, (name, _, _)) in order.iter().enumerate() {
-                    let key = name.as_bytes();
-                    let mut slot = hash(key.len(), head(key)) as usize & (size - 1);
-                    while table[slot] != 0 {
-                        slot = (slot + 1) & (size - 1);
-                    }
-                    table[slot] = i as u32 + 1;
-                }
-                let DataType::Struct(fields) = kept.data_type() else {
-                    unreachable!("a struct shape has a struct type")
-                };
-                let node = &mut self.nodes[id as usize];
-                node.first = first as u32;
-                node.count = kept_members.len() as u32;
-                node.all = order.len() as u32;
-                node.table = table;
-                node.fields = fields;
-            }
-            Shape::List(item) => {
-                let child = self.add(item, wanted);
-                let DataType::List(field) = shape.pruned(wanted).data_type() else {
-                    unreachable!("a list shape has a list type")
-                };
-                let node = &mut self.nodes[id as usize];
-                node.first = child;
-                node.item = Some(field);
-            }
-            _ => {}
-        }
-        id
-    }
-
-    /// The field of struct `node` named `key` (whose first 8 bytes are `word`): the `hint`-th
-    /// first (the field that followed the last one in the previous object), then by hash.
-    #[inline(always)]
-    fn find(&self, node: &Node, key: &[u8], word: u64, hint: usize) -> Option<usize> {
-        let first = node.first as usize;
-        let same = |f: &FieldPlan| {
-            f.word == word
-                && f.name.len() == key.len()
-                && (key.len() <= 8 || f.name[8..] == key[8..])
-        };
-        if hint < node.all as usize && same(&self.fields[first + hint]) {
-            return Some(hint);
-        }
-        let mask = node.table.len() - 1;
-        let mut slot = hash(key.len(), word) as usize & mask;
-        loop {
-            let f = *node.table.get(slot)? as usize;
-            if f == 0 {
-                return None;
-            }
-            if same(&self.fields[first + f - 1]) {
-                return Some(f - 1);
-            }
-            slot = (slot + 1) & mask;
-        }
-    }
-
-    /// Where the key at `pos` (its opening quote) ends, past its closing quote, when it is
-    /// the name of struct `node`'s `hint`-th field byte for byte: a name with no `"`, `\` or
-    /// control character is the key exactly when its bytes and a quote follow the opening one.
-    #[inline(always)]
-    fn key_at(&self, node: &Node, hint: usize, buf: &[u8], pos: usize) -> Option<usize> {
-        if hint >= node.all as usize {
-            return None;
-        }
-        let f = &self.fields[node.first as usize + hint];
-        let len = f.name.len();
-        let end = pos + 1 + len;
-        if !f.plain || buf.get(end) != Some(&b'"') {
-            return None;
-        }
-        let head = head_at(buf, pos + 1, end);
-        (head == f.word && (len <= 8 || buf[pos + 9..end] == f.name[8..])).then_some(end + 1)
-    }
-
-    fn label(&self, field: usize) -> String {
-        String::from_utf8_lossy(&self.fields[field].name).into_owned()
-    }
-}
 
 /// The builders of one node. Only the vectors of the node's kind are used.
 #[derive(Default)]
@@ -362,7 +117,8 @@ impl State {
             next: {
                 // At first, the next declared field.
                 let mut next = vec![0; plan.fields.len()];
-                for node in plan.nodes.iter().filter(|n| n.kind == Kind::Struct) {
+                let structs = plan.nodes.iter();
+                for node in structs.filter(|n| matches!(n.kind, Kind::Struct | Kind::Skip)) {
                     for i in 0..node.all {
                         next[(node.first + i) as usize] = i + 1;
                     }
@@ -408,7 +164,7 @@ impl State {
                     column.bytes.reserve(bytes);
                 }
                 Kind::List => column.offsets.reserve(values),
-                Kind::Struct => {}
+                Kind::Struct | Kind::Skip => {}
             }
         }
     }
@@ -605,6 +361,7 @@ impl State {
                 column.offsets.push(column.bytes.len() as i32);
                 column.valid.push(true);
             }
+            Kind::Skip => self.skip(plan, cur, id as u32)?,
             Kind::Struct => {
                 if first != b'{' {
                     return Err(mismatch("an object", first));
@@ -684,7 +441,7 @@ impl State {
                         previous = Some(field);
                         hint = self.next[field] as usize;
                         if f >= count {
-                            cur.skip_value(&mut self.stack)?;
+                            self.skip(plan, cur, plan.fields[field].node)?;
                             match cur.peek_value() {
                                 b',' => {
                                     cur.pos += 1;
@@ -745,6 +502,76 @@ impl State {
         Ok(())
     }
 
+    /// Skips the value of a property not built: an object by its [`Kind::Skip`] node `node`
+    /// where it has one (its keys found in place, the order learned), anything else as JSON.
+    #[inline(always)]
+    fn skip(
+        &mut self,
+        plan: &Plan,
+        cur: &mut Cursor<'_>,
+        node: u32,
+    ) -> std::result::Result<(), Fault> {
+        if node != SKIP && cur.peek_value() == b'{' {
+            self.skip_object(plan, cur, node as usize)
+        } else {
+            cur.skip_value(&mut self.stack)
+        }
+    }
+
+    /// An object under a property not built, checked as JSON (as [`Cursor::skip`] checks it).
+    fn skip_object(
+        &mut self,
+        plan: &Plan,
+        cur: &mut Cursor<'_>,
+        id: usize,
+    ) -> std::result::Result<(), Fault> {
+        cur.pos += 1;
+        if cur.peek_value() == b'}' {
+            cur.pos += 1;
+            return Ok(());
+        }
+        let buf = cur.buf;
+        let node = &plan.nodes[id];
+        let first = node.first as usize;
+        let mut hint = self.first[id] as usize;
+        let mut previous: Option<usize> = None;
+        loop {
+            if cur.peek_value() != b'"' {
+                return Err(syntax("expected a key", cur.pos));
+            }
+            let found = if let Some(end) = plan.key_at(node, hint, buf, cur.pos) {
+                cur.pos = end;
+                Some(hint)
+            } else {
+                match cur.key(&mut self.key)? {
+                    Key::Payload(a, b) => plan.find(node, &buf[a..b], head_at(buf, a, b), hint),
+                    Key::Scratch => plan.find(node, &self.key, head(&self.key), hint),
+                }
+            };
+            cur.expect(b':', "expected ':'")?;
+            match found {
+                Some(f) => {
+                    match previous {
+                        None => self.first[id] = f as u32,
+                        Some(p) => self.next[p] = f as u32,
+                    }
+                    previous = Some(first + f);
+                    hint = self.next[first + f] as usize;
+                    self.skip(plan, cur, plan.fields[first + f].node)?;
+                }
+                None => cur.skip_value(&mut self.stack)?,
+            }
+            match cur.peek_value() {
+                b',' => cur.pos += 1,
+                b'}' => {
+                    cur.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(syntax("expected ',' or '}'", cur.pos)),
+            }
+        }
+    }
+
     fn list(
         &mut self,
         plan: &Plan,
@@ -800,6 +627,7 @@ impl State {
                     self.null(plan, plan.fields[field].node as usize);
                 }
             }
+            Kind::Skip => {}
         }
     }
 
@@ -831,6 +659,7 @@ impl State {
                     self.truncate(plan, plan.fields[field].node as usize, len);
                 }
             }
+            Kind::Skip => {}
         }
     }
 
@@ -887,6 +716,9 @@ impl State {
                     Error::new(ErrorKind::Internal, "a list node without its field")
                 })?;
                 Arc::new(ListArray::try_new(field, offsets, values, nulls).map_err(internal)?)
+            }
+            Kind::Skip => {
+                return Err(Error::new(ErrorKind::Internal, "a skipped object built"));
             }
             Kind::Struct => {
                 let mut children = Vec::with_capacity(node.count as usize);

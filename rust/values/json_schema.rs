@@ -24,7 +24,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::values::decoder::{
     Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, WriterSchemas,
 };
-use crate::values::json_decode::{Plan, State};
+use crate::values::json_decode::State;
+use crate::values::json_plan::Plan;
 use crate::values::json_schema_arrow::{Deriver, Shape};
 
 /// A decoder of JSON Schema payloads into the type `reader` describes; `writers` says which
