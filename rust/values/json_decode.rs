@@ -23,7 +23,7 @@ use arrow_cast::parse::Parser;
 use num_traits::NumCast;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::values::json_plan::{head, head_at, Kind, Plan, SKIP};
+use crate::values::json_plan::{head, head_at, Kind, Node, Plan, SKIP};
 use crate::values::json_scan::{syntax, Canonical, Cursor, Fault, Key, Number, Unescaped};
 
 /// The builders of one node. Only the vectors of the node's kind are used.
@@ -397,7 +397,6 @@ impl State {
         id: usize,
     ) -> std::result::Result<(), Fault> {
         cur.pos += 1;
-        let buf = cur.buf;
         let node = &plan.nodes[id];
         let (first, count) = (node.first as usize, node.count as usize);
         let row = self.columns[id].valid.len();
@@ -416,43 +415,16 @@ impl State {
             cur.pos += 1;
         } else {
             loop {
-                if cur.peek_value() != b'"' {
-                    return Err(syntax("expected a key", cur.pos));
-                }
-                let found = if let Some(end) = plan.key_at(node, hint, buf, cur.pos) {
-                    // The key expected next, as it is in the payload.
-                    cur.pos = end;
-                    Some(hint)
-                } else {
-                    match cur.key(&mut self.key)? {
-                        Key::Payload(a, b) => plan.find(node, &buf[a..b], head_at(buf, a, b), hint),
-                        Key::Scratch => plan.find(node, &self.key, head(&self.key), hint),
-                    }
-                };
-                cur.expect(b':', "expected ':'")?;
-                match found {
+                match self.member(plan, cur, node, hint)? {
                     Some(f) => {
                         let field = first + f;
-                        // Learn the order of the keys: the next object likely has the same.
-                        match previous {
-                            None => self.first[id] = f as u32,
-                            Some(p) => self.next[p] = f as u32,
-                        }
-                        previous = Some(field);
-                        hint = self.next[field] as usize;
+                        hint = self.learn(id, &mut previous, field, f);
                         if f >= count {
                             self.skip(plan, cur, plan.fields[field].node)?;
-                            match cur.peek_value() {
-                                b',' => {
-                                    cur.pos += 1;
-                                    continue;
-                                }
-                                b'}' => {
-                                    cur.pos += 1;
-                                    break;
-                                }
-                                _ => return Err(syntax("expected ',' or '}'", cur.pos)),
+                            if cur.next_member()? {
+                                continue;
                             }
+                            break;
                         }
                         let child = plan.fields[field].node as usize;
                         if self.seen[field] == generation {
@@ -478,13 +450,8 @@ impl State {
                     }
                     None => cur.skip_value(&mut self.stack)?,
                 }
-                match cur.peek_value() {
-                    b',' => cur.pos += 1,
-                    b'}' => {
-                        cur.pos += 1;
-                        break;
-                    }
-                    _ => return Err(syntax("expected ',' or '}'", cur.pos)),
+                if !cur.next_member()? {
+                    break;
                 }
             }
         }
@@ -530,46 +497,62 @@ impl State {
             cur.pos += 1;
             return Ok(());
         }
-        let buf = cur.buf;
         let node = &plan.nodes[id];
         let first = node.first as usize;
         let mut hint = self.first[id] as usize;
         let mut previous: Option<usize> = None;
         loop {
-            if cur.peek_value() != b'"' {
-                return Err(syntax("expected a key", cur.pos));
-            }
-            let found = if let Some(end) = plan.key_at(node, hint, buf, cur.pos) {
-                cur.pos = end;
-                Some(hint)
-            } else {
-                match cur.key(&mut self.key)? {
-                    Key::Payload(a, b) => plan.find(node, &buf[a..b], head_at(buf, a, b), hint),
-                    Key::Scratch => plan.find(node, &self.key, head(&self.key), hint),
-                }
-            };
-            cur.expect(b':', "expected ':'")?;
-            match found {
+            match self.member(plan, cur, node, hint)? {
                 Some(f) => {
-                    match previous {
-                        None => self.first[id] = f as u32,
-                        Some(p) => self.next[p] = f as u32,
-                    }
-                    previous = Some(first + f);
-                    hint = self.next[first + f] as usize;
+                    hint = self.learn(id, &mut previous, first + f, f);
                     self.skip(plan, cur, plan.fields[first + f].node)?;
                 }
                 None => cur.skip_value(&mut self.stack)?,
             }
-            match cur.peek_value() {
-                b',' => cur.pos += 1,
-                b'}' => {
-                    cur.pos += 1;
-                    return Ok(());
-                }
-                _ => return Err(syntax("expected ',' or '}'", cur.pos)),
+            if !cur.next_member()? {
+                return Ok(());
             }
         }
+    }
+
+    /// A member's key and its colon in an object of struct `node`: the index of its field,
+    /// the `hint`-th compared in place first (None: a property the struct does not have).
+    #[inline(always)]
+    fn member(
+        &mut self,
+        plan: &Plan,
+        cur: &mut Cursor<'_>,
+        node: &Node,
+        hint: usize,
+    ) -> std::result::Result<Option<usize>, Fault> {
+        if cur.peek_value() != b'"' {
+            return Err(syntax("expected a key", cur.pos));
+        }
+        let buf = cur.buf;
+        let found = if let Some(end) = plan.key_at(node, hint, buf, cur.pos) {
+            // The key expected next, as it is in the payload.
+            cur.pos = end;
+            Some(hint)
+        } else {
+            match cur.key(&mut self.key)? {
+                Key::Payload(a, b) => plan.find(node, &buf[a..b], head_at(buf, a, b), hint),
+                Key::Scratch => plan.find(node, &self.key, head(&self.key), hint),
+            }
+        };
+        cur.expect(b':', "expected ':'")?;
+        Ok(found)
+    }
+
+    /// Learns the order of the keys of struct `id` (the next object likely has the same):
+    /// its field `f` (`field` in the plan) came after `previous`. The field hinted next.
+    #[inline(always)]
+    fn learn(&mut self, id: usize, previous: &mut Option<usize>, field: usize, f: usize) -> usize {
+        match *previous {
+            None => self.first[id] = f as u32,
+            Some(p) => self.next[p] = f as u32,
+        }
+        *previous = Some(field);
+        self.next[field] as usize
     }
 
     fn list(

@@ -540,6 +540,23 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    /// After an object's member: `,` (true: another member follows) or `}` (false: the object
+    /// ends), consumed.
+    #[inline(always)]
+    pub fn next_member(&mut self) -> Result<bool, Fault> {
+        match self.peek_value() {
+            b',' => {
+                self.pos += 1;
+                Ok(true)
+            }
+            b'}' => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => Err(syntax("expected ',' or '}'", self.pos)),
+        }
+    }
+
     /// [`Self::skip`], a string, number or literal handled inline.
     #[inline(always)]
     pub fn skip_value(&mut self, stack: &mut Vec<u8>) -> Result<(), Fault> {
@@ -780,13 +797,8 @@ impl Canonical {
                 key: (k0, k1),
                 value: (k1, text.len() as u32),
             });
-            match cur.peek_value() {
-                b',' => cur.pos += 1,
-                b'}' => {
-                    cur.pos += 1;
-                    return Ok(());
-                }
-                _ => return Err(syntax("expected ',' or '}'", cur.pos)),
+            if !cur.next_member()? {
+                return Ok(());
             }
         }
     }
