@@ -140,30 +140,27 @@ impl Plan {
         });
         match shape {
             Shape::Struct(members) => {
-                let kept = match wanted {
-                    Some(wanted) => shape.pruned(wanted),
-                    None => Shape::Struct(Vec::new()),
+                // What of each member is built: what `wanted` asks for, or all of every
+                // member where it names none of them (as `Shape::pruned` keeps them); nothing
+                // in an object skipped.
+                let asked: Vec<Option<&Wanted>> = match wanted {
+                    None => vec![None; members.len()],
+                    Some(wanted) => members.iter().map(|(n, _)| wanted.field(n)).collect(),
                 };
-                let Shape::Struct(kept_members) = &kept else {
-                    unreachable!("a struct pruned is a struct")
-                };
-                let wanted = wanted.unwrap_or(&Wanted::All);
-                // The kept members first (in the column's order), then the skipped ones.
-                let mut order: Vec<(&String, &Shape, Option<&Wanted>)> = Vec::new();
-                for (name, _) in kept_members {
-                    let (_, member) = members.iter().find(|(n, _)| n == name).expect("kept");
-                    let sub = if kept_members.len() == members.len() {
-                        wanted.field(name).unwrap_or(&Wanted::All)
-                    } else {
-                        wanted.field(name).expect("kept")
-                    };
-                    order.push((name, member, Some(sub)));
-                }
-                for (name, member) in members {
-                    if !kept_members.iter().any(|(n, _)| n == name) {
-                        order.push((name, member, None));
+                let asked = match wanted {
+                    Some(_) if asked.iter().all(Option::is_none) => {
+                        vec![Some(&Wanted::All); members.len()]
                     }
-                }
+                    _ => asked,
+                };
+                // The members built first (in the column's order), then the skipped ones.
+                let (mut order, skipped): (Vec<_>, Vec<_>) = members
+                    .iter()
+                    .zip(asked)
+                    .map(|((name, member), sub)| (name, member, sub))
+                    .partition(|(_, _, sub)| sub.is_some());
+                let built = order.len();
+                order.extend(skipped);
                 let first = self.fields.len();
                 for (name, _, _) in &order {
                     self.fields.push(FieldPlan {
@@ -191,11 +188,11 @@ impl Plan {
                 }
                 let node = &mut self.nodes[id as usize];
                 node.first = first as u32;
-                node.count = kept_members.len() as u32;
+                node.count = built as u32;
                 node.all = order.len() as u32;
                 node.table = table;
-                if kind == Kind::Struct {
-                    let DataType::Struct(fields) = kept.data_type() else {
+                if let (Kind::Struct, Some(wanted)) = (kind, wanted) {
+                    let DataType::Struct(fields) = shape.pruned(wanted).data_type() else {
                         unreachable!("a struct shape has a struct type")
                     };
                     node.fields = fields;
