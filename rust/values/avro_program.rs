@@ -14,8 +14,7 @@
 use arrow_buffer::{i256, IntervalMonthDayNano};
 
 use crate::values::avro_columns::{Columns, Layout};
-use crate::values::avro_cursor::Step;
-use crate::values::avro_cursor::{Bad, Cursor};
+use crate::values::avro_cursor::{Bad, Cursor, Step};
 
 /// Items of a type whose encoding takes no bytes that one value may hold, all its arrays
 /// and maps together (each is a column slot: without a bound, a count of 2^62 in a few bytes

@@ -415,17 +415,13 @@ impl State {
             cur.pos += 1;
         } else {
             loop {
-                match self.member(plan, cur, node, hint)? {
-                    Some(f) => {
+                let found = self.member(plan, cur, node, hint)?;
+                if let Some(f) = found {
+                    hint = self.learn(id, &mut previous, first + f, f);
+                }
+                match found {
+                    Some(f) if f < count => {
                         let field = first + f;
-                        hint = self.learn(id, &mut previous, field, f);
-                        if f >= count {
-                            self.skip(plan, cur, plan.fields[field].node)?;
-                            if cur.next_member()? {
-                                continue;
-                            }
-                            break;
-                        }
                         let child = plan.fields[field].node as usize;
                         if self.seen[field] == generation {
                             // A key given twice: the last value counts, as in serde_json,
@@ -448,6 +444,7 @@ impl State {
                             unfit.push((field, why));
                         }
                     }
+                    Some(f) => self.skip(plan, cur, plan.fields[first + f].node)?,
                     None => cur.skip_value(&mut self.stack)?,
                 }
                 if !cur.next_member()? {

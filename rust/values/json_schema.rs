@@ -34,8 +34,7 @@ pub fn decoder(
     reader: &SchemaText,
     writers: Arc<dyn WriterSchemas>,
 ) -> Result<Arc<dyn PayloadDecoder>> {
-    let shape = shape(reader)?;
-    Ok(Arc::new(JsonDecoder::new(&shape, &Wanted::All, writers)))
+    pruned_decoder(reader, writers, &Wanted::All)
 }
 
 /// [`decoder`] building only the properties `wanted` asks for (at least; see [`Wanted`]):
