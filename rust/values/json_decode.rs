@@ -526,15 +526,14 @@ impl State {
             return Err(syntax("expected a key", cur.pos));
         }
         let buf = cur.buf;
-        let found = if let Some(end) = plan.key_at(node, hint, buf, cur.pos) {
-            // The key expected next, as it is in the payload.
+        if let Some(end) = plan.key_at(node, hint, buf, cur.pos) {
+            // The key expected next and its colon, as they are in the payload.
             cur.pos = end;
-            Some(hint)
-        } else {
-            match cur.key(&mut self.key)? {
-                Key::Payload(a, b) => plan.find(node, &buf[a..b], head_at(buf, a, b), hint),
-                Key::Scratch => plan.find(node, &self.key, head(&self.key), hint),
-            }
+            return Ok(Some(hint));
+        }
+        let found = match cur.key(&mut self.key)? {
+            Key::Payload(a, b) => plan.find(node, &buf[a..b], head_at(buf, a, b), hint),
+            Key::Scratch => plan.find(node, &self.key, head(&self.key), hint),
         };
         cur.expect(b':', "expected ':'")?;
         Ok(found)

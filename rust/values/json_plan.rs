@@ -49,6 +49,12 @@ pub struct FieldPlan {
     pub node: u32,
     /// The name has no `"`, `\` or control character: a key is it when its bytes are.
     pub plain: bool,
+    /// What follows a key's opening quote when it is this name and its colon comes straight
+    /// after: the name, `"` and `:`.
+    pub member: Box<[u8]>,
+    /// `member`'s first 8 bytes (zero padded), and the mask of those it has.
+    pub member_word: u64,
+    pub member_mask: u64,
 }
 
 /// The node of a property skipped (its value checked as JSON, not built).
@@ -163,11 +169,16 @@ impl Plan {
                 order.extend(skipped);
                 let first = self.fields.len();
                 for (name, _, _) in &order {
+                    let member = [name.as_bytes(), b"\":"].concat();
+                    let shown = member.len().min(8);
                     self.fields.push(FieldPlan {
                         name: name.as_bytes().into(),
                         word: head(name.as_bytes()),
                         node: SKIP,
                         plain: !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20),
+                        member_word: head(&member),
+                        member_mask: u64::MAX >> (64 - 8 * shown),
+                        member: member.into(),
                     });
                 }
                 for (i, (_, member, sub)) in order.iter().enumerate() {
@@ -240,22 +251,24 @@ impl Plan {
         }
     }
 
-    /// Where the key at `pos` (its opening quote) ends, past its closing quote, when it is
-    /// the name of struct `node`'s `hint`-th field byte for byte: a name with no `"`, `\` or
-    /// control character is the key exactly when its bytes and a quote follow the opening one.
+    /// Where the member at `pos` (its key's opening quote) has its value, past the colon,
+    /// when its key is the name of struct `node`'s `hint`-th field byte for byte and the
+    /// colon follows the closing quote straight away: a name with no `"`, `\` or control
+    /// character is the key exactly when its bytes and a quote follow the opening one. None:
+    /// anything else (read the key, then find it).
     #[inline(always)]
     pub fn key_at(&self, node: &Node, hint: usize, buf: &[u8], pos: usize) -> Option<usize> {
         if hint >= node.all as usize {
             return None;
         }
         let f = &self.fields[node.first as usize + hint];
-        let len = f.name.len();
-        let end = pos + 1 + len;
-        if !f.plain || buf.get(end) != Some(&b'"') {
+        let start = pos + 1;
+        let word = u64::from_le_bytes(buf.get(start..start + 8)?.try_into().ok()?);
+        if !f.plain || word & f.member_mask != f.member_word {
             return None;
         }
-        let head = head_at(buf, pos + 1, end);
-        (head == f.word && (len <= 8 || buf[pos + 9..end] == f.name[8..])).then_some(end + 1)
+        let end = start + f.member.len();
+        (f.member.len() <= 8 || buf.get(start + 8..end)? == &f.member[8..]).then_some(end)
     }
 
     pub fn label(&self, field: usize) -> String {

@@ -9,6 +9,10 @@
 
 use std::fmt::Write as _;
 
+use crate::values::json_bytes::{
+    digit_run, short_number_end, short_string_end, string_stops, HIGHS,
+};
+
 /// The depth at which a container inside a JSON-text value is refused, as serde_json refuses it
 /// (its limit of 128 levels, the document's outermost container being level 1).
 pub const MAX_TEXT_DEPTH: usize = 128;
@@ -45,48 +49,6 @@ pub struct Cursor<'a> {
     pub buf: &'a [u8],
     /// The next byte to read.
     pub pos: usize,
-}
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// The bytes of `w` equal to `b` (the lowest flagged byte is exact).
-#[inline(always)]
-fn bytes_equal(w: u64, b: u8) -> u64 {
-    let x = w ^ (ONES * u64::from(b));
-    x.wrapping_sub(ONES) & !x & HIGHS
-}
-
-/// Where strings stop being plain: `"`, `\` or a control character (the lowest flagged byte).
-#[inline(always)]
-fn string_stops(w: u64) -> u64 {
-    bytes_equal(w, b'"') | bytes_equal(w, b'\\') | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
-}
-
-/// How many of the bytes from `i` on are ASCII digits (eight at a time where eight are left).
-#[inline(always)]
-fn digit_run(buf: &[u8], i: usize) -> usize {
-    const HIGH_NIBBLES: u64 = 0xF0F0_F0F0_F0F0_F0F0;
-    const THREES: u64 = ONES * 0x30;
-    let mut j = i;
-    while let Some(chunk) = buf.get(j..j + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        // A digit is 0x30..=0x39: its high nibble is 3, also after adding 6. A carry out of a
-        // byte comes only from a byte that is no digit, and moves up (to later bytes): the
-        // lowest byte flagged is exact.
-        let off =
-            ((w & HIGH_NIBBLES) ^ THREES) | ((w.wrapping_add(ONES * 6) & HIGH_NIBBLES) ^ THREES);
-        // The high bit of every byte of `off` that is not zero.
-        let other = (((off & !HIGHS).wrapping_add(!HIGHS)) | off) & HIGHS;
-        if other != 0 {
-            return j - i + (other.trailing_zeros() / 8) as usize;
-        }
-        j += 8;
-    }
-    while buf.get(j).is_some_and(u8::is_ascii_digit) {
-        j += 1;
-    }
-    j - i
 }
 
 /// Receives a string's content.
@@ -296,6 +258,19 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A string whose opening quote is at the cursor, checked as [`Self::string`] checks it
+    /// and skipped.
+    #[inline(always)]
+    pub fn skip_string(&mut self) -> Result<(), Fault> {
+        match short_string_end(self.buf, self.pos + 1) {
+            Some(end) => {
+                self.pos = end;
+                Ok(())
+            }
+            None => self.string(&mut Discard),
+        }
+    }
+
     /// A string whose opening quote is at the cursor, as a slice of the payload when it has
     /// no escapes (the usual case for keys); otherwise unescaped into `scratch`.
     #[inline]
@@ -500,8 +475,20 @@ impl<'a> Cursor<'a> {
 
     /// A number whose first byte (`-` or a digit) is at the cursor, checked as [`Self::number`]
     /// checks it (the same faults at the same bytes) and skipped without reading its digits.
-    #[inline]
+    #[inline(always)]
     pub fn skip_number(&mut self) -> Result<(), Fault> {
+        match short_number_end(self.buf, self.pos) {
+            Some(end) => {
+                self.pos = end;
+                Ok(())
+            }
+            None => self.skip_number_exactly(),
+        }
+    }
+
+    /// [`Self::skip_number`] byte by byte: any number, and every fault.
+    #[inline(never)]
+    fn skip_number_exactly(&mut self) -> Result<(), Fault> {
         let buf = self.buf;
         let start = self.pos;
         let mut i = start;
@@ -561,7 +548,7 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     pub fn skip_value(&mut self, stack: &mut Vec<u8>) -> Result<(), Fault> {
         match self.peek_value() {
-            b'"' => self.string(&mut Discard),
+            b'"' => self.skip_string(),
             b'-' | b'0'..=b'9' => self.skip_number(),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
@@ -595,7 +582,7 @@ impl<'a> Cursor<'a> {
                         continue 'value;
                     }
                 }
-                b'"' => self.string(&mut Discard)?,
+                b'"' => self.skip_string()?,
                 b'-' | b'0'..=b'9' => self.skip_number()?,
                 b't' => self.literal(b"true")?,
                 b'f' => self.literal(b"false")?,
@@ -838,13 +825,25 @@ mod tests {
         }
     }
 
+    /// The number at the start of `text` read and skipped, as the text is and with 32 more
+    /// bytes after it (where the skip looks at 32 bytes at once).
     fn both(text: &[u8]) -> (String, String) {
-        let mut a = Cursor::new(text);
-        let read = a.number().map(|_| ());
-        let read = outcome(read, &a);
-        let mut b = Cursor::new(text);
-        let skipped = b.skip_number();
-        (read, outcome(skipped, &b))
+        let padded = [text, &[b' '; 32][..]].concat();
+        let mut outcomes = [text, &padded[..]].map(|text| {
+            let mut a = Cursor::new(text);
+            let read = a.number().map(|_| ());
+            let read = outcome(read, &a);
+            let mut b = Cursor::new(text);
+            let skipped = b.skip_number();
+            (read, outcome(skipped, &b))
+        });
+        assert_eq!(
+            outcomes[0],
+            outcomes[1],
+            "{:?}",
+            String::from_utf8_lossy(text)
+        );
+        std::mem::take(&mut outcomes[0])
     }
 
     #[test]
@@ -884,8 +883,79 @@ mod tests {
         }
     }
 
+    /// The string at the start of `text` read and skipped (the same outcome), as the text is
+    /// and with 64 more bytes after it (where the skip looks at 64 bytes at once); the first.
+    fn strings(text: &[u8]) -> String {
+        let padded = [text, &[b' '; 64][..]].concat();
+        let [plain, _] = [text, &padded[..]].map(|text| {
+            let mut a = Cursor::new(text);
+            let read = a.string(&mut Discard);
+            let read = outcome(read, &a);
+            let mut b = Cursor::new(text);
+            let skipped = b.skip_string();
+            assert_eq!(
+                read,
+                outcome(skipped, &b),
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+            read
+        });
+        plain
+    }
+
+    #[test]
+    fn strings_skipped_as_read() {
+        let long = [&b"\""[..], &[b'a'; 70], b"\""].concat();
+        for (text, outcome) in [
+            (&b"\"\""[..], "ends at 2"),
+            (b"\"abc\" ", "ends at 5"),
+            (b"\"a\\\"b\"", "ends at 6"),
+            (b"\"caf\xc3\xa9\"", "ends at 7"),
+            (
+                b"\"caf\xc3\"",
+                "not JSON: invalid UTF-8 in a string at byte 1",
+            ),
+            (
+                b"\"a\x01\"",
+                "not JSON: a control character in a string at byte 2",
+            ),
+            (b"\"a\x7f\"", "ends at 4"),
+            (b"\"abc", "not JSON: a string not closed at byte 4"),
+            (&long, "ends at 72"),
+        ] {
+            assert_eq!(
+                strings(text),
+                outcome,
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        // The quote at each place of the 64 bytes looked at, and just past them.
+        for len in 0..70 {
+            let text = [&b"\""[..], &vec![b'x'; len], b"\"\"\\"].concat();
+            assert_eq!(strings(&text), format!("ends at {}", len + 2));
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// A string of any bytes: skipped where it would be read, or refused with the same
+        /// fault.
+        #[test]
+        fn skip_string_agrees_with_string(
+            text in proptest::collection::vec(
+                prop_oneof![
+                    8 => proptest::sample::select(b"abc xyz".to_vec()),
+                    1 => proptest::sample::select(b"\"\\\x00\x1f\x7f\x80\xc3\xa9\xff".to_vec()),
+                    1 => any::<u8>(),
+                ],
+                0..90,
+            )
+        ) {
+            strings(&[&b"\""[..], &text].concat());
+        }
 
         /// Number-like text (and any byte after it): skipped where it would be read, or refused
         /// with the same fault.

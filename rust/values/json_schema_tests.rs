@@ -383,7 +383,7 @@ fn a_pruned_decoder_follows_keys_in_any_order() {
             Wanted::Fields(vec![("lon".into(), Wanted::All)]),
         ),
     ]);
-    let docs: [&[u8]; 9] = [
+    let docs: [&[u8]; 12] = [
         br#"{"id": 1, "name": "a", "a_long_name": 10, "geo": {"lat": 1.5, "lon": 2.5}, "tags": []}"#,
         br#"{"id": 2, "name": "b", "a_long_name": 20, "geo": {"lat": 1.5, "lon": 3.5}, "tags": ["x"]}"#,
         br#"{"tags": ["y"], "geo": {"lon": 4.5, "lat": 0}, "a_long_name": 30, "name": "c", "id": 3}"#,
@@ -393,6 +393,10 @@ fn a_pruned_decoder_follows_keys_in_any_order() {
         br#"{"id": 8, "name": "unclosed, "a_long_name": 80}"#,
         br#"{"id": 9, "name": tru, "a_long_name": 90}"#,
         br#"{"id": 10, "geo": {"lat": "x", "lon": 10.5, "lon": 11.5}, "tags": "not a list"}"#,
+        // Space before the colons, or none after them; a key in the last 8 bytes.
+        b"{\"id\" : 11, \"a_long_name\"\n:\t110,\"geo\":{\"lon\":12.5}}",
+        br#"{"a_long_name":120,"id":12}"#,
+        br#"{"id" 13, "a_long_name": 130}"#,
     ];
     let payloads: Vec<Option<Payload<'_>>> = docs.iter().map(|d| payload(d)).collect();
     let whole = decoder(&schema, no_writers())
@@ -418,8 +422,10 @@ fn a_pruned_decoder_follows_keys_in_any_order() {
         got[8],
         json!({"id": 10, "a_long_name": null, "geo": {"lon": 11.5}})
     );
+    assert_eq!(got[9], row(11, 110, Some(12.5)));
+    assert_eq!(got[10], row(12, 120, None));
     // Not JSON: an error whatever is kept, at the same byte as the whole decoder's.
-    for i in [6, 7] {
+    for i in [6, 7, 11] {
         assert_eq!(got[i], Json::Null);
         assert!(pruned.errors[i].as_deref().unwrap().starts_with("not JSON"));
         assert_eq!(pruned.errors[i], whole.errors[i]);
@@ -428,7 +434,7 @@ fn a_pruned_decoder_follows_keys_in_any_order() {
     assert!(whole.errors[8].is_some());
     assert!(pruned.errors[..6]
         .iter()
-        .chain(&pruned.errors[8..])
+        .chain(&pruned.errors[8..11])
         .all(Option::is_none));
 }
 

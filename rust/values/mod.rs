@@ -30,7 +30,7 @@
 //! | `protobuf_compile.rs`, `protobuf_program.rs`, `protobuf_wire.rs`, `protobuf_columns.rs` | the Protobuf hot path: a reader message compiled into a field-number table, payloads run through it from the wire (read as the runtimes read it) into column builders kept across batches |
 //! | `json_schema.rs` | JSON Schema payloads: the decoder (schema ids checked, builders kept from batch to batch) and its differential check against the oracle |
 //! | `json_schema_arrow.rs` | the Arrow type a JSON Schema describes (fields in declared order, `$ref`s resolved) |
-//! | `json_plan.rs`, `json_decode.rs`, `json_scan.rs` | JSON payloads straight into Arrow builders: the type compiled into a plan; the tokenizer, JSON text written as serde_json prints it |
+//! | `json_plan.rs`, `json_decode.rs`, `json_scan.rs`, `json_bytes.rs` | JSON payloads straight into Arrow builders: the type compiled into a plan; the tokenizer, JSON text written as serde_json prints it |
 //! | `json_oracle.rs` | the oracle of the JSON decoder's tests and fuzz target: serde_json and arrow-json, as payloads were decoded before |
 //! | `json_text.rs` | typed keys and values as JSON text (the command line's JSON lines and printed records): maps as objects, ISO-8601 times, exact decimals, bytes as Avro's JSON encoding |
 
@@ -54,6 +54,7 @@ mod avro_tests;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
+mod json_bytes;
 mod json_decode;
 #[doc(hidden)]
 pub mod json_oracle;
