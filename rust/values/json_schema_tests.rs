@@ -596,6 +596,9 @@ const NAMES: &[&str] = &[
     "x\"y",
     "n\\m",
     "long_property_name_",
+    // Names whose key and colon fill 8 bytes, and 15 (a prefix of the name above).
+    "street",
+    "long_property",
     "A",
     "tab\t",
 ];
