@@ -938,6 +938,18 @@ mod tests {
         }
     }
 
+    /// Up to `max` bytes: mostly from `common`, some from `rare`, some any byte.
+    fn texts(common: &[u8], rare: &[u8], max: usize) -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                8 => proptest::sample::select(common.to_vec()),
+                1 => proptest::sample::select(rare.to_vec()),
+                1 => any::<u8>(),
+            ],
+            0..max,
+        )
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
@@ -945,14 +957,7 @@ mod tests {
         /// fault.
         #[test]
         fn skip_string_agrees_with_string(
-            text in proptest::collection::vec(
-                prop_oneof![
-                    8 => proptest::sample::select(b"abc xyz".to_vec()),
-                    1 => proptest::sample::select(b"\"\\\x00\x1f\x7f\x80\xc3\xa9\xff".to_vec()),
-                    1 => any::<u8>(),
-                ],
-                0..90,
-            )
+            text in texts(b"abc xyz", b"\"\\\x00\x1f\x7f\x80\xc3\xa9\xff", 90)
         ) {
             strings(&[&b"\""[..], &text].concat());
         }
@@ -961,14 +966,7 @@ mod tests {
         /// with the same fault.
         #[test]
         fn skip_number_agrees_with_number(
-            text in proptest::collection::vec(
-                prop_oneof![
-                    8 => proptest::sample::select(b"0123456789".to_vec()),
-                    1 => proptest::sample::select(b"-+.eE".to_vec()),
-                    1 => any::<u8>(),
-                ],
-                0..40,
-            )
+            text in texts(b"0123456789", b"-+.eE", 40)
         ) {
             let (read, skipped) = both(&text);
             prop_assert_eq!(read, skipped);

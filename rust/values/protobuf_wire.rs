@@ -183,6 +183,52 @@ pub(crate) fn group(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A varint read a byte at a time, as the wire format defines it.
+    fn bytewise(buf: &[u8]) -> Result<(u64, usize), Why> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let b = *buf.get(i).ok_or(Why::Truncated)?;
+            value |= u64::from(b & 0x7f).checked_shl(7 * i as u32).unwrap_or(0);
+            if b < 0x80 {
+                return Ok((value, i + 1));
+            }
+        }
+        Err(Why::VarintTooLong)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        /// Any value written in any number of bytes (padded with high groups of zero, as some
+        /// writers do), and any bytes after it or instead of it: read as byte by byte.
+        #[test]
+        fn varints_read_as_byte_by_byte(
+            value in any::<u64>(),
+            shift in 0u32..64,
+            pad in 0usize..4,
+            tail in proptest::collection::vec(any::<u8>(), 0..12),
+            raw in proptest::collection::vec(any::<u8>(), 0..12),
+        ) {
+            let value = value >> shift;
+            let mut bytes = Vec::new();
+            let mut v = value;
+            loop {
+                let more = v >= 0x80 || pad > 0 && bytes.len() < pad;
+                bytes.push((v & 0x7f) as u8 | if more { 0x80 } else { 0 });
+                v >>= 7;
+                if !more {
+                    break;
+                }
+            }
+            for buf in [[&bytes[..], &tail].concat(), raw] {
+                let mut pos = 0;
+                let got = varint(&buf, &mut pos).map(|v| (v, pos));
+                prop_assert_eq!(got, bytewise(&buf));
+            }
+        }
+    }
 
     #[test]
     fn varints_as_the_runtimes_read_them() {
