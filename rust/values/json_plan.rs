@@ -41,7 +41,6 @@ pub struct Node {
 }
 
 pub struct FieldPlan {
-    pub name: Box<[u8]>,
     /// The name's first 8 bytes (zero padded), compared before the rest.
     pub word: u64,
     /// Its node ([`Kind::Skip`] for an object skipped), or [`SKIP`] for any other property
@@ -49,12 +48,20 @@ pub struct FieldPlan {
     pub node: u32,
     /// The name has no `"`, `\` or control character: a key is it when its bytes are.
     pub plain: bool,
-    /// What follows a key's opening quote when it is this name and its colon comes straight
-    /// after: the name, `"` and `:`.
+    /// What follows a key's opening quote when it is this field's name and its colon comes
+    /// straight after: the name, `"` and `:` (the name is all but the last two bytes).
     pub member: Box<[u8]>,
     /// `member`'s first 8 bytes (zero padded), and the mask of those it has.
     pub member_word: u64,
     pub member_mask: u64,
+}
+
+impl FieldPlan {
+    /// The field's name.
+    #[inline(always)]
+    pub fn name(&self) -> &[u8] {
+        &self.member[..self.member.len() - 2]
+    }
 }
 
 /// The node of a property skipped (its value checked as JSON, not built).
@@ -172,7 +179,6 @@ impl Plan {
                     let member = [name.as_bytes(), b"\":"].concat();
                     let shown = member.len().min(8);
                     self.fields.push(FieldPlan {
-                        name: name.as_bytes().into(),
                         word: head(name.as_bytes()),
                         node: SKIP,
                         plain: !name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20),
@@ -231,8 +237,8 @@ impl Plan {
         let first = node.first as usize;
         let same = |f: &FieldPlan| {
             f.word == word
-                && f.name.len() == key.len()
-                && (key.len() <= 8 || f.name[8..] == key[8..])
+                && f.name().len() == key.len()
+                && (key.len() <= 8 || f.name()[8..] == key[8..])
         };
         if hint < node.all as usize && same(&self.fields[first + hint]) {
             return Some(hint);
@@ -272,6 +278,6 @@ impl Plan {
     }
 
     pub fn label(&self, field: usize) -> String {
-        String::from_utf8_lossy(&self.fields[field].name).into_owned()
+        String::from_utf8_lossy(self.fields[field].name()).into_owned()
     }
 }
