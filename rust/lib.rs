@@ -18,6 +18,7 @@
 //! - [`mod@write`]: writing and appending partitions, locally and to object stores.
 //! - [`cleanup`]: compaction, retention, index rebuilds, verification.
 //! - [`spark`]: Spark's data source options and column shapes, once for both Spark sources.
+//! - `serve` (feature `serve`): a read-only Kafka endpoint over backups, Kafka's wire protocol.
 //! - `python` (feature `python`): the PyO3 bindings, thin; errors mapped in one place.
 //! - `jni` (feature `jni`): the JNI bindings of the Spark connector written in Java (`jvm/`).
 //!
@@ -64,6 +65,8 @@ pub mod fuzzing;
 pub mod internal;
 pub mod log;
 pub mod read;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod spark;
 pub mod storage;
 pub mod values;

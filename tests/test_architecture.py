@@ -27,6 +27,7 @@ LAYERS = {
     "write": 7,
     "cleanup": 8,
     "spark": 8,
+    "serve": 8,
     "python": 9,
     "jni": 9,
     "fuzzing": 9,

@@ -86,6 +86,7 @@ from kafkalog.reading import (
     schema,
     segments,
 )
+from kafkalog.serving import Server, serve
 from kafkalog.tables import to_delta, to_iceberg
 from kafkalog.types import (
     CompactReport,
@@ -176,6 +177,8 @@ __all__ = [
     "to_delta",
     "to_iceberg",
     "write_schemas",
+    "serve",
+    "Server",
     "export_schemas",
 ]
 

@@ -151,6 +151,34 @@ class Writer:
     def abort(self) -> None: ...
 
 @final
+class Server:
+    """A running read-only Kafka endpoint (``kafkalog.serve`` wraps it)."""
+
+    def __new__(
+        cls,
+        paths: list[str],
+        listen: str,
+        advertise: str | None = None,
+        state: str | None = None,
+        topics: str | None = None,
+        storage_options: Mapping[str, str] | None = None,
+        echo: bool = False,
+        idle_timeout_s: float = 600.0,
+        max_connections: int = 1024,
+        max_request_bytes: int = 16777216,
+    ) -> Server: ...
+    @property
+    def address(self) -> tuple[str, int]: ...
+    @property
+    def topics(self) -> int: ...
+    @property
+    def partitions(self) -> int: ...
+    @property
+    def running(self) -> bool: ...
+    def log_lines(self) -> list[str]: ...
+    def close(self) -> None: ...
+
+@final
 class ControlRecord:
     """A control record as Kafka parses it."""
 

@@ -153,6 +153,60 @@ pub fn write_offset_checkpoint(entries: &[OffsetEntry]) -> String {
     out
 }
 
+/// "No epoch" in Kafka's protocol (`RecordBatch.NO_PARTITION_LEADER_EPOCH`).
+pub const UNDEFINED_EPOCH: i32 = -1;
+/// "No offset" in Kafka's protocol (`UNDEFINED_EPOCH_OFFSET`).
+pub const UNDEFINED_EPOCH_OFFSET: i64 = -1;
+
+/// What a leader answers an `OffsetsForLeaderEpoch` request for `requested` with (Kafka's
+/// `LeaderEpochFileCache.endOffsetFor`): for the latest epoch, itself and the log end offset;
+/// for an older one, the largest epoch at or below it and the start offset of the first epoch
+/// above it (where it ended); for one older than every entry, itself and that start offset (the
+/// history was truncated with the log). An epoch above every entry, an undefined one, or an
+/// empty history give neither. `entries` are in file order (ascending epochs and offsets).
+pub fn epoch_end_offset(entries: &[EpochEntry], requested: i32, log_end: i64) -> (i32, i64) {
+    const NEITHER: (i32, i64) = (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET);
+    if requested == UNDEFINED_EPOCH {
+        return NEITHER;
+    }
+    if entries
+        .last()
+        .is_some_and(|latest| latest.epoch == requested)
+    {
+        return (requested, log_end);
+    }
+    match entries.iter().position(|e| e.epoch > requested) {
+        None => NEITHER,
+        Some(0) => (requested, entries[0].start_offset),
+        Some(i) => (entries[i - 1].epoch, entries[i].start_offset),
+    }
+}
+
+/// A partition directory's topic id file (`PartitionMetadataFile`): `version: 0`, then
+/// `topic_id: <id>`, the id as Kafka prints a `Uuid` (16 bytes in URL-safe base64, unpadded).
+pub const PARTITION_METADATA: &str = "partition.metadata";
+
+/// The topic id in a `partition.metadata` file, as its 16 bytes.
+pub fn parse_partition_metadata(text: &str) -> Result<[u8; 16]> {
+    use base64::Engine;
+    let mut lines = text.lines();
+    let bad = |what: &str| Error::corrupt(format!("malformed {PARTITION_METADATA}: {what}"));
+    match lines.next().map(str::trim) {
+        Some("version: 0") => {}
+        other => return Err(bad(&format!("version line {other:?}"))),
+    }
+    let id = lines
+        .next()
+        .and_then(|l| l.trim().strip_prefix("topic_id: "))
+        .ok_or_else(|| bad("no topic_id line"))?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(id.trim())
+        .map_err(|_| bad(&format!("topic id {id:?} is not base64")))?;
+    bytes
+        .try_into()
+        .map_err(|_| bad(&format!("topic id {id:?} is not 16 bytes")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +269,33 @@ mod tests {
         let written = write_offset_checkpoint(&entries);
         assert_eq!(written, "0\n2\norders 1 7\norders 0 130\n");
         assert_eq!(parse_offset_checkpoint(&written).unwrap(), entries);
+    }
+
+    #[test]
+    fn epoch_end_offsets_as_a_leader_answers() {
+        let e = |epoch, start_offset| EpochEntry {
+            epoch,
+            start_offset,
+        };
+        let h = [e(0, 0), e(2, 100), e(5, 300)];
+        assert_eq!(epoch_end_offset(&h, 5, 400), (5, 400));
+        assert_eq!(epoch_end_offset(&h, 7, 400), (-1, -1));
+        assert_eq!(epoch_end_offset(&h, 0, 400), (0, 100));
+        assert_eq!(epoch_end_offset(&h, 1, 400), (0, 100));
+        assert_eq!(epoch_end_offset(&h, 3, 400), (2, 300));
+        assert_eq!(epoch_end_offset(&[e(3, 10)], 1, 50), (1, 10));
+        assert_eq!(epoch_end_offset(&[], 1, 50), (-1, -1));
+        assert_eq!(epoch_end_offset(&h, -1, 400), (-1, -1));
+    }
+
+    #[test]
+    fn partition_metadata_topic_id() {
+        let id =
+            parse_partition_metadata("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ\n").unwrap();
+        assert_eq!(id[15], 1);
+        assert!(id[..15].iter().all(|&b| b == 0));
+        assert!(parse_partition_metadata("version: 1\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ").is_err());
+        assert!(parse_partition_metadata("version: 0\n").is_err());
+        assert!(parse_partition_metadata("version: 0\ntopic_id: AAAA").is_err());
     }
 }

@@ -171,7 +171,7 @@ fn unexplained_gaps(
 }
 
 /// The first batch's base offset of a file (for files whose names do not say).
-fn first_offset(
+pub(crate) fn first_offset(
     storage: &dyn crate::storage::Storage,
     file: &SegmentFile,
     decoder: &mut BatchDecoder,

@@ -258,7 +258,8 @@ fn time_entry_holds(
 struct FirstAtOrAfter {
     timestamp: i64,
     min_offset: i64,
-    found: Option<i64>,
+    /// The record found: its offset and timestamp.
+    found: Option<(i64, i64)>,
 }
 
 impl RecordSink for FirstAtOrAfter {
@@ -269,7 +270,7 @@ impl RecordSink for FirstAtOrAfter {
 
     fn record(&mut self, _: &BatchInfo, r: &Record<'_>) {
         if self.found.is_none() && r.timestamp >= self.timestamp && r.offset >= self.min_offset {
-            self.found = Some(r.offset);
+            self.found = Some((r.offset, r.timestamp));
         }
     }
 }
@@ -284,6 +285,20 @@ pub(crate) fn offset_for_timestamp(
     options: &DecodeOptions,
     issues: &mut Vec<Issue>,
 ) -> Result<Option<i64>> {
+    record_for_timestamp(storage, segments, timestamp, min_offset, options, issues)
+        .map(|found| found.map(|(offset, _)| offset))
+}
+
+/// [`offset_for_timestamp`] with the record's own timestamp, as `ListOffsets` answers:
+/// `(offset, timestamp)`.
+pub(crate) fn record_for_timestamp(
+    storage: &dyn Storage,
+    segments: &[&SegmentFile],
+    timestamp: i64,
+    min_offset: i64,
+    options: &DecodeOptions,
+    issues: &mut Vec<Issue>,
+) -> Result<Option<(i64, i64)>> {
     let mut decoder = BatchDecoder::new(DecodeOptions {
         crc: CrcPolicy::Ignore,
         ..options.clone()

@@ -7,6 +7,7 @@ mod errors;
 mod internal;
 mod options;
 mod reader;
+mod serve;
 mod spark;
 mod spark_writer;
 mod storage;
@@ -21,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::tune_allocator();
     m.add_class::<reader::Reader>()?;
     m.add_class::<writer::Writer>()?;
+    m.add_class::<serve::PyServer>()?;
     m.add_function(wrap_pyfunction!(writer::create_job_staging, m)?)?;
     m.add_function(wrap_pyfunction!(writer::remove_staging, m)?)?;
     m.add_function(wrap_pyfunction!(writer::existing_targets, m)?)?;

@@ -11,7 +11,17 @@ import warnings
 from typing import TextIO
 
 from kafkalog._native import __version__
-from kafkalog.cli import cleanup, convert, dump, info, offsets, schemas, verify, write_schemas
+from kafkalog.cli import (
+    cleanup,
+    convert,
+    dump,
+    info,
+    offsets,
+    schemas,
+    serve,
+    verify,
+    write_schemas,
+)
 from kafkalog.cli.arguments import _Parser
 from kafkalog.cli.exits import (
     EXIT_CODES_HELP,
@@ -53,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     cleanup.register(sub)
     schemas.register(sub)
     write_schemas.register(sub)
+    serve.register(sub)
     return parser
 
 
