@@ -228,7 +228,8 @@ def kafka_tool(
             f"KafkaClientTool {command} {' '.join(args)} failed (exit {done.returncode}):\n"
             f"{done.stderr[-6000:]}"
         )
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    # Its JSON lines; the client's own log lines (WARN and above) may be interleaved.
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
 def b64(data: bytes | None) -> str | None:

