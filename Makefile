@@ -158,7 +158,7 @@ bench:
 	cargo bench
 
 FUZZ_TARGETS := segment v2_batch legacy_message decompression index_files control_record \
-  values avro_value protobuf_value json_value jni_request
+  values avro_value protobuf_value json_value jni_request serve_request
 FUZZ_SECONDS ?= 600
 # -O: optimised (fuzz/Cargo.toml: the smoke pass builds with --dev instead).
 FUZZ_BUILD ?= -O

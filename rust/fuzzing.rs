@@ -375,6 +375,8 @@ mod tests {
                 avro_value(&data);
                 protobuf_value(&data);
                 json_value(&data);
+                #[cfg(feature = "serve")]
+                crate::serve::fuzz_request(&data);
                 inputs += 1;
             }
         }

@@ -344,3 +344,40 @@ def test_serve_refuses_what_is_not_there(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(kafkalog.KafkaLogError, match="nothing to serve"):
         kafkalog.serve(tmp_path / "empty")
+
+
+def test_object_store_prefix_served(s3) -> None:  # type: ignore[no-untyped-def]
+    remote = s3.upload(EXAMPLES, "serve-examples")
+    expected = rows_of(kafkalog.read(str(EXAMPLES)).read_all())
+    with kafkalog.serve(remote, storage_options=s3.options) as server:
+        got = consume_all(server.bootstrap_servers)
+    assert got == [r for r in expected if not r[0].startswith("__")]
+
+
+def test_a_failing_store_errs_one_partition_not_the_others(s3) -> None:  # type: ignore[no-untyped-def]
+    remote = s3.upload(EXAMPLES, "serve-failing")
+    with kafkalog.serve(remote, storage_options=s3.options) as server:
+        # The store loses one partition's segment after the endpoint listed it.
+        s3.client.delete_object(
+            Bucket="kafka", Key="serve-failing/orders-1/00000000000000000000.log"
+        )
+        consumer = KafkaConsumer(
+            bootstrap_servers=server.bootstrap_servers, enable_auto_commit=False
+        )
+        try:
+            good, bad = TopicPartition("orders", 0), TopicPartition("orders", 1)
+            consumer.assign([good, bad])
+            consumer.seek_to_beginning()
+            expected = kafkalog.read(str(EXAMPLES / "orders-0")).read_all().num_rows
+            got = 0
+            deadline = time.monotonic() + 30
+            while got < expected and time.monotonic() < deadline:
+                for tp, records in consumer.poll(timeout_ms=500).items():
+                    assert tp == good
+                    got += len(records)
+            assert got == expected
+        finally:
+            consumer.close()
+        assert any("orders-1" in line and "offset" in line for line in server.log_lines()), (
+            server.log_lines()
+        )

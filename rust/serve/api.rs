@@ -58,6 +58,9 @@ fn s(text: &str) -> StrBytes {
     StrBytes::from_string(text.to_string())
 }
 
+/// How a decoded request's response is written (after its header).
+type Encode = Box<dyn FnOnce(&mut BytesMut) -> anyhow::Result<()> + Send>;
+
 /// What a request gave: a response to send (encoded, without its size), or none (a Produce
 /// with acks=0).
 pub type Answer = Option<BytesMut>;
@@ -82,7 +85,7 @@ pub async fn answer(
         };
     }
     let catalog = &shared.catalog;
-    let response: Box<dyn FnOnce(&mut BytesMut) -> anyhow::Result<()> + Send> = match key {
+    let response: Encode = match key {
         ApiKey::ApiVersions => {
             let _ = decode!(ApiVersionsRequest);
             let r = api_versions(code::NONE);
@@ -262,6 +265,47 @@ pub async fn answer(
     response_header.encode(&mut out, key.response_header_version(version))?;
     response(&mut out)?;
     Ok(Some(out))
+}
+
+/// Decodes a request body of `key` as [`answer`] would, answering nothing (the fuzz target).
+pub fn decode_only(key: ApiKey, version: i16, mut body: Bytes) -> anyhow::Result<()> {
+    macro_rules! decode {
+        ($($key:ident => $t:ty),* $(,)?) => {
+            match key {
+                $(ApiKey::$key => {
+                    <$t>::decode(&mut body, version)?;
+                })*
+                other => anyhow::bail!("API {other:?} is not served"),
+            }
+        };
+    }
+    decode!(
+        ApiVersions => ApiVersionsRequest,
+        Metadata => MetadataRequest,
+        Fetch => FetchRequest,
+        ListOffsets => ListOffsetsRequest,
+        OffsetForLeaderEpoch => OffsetForLeaderEpochRequest,
+        DescribeCluster => DescribeClusterRequest,
+        DescribeConfigs => DescribeConfigsRequest,
+        FindCoordinator => FindCoordinatorRequest,
+        JoinGroup => JoinGroupRequest,
+        SyncGroup => SyncGroupRequest,
+        Heartbeat => HeartbeatRequest,
+        LeaveGroup => LeaveGroupRequest,
+        OffsetCommit => OffsetCommitRequest,
+        OffsetFetch => OffsetFetchRequest,
+        ListGroups => ListGroupsRequest,
+        DescribeGroups => DescribeGroupsRequest,
+        Produce => ProduceRequest,
+        InitProducerId => InitProducerIdRequest,
+        CreateTopics => CreateTopicsRequest,
+        DeleteTopics => DeleteTopicsRequest,
+        DeleteRecords => DeleteRecordsRequest,
+        CreatePartitions => CreatePartitionsRequest,
+        AlterConfigs => AlterConfigsRequest,
+        IncrementalAlterConfigs => IncrementalAlterConfigsRequest,
+    );
+    Ok(())
 }
 
 /// The ApiVersions answer: every API served with its versions.

@@ -205,3 +205,119 @@ pub fn read_partition(
     }
     Ok(slice)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::files::TopicFilter;
+    use crate::serve::catalog::Catalog;
+    use crate::storage::Router;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    fn orders() -> (Arc<dyn Storage>, Arc<Partition>) {
+        let storage: Arc<dyn Storage> = Arc::new(Router::new(Vec::new()));
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/logs/orders-0");
+        let catalog = Catalog::build(storage.clone(), &[path], &TopicFilter::default()).unwrap();
+        let partition = catalog.partition("orders", 0).unwrap().clone();
+        (storage, partition)
+    }
+
+    /// Entry spans (first, last, size) of a slice.
+    fn entries(bytes: &[u8]) -> Vec<(i64, i64, u64)> {
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        while let Some(span) = entry_span(&bytes[at..]) {
+            if at + span.2 as usize > bytes.len() {
+                break;
+            }
+            out.push(span);
+            at += span.2 as usize;
+        }
+        out
+    }
+
+    #[test]
+    fn whole_entries_from_the_one_holding_the_offset() {
+        let (storage, p) = orders();
+        let hw = p.high_watermark;
+        let all =
+            read_partition(storage.as_ref(), &p, p.log_start, hw, u64::MAX, true, None).unwrap();
+        let spans = entries(&all.records);
+        assert!(spans.len() > 1);
+        assert_eq!(
+            spans.iter().map(|s| s.2).sum::<u64>(),
+            all.records.len() as u64
+        );
+        assert_eq!(all.next_offset, Some(spans.last().unwrap().1 + 1));
+        // An offset inside the second entry starts the answer there.
+        let second = spans[1];
+        let mid = read_partition(storage.as_ref(), &p, second.1, hw, u64::MAX, true, None).unwrap();
+        assert_eq!(entries(&mid.records)[0], second);
+        // The hint an answer gives leads to the same bytes as a seek.
+        let next = read_partition(
+            storage.as_ref(),
+            &p,
+            spans[0].1 + 1,
+            hw,
+            u64::MAX,
+            true,
+            None,
+        )
+        .unwrap();
+        let one = read_partition(
+            storage.as_ref(),
+            &p,
+            p.log_start,
+            hw,
+            spans[0].2,
+            true,
+            None,
+        )
+        .unwrap();
+        let hinted = read_partition(
+            storage.as_ref(),
+            &p,
+            one.next_offset.unwrap(),
+            hw,
+            u64::MAX,
+            true,
+            one.next_position,
+        )
+        .unwrap();
+        assert_eq!(hinted.records, next.records);
+    }
+
+    #[test]
+    fn limits_and_bounds() {
+        let (storage, p) = orders();
+        let hw = p.high_watermark;
+        let first = entries(
+            &read_partition(storage.as_ref(), &p, p.log_start, hw, u64::MAX, true, None)
+                .unwrap()
+                .records,
+        )[0];
+        // KIP-74: the first entry whole even over the limit, when the fetch has nothing yet.
+        let min_one =
+            read_partition(storage.as_ref(), &p, p.log_start, hw, 10, true, None).unwrap();
+        assert_eq!(min_one.records.len() as u64, first.2);
+        // Otherwise the limit's bytes, as a broker slices them (no whole entry: no next).
+        let cut = read_partition(storage.as_ref(), &p, p.log_start, hw, 10, false, None).unwrap();
+        assert_eq!(cut.records.len(), 10);
+        assert_eq!(cut.next_offset, None);
+        // Nothing at or past the bound.
+        let bounded = read_partition(
+            storage.as_ref(),
+            &p,
+            p.log_start,
+            first.1 + 1,
+            u64::MAX,
+            true,
+            None,
+        )
+        .unwrap();
+        assert_eq!(entries(&bounded.records), vec![first]);
+        let none = read_partition(storage.as_ref(), &p, hw, hw, u64::MAX, true, None).unwrap();
+        assert!(none.records.is_empty());
+    }
+}

@@ -110,7 +110,7 @@ impl Server {
     pub fn start(
         storage: Arc<dyn Storage>,
         options: Options,
-        log: Box<dyn FnMut(&str) + Send>,
+        log: shared::LogFn,
     ) -> Result<Server> {
         let filter = TopicFilter::new(options.topics.as_deref())?;
         let catalog = Catalog::build(storage.clone(), &options.paths, &filter)?;
@@ -350,12 +350,32 @@ async fn connection(
     }
 }
 
-/// One request's answer (None: none is sent); an error closes the connection.
-async fn request(
-    shared: &Arc<Shared>,
-    mut frame: Bytes,
-    peer: &str,
-) -> std::result::Result<Option<bytes::BytesMut>, String> {
+/// A request frame (without its size), split as the server reads it.
+pub enum Parsed {
+    /// A request the endpoint takes: its API, version, header and undecoded body.
+    Request {
+        /// The API.
+        key: ApiKey,
+        /// Its version.
+        version: i16,
+        /// The request header.
+        header: RequestHeader,
+        /// The body, undecoded.
+        body: Bytes,
+    },
+    /// An ApiVersions request newer than the endpoint's: answered in version 0 (KIP-511).
+    NewerApiVersions {
+        /// The request's correlation id.
+        correlation: i32,
+    },
+}
+
+/// Splits a request frame; an error (unknown API, a version not taken, a malformed header)
+/// closes the connection, with the reason in the log.
+pub fn parse_frame(mut frame: Bytes) -> std::result::Result<Parsed, String> {
+    if frame.len() < 8 {
+        return Err(format!("a request of {} bytes", frame.len()));
+    }
     let api_key = i16::from_be_bytes([frame[0], frame[1]]);
     let version = i16::from_be_bytes([frame[2], frame[3]]);
     let key = ApiKey::try_from(api_key).map_err(|_| format!("unknown API key {api_key}"))?;
@@ -363,18 +383,9 @@ async fn request(
         return Err(format!("API {key:?} is not served"));
     };
     if !(min..=max).contains(&version) {
-        if key == ApiKey::ApiVersions {
-            // KIP-511: an ApiVersions request newer than the server's is answered in version 0
-            // with UNSUPPORTED_VERSION and the versions taken, so the client can choose.
+        if key == ApiKey::ApiVersions && version > max {
             let correlation = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
-            let mut out = bytes::BytesMut::new();
-            let mut header = kafka_protocol::messages::ResponseHeader::default();
-            header.correlation_id = correlation;
-            let encoded = header.encode(&mut out, 0).and_then(|_| {
-                api::api_versions(codes::code::UNSUPPORTED_VERSION).encode(&mut out, 0)
-            });
-            encoded.map_err(|e| e.to_string())?;
-            return Ok(Some(out));
+            return Ok(Parsed::NewerApiVersions { correlation });
         }
         return Err(format!(
             "{key:?} version {version} (this endpoint takes {min} to {max})"
@@ -383,7 +394,49 @@ async fn request(
     let header = RequestHeader::decode(&mut frame, key.request_header_version(version))
         .map_err(|e| format!("malformed {key:?} request header: {e}"))?;
     let body = frame.copy_to_bytes(frame.remaining());
-    api::answer(shared, key, version, &header, body, peer)
-        .await
-        .map_err(|e| format!("malformed or failed {key:?} v{version} request: {e}"))
+    Ok(Parsed::Request {
+        key,
+        version,
+        header,
+        body,
+    })
+}
+
+/// What the fuzz target `serve_request` runs: a frame split and its body decoded as the
+/// endpoint would, which must never panic whatever the bytes.
+pub fn fuzz_request(data: &[u8]) {
+    if let Ok(Parsed::Request {
+        key, version, body, ..
+    }) = parse_frame(Bytes::copy_from_slice(data))
+    {
+        let _ = api::decode_only(key, version, body);
+    }
+}
+
+/// One request's answer (None: none is sent); an error closes the connection.
+async fn request(
+    shared: &Arc<Shared>,
+    frame: Bytes,
+    peer: &str,
+) -> std::result::Result<Option<bytes::BytesMut>, String> {
+    match parse_frame(frame)? {
+        Parsed::NewerApiVersions { correlation } => {
+            let mut out = bytes::BytesMut::new();
+            let mut header = kafka_protocol::messages::ResponseHeader::default();
+            header.correlation_id = correlation;
+            let encoded = header.encode(&mut out, 0).and_then(|_| {
+                api::api_versions(codes::code::UNSUPPORTED_VERSION).encode(&mut out, 0)
+            });
+            encoded.map_err(|e| e.to_string())?;
+            Ok(Some(out))
+        }
+        Parsed::Request {
+            key,
+            version,
+            header,
+            body,
+        } => api::answer(shared, key, version, &header, body, peer)
+            .await
+            .map_err(|e| format!("malformed or failed {key:?} v{version} request: {e}")),
+    }
 }

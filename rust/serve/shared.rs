@@ -8,11 +8,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
+/// Where in a partition's log: its segment's index and a byte position in it.
+pub type Position = (usize, u64);
+
+/// Where the server's log lines go.
+pub type LogFn = Box<dyn FnMut(&str) + Send>;
+
 /// Where the next fetch of a partition starts, when a fetch just ended there: a consumer
 /// reading on asks for exactly that offset, and is answered without a seek.
 #[derive(Default)]
 pub struct Hints {
-    next: Mutex<HashMap<(String, i32), (i64, (usize, u64))>>,
+    next: Mutex<HashMap<(String, i32), (i64, Position)>>,
 }
 
 impl Hints {
@@ -46,7 +52,7 @@ pub struct Shared {
     pub topic_configs: HashMap<String, BTreeMap<String, String>>,
     /// Told when the server closes (fetches waiting for data stop waiting).
     pub closing: Notify,
-    pub(super) log: Mutex<Box<dyn FnMut(&str) + Send>>,
+    pub(super) log: Mutex<LogFn>,
 }
 
 impl Shared {
