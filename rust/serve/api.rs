@@ -61,7 +61,7 @@ fn s(text: &str) -> StrBytes {
 /// How a decoded request's response is written (after its header).
 type Encode = Box<dyn FnOnce(&mut BytesMut) -> anyhow::Result<()> + Send>;
 
-/// What a request gave: a response to send (encoded, without its size), or none (a Produce
+/// What a request gave: a response to send (framed: its size first), or none (a Produce
 /// with acks=0).
 pub type Answer = Option<BytesMut>;
 
@@ -259,12 +259,26 @@ pub async fn answer(
         }
         other => anyhow::bail!("API {other:?} is not served"),
     };
-    let mut out = BytesMut::new();
     let mut response_header = ResponseHeader::default();
     response_header.correlation_id = header.correlation_id;
-    response_header.encode(&mut out, key.response_header_version(version))?;
-    response(&mut out)?;
-    Ok(Some(out))
+    framed(|out| {
+        response_header.encode(out, key.response_header_version(version))?;
+        response(out)
+    })
+    .map(Some)
+}
+
+/// A response as it goes on the wire: its size, then what `encode` writes (the response is
+/// encoded once, straight after the size, never copied into a second buffer).
+pub fn framed(
+    encode: impl FnOnce(&mut BytesMut) -> anyhow::Result<()>,
+) -> anyhow::Result<BytesMut> {
+    let mut out = BytesMut::new();
+    out.extend_from_slice(&[0; 4]);
+    encode(&mut out)?;
+    let size = i32::try_from(out.len() - 4)?;
+    out[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(out)
 }
 
 /// Decodes a request body of `key` as [`answer`] would, answering nothing (the fuzz target).

@@ -339,11 +339,8 @@ async fn connection(
         }
         let response = request(shared, Bytes::from(frame), &peer_host).await?;
         if let Some(body) = response {
-            let mut out = Vec::with_capacity(4 + body.len());
-            out.extend_from_slice(&(body.len() as i32).to_be_bytes());
-            out.extend_from_slice(&body);
             stream
-                .write_all(&out)
+                .write_all(&body)
                 .await
                 .map_err(|e| format!("writing a response: {e}"))?;
         }
@@ -421,14 +418,13 @@ async fn request(
 ) -> std::result::Result<Option<bytes::BytesMut>, String> {
     match parse_frame(frame)? {
         Parsed::NewerApiVersions { correlation } => {
-            let mut out = bytes::BytesMut::new();
             let mut header = kafka_protocol::messages::ResponseHeader::default();
             header.correlation_id = correlation;
-            let encoded = header.encode(&mut out, 0).and_then(|_| {
-                api::api_versions(codes::code::UNSUPPORTED_VERSION).encode(&mut out, 0)
+            let out = api::framed(|out| {
+                header.encode(out, 0)?;
+                api::api_versions(codes::code::UNSUPPORTED_VERSION).encode(out, 0)
             });
-            encoded.map_err(|e| e.to_string())?;
-            Ok(Some(out))
+            out.map(Some).map_err(|e| e.to_string())
         }
         Parsed::Request {
             key,
