@@ -381,3 +381,113 @@ def test_a_failing_store_errs_one_partition_not_the_others(s3) -> None:  # type:
         assert any("orders-1" in line and "offset" in line for line in server.log_lines()), (
             server.log_lines()
         )
+
+
+def _librdkafka_rows(bootstrap: str, isolation: str) -> list[tuple]:
+    from confluent_kafka import OFFSET_BEGINNING, Consumer
+    from confluent_kafka import TopicPartition as CTopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "librdkafka-reader",
+            "enable.auto.commit": False,
+            "isolation.level": isolation,
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        metadata = consumer.list_topics(timeout=10)
+        parts = [
+            CTopicPartition(t, p, OFFSET_BEGINNING)
+            for t, m in metadata.topics.items()
+            if not t.startswith("__")
+            for p in m.partitions
+        ]
+        consumer.assign(parts)
+        at_end: set[tuple[str, int]] = set()
+        out = []
+        deadline = time.monotonic() + 60
+        while len(at_end) < len(parts):
+            assert time.monotonic() < deadline, "librdkafka stopped short of the end"
+            m = consumer.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                assert m.error().code() == -191, m.error()  # _PARTITION_EOF
+                at_end.add((m.topic(), m.partition()))
+                continue
+            kind, ts = m.timestamp()
+            out.append(
+                (
+                    m.topic(),
+                    m.partition(),
+                    m.offset(),
+                    None if kind == 0 or ts < 0 else ts,
+                    -1 if kind == 0 else kind - 1,
+                    m.key(),
+                    m.value(),
+                    list(m.headers() or []),
+                )
+            )
+        return sorted(out, key=lambda x: (x[0], x[1], x[2]))
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_librdkafka_reads_the_examples(isolation: str) -> None:
+    pytest.importorskip("confluent_kafka")
+    expected = rows_of(kafkalog.read(str(EXAMPLES), isolation_level=isolation).read_all())
+    with kafkalog.serve(EXAMPLES) as server:
+        got = _librdkafka_rows(server.bootstrap_servers, isolation)
+    assert got == [r for r in expected if not r[0].startswith("__")]
+
+
+def test_aiokafka_reads_the_examples() -> None:
+    aiokafka = pytest.importorskip("aiokafka")
+    import asyncio
+
+    expected = rows_of(kafkalog.read(str(EXAMPLES), isolation_level="read_committed").read_all())
+
+    async def consume(bootstrap: str) -> list[tuple]:
+        consumer = aiokafka.AIOKafkaConsumer(
+            bootstrap_servers=bootstrap,
+            isolation_level="read_committed",
+            enable_auto_commit=False,
+        )
+        await consumer.start()
+        try:
+            topics = sorted(t for t in await consumer.topics() if not t.startswith("__"))
+            # Without a group, a subscription is every partition of the topics.
+            consumer.subscribe(topics)
+            while not consumer.assignment():
+                await consumer.getmany(timeout_ms=100, max_records=1)
+            parts = sorted(consumer.assignment())
+            await consumer.seek_to_beginning(*parts)
+            ends = await consumer.end_offsets(parts)
+            out = []
+            while any(await consumer.position(tp) < ends[tp] for tp in parts):
+                batches = await consumer.getmany(timeout_ms=500)
+                for records in batches.values():
+                    for r in records:
+                        ts = None if r.timestamp is None or r.timestamp < 0 else r.timestamp
+                        out.append(
+                            (
+                                r.topic,
+                                r.partition,
+                                r.offset,
+                                ts,
+                                -1 if r.timestamp_type is None else r.timestamp_type,
+                                r.key,
+                                r.value,
+                                list(r.headers or []),
+                            )
+                        )
+            return sorted(out, key=lambda x: (x[0], x[1], x[2]))
+        finally:
+            await consumer.stop()
+
+    with kafkalog.serve(EXAMPLES) as server:
+        got = asyncio.run(asyncio.wait_for(consume(server.bootstrap_servers), 60))
+    assert got == [r for r in expected if not r[0].startswith("__")]

@@ -9,7 +9,7 @@ use super::offsets::{epoch_error, leader_epochs, list_offsets};
 use super::shared::Shared;
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,12 +45,44 @@ pub const APIS: &[ApiKey] = &[
     ApiKey::IncrementalAlterConfigs,
 ];
 
-/// The versions of `key` the endpoint takes.
+/// The versions of `key` the endpoint takes: those of the request's message definition (the
+/// API keys' own ranges can run ahead of the messages the crate generates).
 pub fn versions(key: ApiKey) -> Option<(i16, i16)> {
-    if !APIS.contains(&key) {
-        return None;
+    macro_rules! range {
+        ($($key:ident => $t:ty),* $(,)?) => {
+            match key {
+                $(ApiKey::$key => <$t as Message>::VERSIONS,)*
+                _ => return None,
+            }
+        };
     }
-    let range = key.valid_versions();
+    let range = range!(
+        ApiVersions => ApiVersionsRequest,
+        Metadata => MetadataRequest,
+        Fetch => FetchRequest,
+        ListOffsets => ListOffsetsRequest,
+        OffsetForLeaderEpoch => OffsetForLeaderEpochRequest,
+        DescribeCluster => DescribeClusterRequest,
+        DescribeConfigs => DescribeConfigsRequest,
+        FindCoordinator => FindCoordinatorRequest,
+        JoinGroup => JoinGroupRequest,
+        SyncGroup => SyncGroupRequest,
+        Heartbeat => HeartbeatRequest,
+        LeaveGroup => LeaveGroupRequest,
+        OffsetCommit => OffsetCommitRequest,
+        OffsetFetch => OffsetFetchRequest,
+        ListGroups => ListGroupsRequest,
+        DescribeGroups => DescribeGroupsRequest,
+        Produce => ProduceRequest,
+        InitProducerId => InitProducerIdRequest,
+        CreateTopics => CreateTopicsRequest,
+        DeleteTopics => DeleteTopicsRequest,
+        DeleteRecords => DeleteRecordsRequest,
+        CreatePartitions => CreatePartitionsRequest,
+        AlterConfigs => AlterConfigsRequest,
+        IncrementalAlterConfigs => IncrementalAlterConfigsRequest,
+    );
+    debug_assert!(APIS.contains(&key));
     Some((range.min, range.max))
 }
 
@@ -93,16 +125,22 @@ pub async fn answer(
         }
         ApiKey::Metadata => {
             let r = metadata(shared, decode!(MetadataRequest), version);
+            let mut r = r;
+            super::versions::metadata(&mut r, version);
             Box::new(move |b| r.encode(b, version))
         }
         ApiKey::Fetch => {
             let r = fetch(shared, decode!(FetchRequest), version).await;
+            let mut r = r;
+            super::versions::fetch(&mut r, version);
             Box::new(move |b| r.encode(b, version))
         }
         ApiKey::ListOffsets => {
             let request = decode!(ListOffsetsRequest);
             let shared = Arc::clone(shared);
             let r = tokio::task::spawn_blocking(move || list_offsets(&shared, request)).await?;
+            let mut r = r;
+            super::versions::list_offsets(&mut r, version);
             Box::new(move |b| r.encode(b, version))
         }
         ApiKey::OffsetForLeaderEpoch => {
@@ -121,6 +159,8 @@ pub async fn answer(
             broker.host = s(&shared.advertise.0);
             broker.port = shared.advertise.1 as i32;
             r.brokers = vec![broker];
+            let mut r = r;
+            super::versions::describe_cluster(&mut r, version);
             Box::new(move |b| r.encode(b, version))
         }
         ApiKey::DescribeConfigs => {
@@ -154,10 +194,14 @@ pub async fn answer(
         ApiKey::JoinGroup => {
             let request = decode!(JoinGroupRequest);
             let r = shared.groups.join(request, version, &client_id, peer).await;
+            let mut r = r;
+            super::versions::join_group(&mut r, version);
             Box::new(move |b| r.encode(b, version))
         }
         ApiKey::SyncGroup => {
             let r = shared.groups.sync(decode!(SyncGroupRequest)).await;
+            let mut r = r;
+            super::versions::sync_group(&mut r, version);
             Box::new(move |b| r.encode(b, version))
         }
         ApiKey::Heartbeat => {
@@ -204,6 +248,8 @@ pub async fn answer(
         ApiKey::OffsetFetch => {
             let r =
                 super::group_offsets::offset_fetch(shared, decode!(OffsetFetchRequest), version);
+            let mut r = r;
+            super::versions::offset_fetch(&mut r, version);
             Box::new(move |b| r.encode(b, version))
         }
         ApiKey::ListGroups => {
@@ -228,6 +274,8 @@ pub async fn answer(
                             .any(|f| f.eq_ignore_ascii_case(&g.group_type))
                 })
                 .collect();
+            let mut r = r;
+            super::versions::list_groups(&mut r, version);
             Box::new(move |b| r.encode(b, version))
         }
         ApiKey::DescribeGroups => {
@@ -238,6 +286,8 @@ pub async fn answer(
                 .iter()
                 .map(|g| shared.groups.describe(g.0.as_str(), version))
                 .collect();
+            let mut r = r;
+            super::versions::describe_groups(&mut r, version);
             Box::new(move |b| r.encode(b, version))
         }
         ApiKey::Produce

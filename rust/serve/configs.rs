@@ -63,11 +63,10 @@ pub fn describe(shared: &Shared, request: DescribeConfigsRequest) -> DescribeCon
             }
             let overrides = shared.topic_configs.get(name);
             for (key, default) in DEFAULTS {
-                if resource
-                    .configuration_keys
-                    .as_ref()
-                    .is_some_and(|keys| !keys.iter().any(|k| k.as_str() == *key))
-                {
+                // No keys (null or an empty list) asks for every configuration.
+                if resource.configuration_keys.as_ref().is_some_and(|keys| {
+                    !keys.is_empty() && !keys.iter().any(|k| k.as_str() == *key)
+                }) {
                     continue;
                 }
                 let set = overrides.and_then(|o| o.get(*key));

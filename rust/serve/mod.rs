@@ -16,6 +16,7 @@
 //! | `configs.rs` | DescribeConfigs: the backup's topic overrides over Kafka's defaults |
 //! | `groups.rs` | the classic group coordinator: joins, assignments, heartbeats, sessions |
 //! | `state.rs` | committed offsets: the backup's, then new ones kept in the state directory |
+//! | `versions.rs` | responses fitted to the version asked for (fields a later version adds left at their defaults) |
 //! | `shared.rs` | what every connection shares: the catalog, the coordinator, the next-fetch hints |
 //!
 //! Bounded: a request larger than [`Options::max_request_bytes`] closes its connection, as
@@ -35,6 +36,9 @@ mod offsets;
 mod refuse;
 mod shared;
 pub mod state;
+mod versions;
+#[cfg(test)]
+mod wire_tests;
 
 pub use shared::{Hints, Shared};
 

@@ -67,6 +67,7 @@ pub fn answer(
                     tr
                 })
                 .collect();
+            super::versions::produce(&mut r, version);
             r.encode(&mut out, version)?
         }
         ApiKey::InitProducerId => {
@@ -94,6 +95,7 @@ pub fn answer(
                     tr
                 })
                 .collect();
+            super::versions::create_topics(&mut r, version);
             r.encode(&mut out, version)?
         }
         ApiKey::DeleteTopics => {
@@ -121,6 +123,7 @@ pub fn answer(
                     tr
                 })
                 .collect();
+            super::versions::delete_topics(&mut r, version);
             r.encode(&mut out, version)?
         }
         ApiKey::DeleteRecords => {
