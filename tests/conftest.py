@@ -144,3 +144,44 @@ def spark():
     # No registration: the data source is found by name (pyspark_kafkalog's DefaultSource).
     yield session
     session.stop()
+
+
+# A real Apache Kafka broker (tests/kafka_broker.py): its jars come from Maven Central on first
+# use, cached outside the repository. A failed fetch fails the tests that need the broker.
+@pytest.fixture(scope="session")
+def kafka_jars():
+    """The broker's jars and the compiled client tool; fetched once, shared by every worker."""
+    import kafka_broker
+
+    kafka_broker.tool_classes()
+    return kafka_broker.jars()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(kafka_jars, tmp_path_factory):
+    """One running broker shared by a session's tests: give each test its own topic names."""
+    from kafka_broker import KafkaBroker
+
+    broker = KafkaBroker(tmp_path_factory.mktemp("kafka-broker"))
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def kafka_broker_factory(kafka_jars, tmp_path):
+    """Makes brokers of a test's own (``make(name, extra=..., log_dir=...)``, not yet
+    started); stops every one still running at the end."""
+    from kafka_broker import KafkaBroker
+
+    made: list = []
+
+    def make(name: str = "broker", **kwargs):
+        broker = KafkaBroker(tmp_path / name, **kwargs)
+        made.append(broker)
+        return broker
+
+    yield make
+    for broker in made:
+        if broker.proc is not None:
+            broker.stop()
