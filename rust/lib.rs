@@ -64,6 +64,7 @@ pub mod fuzzing;
 pub mod internal;
 pub mod log;
 pub mod read;
+pub mod restore;
 pub mod spark;
 pub mod storage;
 pub mod values;

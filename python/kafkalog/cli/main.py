@@ -11,7 +11,17 @@ import warnings
 from typing import TextIO
 
 from kafkalog._native import __version__
-from kafkalog.cli import cleanup, convert, dump, info, offsets, schemas, verify, write_schemas
+from kafkalog.cli import (
+    cleanup,
+    convert,
+    dump,
+    info,
+    offsets,
+    restore,
+    schemas,
+    verify,
+    write_schemas,
+)
 from kafkalog.cli.arguments import _Parser
 from kafkalog.cli.exits import (
     EXIT_CODES_HELP,
@@ -51,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     info.register(sub)
     verify.register(sub)
     cleanup.register(sub)
+    restore.register(sub)
     schemas.register(sub)
     write_schemas.register(sub)
     return parser
