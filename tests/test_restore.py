@@ -508,3 +508,44 @@ def to_ms(ts: Any) -> int:
         epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
         return (ts - epoch) // datetime.timedelta(milliseconds=1)
     return int(ts)
+
+
+def test_until_cuts_at_whole_batches_and_aborts_the_transaction_it_cuts(
+    source, kafka_broker_factory
+):
+    backup, _ = source
+    batches = (
+        kafkalog.read(backup / "orders-1", batch_metadata=True, include_control=True)
+        .read_all()
+        .to_pylist()
+    )
+    # A cut inside the committed transaction of partition 1: after one of its data batches,
+    # before its commit marker.
+    txn = [r for r in batches if r["isTransactional"] and not r["isControl"]]
+    cut_batch = txn[0]
+    until_ms = to_ms(cut_batch["maxTimestamp"])
+    kept = []
+    for r in batches:
+        if to_ms(r["maxTimestamp"]) > until_ms:
+            break
+        kept.append(r)
+    assert kept and len(kept) < len(batches)
+    target = fresh_target(kafka_broker_factory, "until")
+    report = kafkalog.restore(backup, target.log_dir, topics="orders", until=until_ms)
+    p1 = next(p for p in report["partitions"] if p["partition"] == 1)
+    assert p1["cut"] == "until"
+    assert p1["log_end_offset"] == kept[-1]["lastOffset"] + 2  # the abort marker after the cut
+    assert [a["producer_id"] for a in p1["aborted"]] == [cut_batch["producerId"]]
+    target.start()
+    try:
+        everything = target.consume("orders", "--partitions", "1")
+        committed = target.consume("orders", "--partitions", "1", "--isolation", "read_committed")
+    finally:
+        target.stop()
+    assert not target.errors(), target.errors()
+    data = [r for r in kept if not r["isControl"]]
+    assert [r["offset"] for r in everything] == [r["offset"] for r in data]
+    # The transaction the cut left open is aborted: read_committed leaves its records out.
+    assert [r["offset"] for r in committed] == [
+        r["offset"] for r in data if r["producerId"] != cut_batch["producerId"]
+    ]
