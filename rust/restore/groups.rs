@@ -320,7 +320,7 @@ fn append_batch(dir: &Path, batch: &[u8], info: &Encoded, fsync: bool) -> Result
         let mark = format!("kafkalog-restore-{:08x}", crate::format::crc::crc32c(batch));
         let appended = append_staged(
             dir,
-            &[staged.clone()],
+            std::slice::from_ref(&staged),
             Some((&mark, 1)),
             &AppendOptions {
                 // `offsets.topic.segment.bytes`' default.
