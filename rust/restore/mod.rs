@@ -157,30 +157,68 @@ pub fn restore(
     if write {
         target.begin()?;
     }
+    // What a consumer could fetch from each backup partition, from its log directory's
+    // checkpoints (read once per directory).
     let mut checkpoints = Checkpoints::new();
+    let mut jobs = Vec::new();
     for (topic, partition, files, t) in matched {
         let visible = match files[0].path.parent() {
             Some(dir) => checkpoints.visible(storage.as_ref(), dir)?,
             None => Default::default(),
         };
         let source = PartitionSource {
-            topic: topic.clone(),
+            topic,
             partition,
             files,
             visible,
         };
-        let r = restore_partition(
-            storage.as_ref(),
-            &source,
-            &t,
-            options.until_ms,
-            write,
-            options.fsync,
-        )?;
+        jobs.push((source, t));
+    }
+    // Partitions are independent: restored on as many threads as there are cores (each
+    // swapped in atomically on its own), then their checkpoint entries written in partition
+    // order, so that the files are the same whatever the threads' timing.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(jobs.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<PartitionReport>>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((source, t)) = jobs.get(i) else {
+                    break;
+                };
+                let r = crate::error::catch_panic(|| {
+                    restore_partition(
+                        storage.as_ref(),
+                        source,
+                        t,
+                        options.until_ms,
+                        write,
+                        options.fsync,
+                    )
+                });
+                let failed = r.is_err();
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                if failed {
+                    // The others stop at their next partition.
+                    next.store(jobs.len(), std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    for ((source, _), result) in jobs.iter().zip(results) {
+        let Some(r) = result.into_inner().unwrap_or_else(|e| e.into_inner()) else {
+            continue; // not started: an earlier partition failed, reported below
+        };
+        let r = r?;
         if write {
             let first_base = source.files[0].base_offset.unwrap_or(0);
             let log_start = (r.log_start_offset > first_base).then_some(r.log_start_offset);
-            target.set_checkpoints(&topic, partition, r.log_end_offset, log_start)?;
+            target.set_checkpoints(&source.topic, source.partition, r.log_end_offset, log_start)?;
         }
         report.partitions.push(r);
     }

@@ -200,6 +200,18 @@ pub fn restore_partition(
         })
         .map(|(_, f)| f)
         .collect();
+    if files.len() < source.files.len()
+        && source.visible.high_watermark.is_some_and(|h| {
+            source
+                .files
+                .last()
+                .and_then(|f| f.base_offset)
+                .is_some_and(|b| b >= h)
+        })
+    {
+        // Whole segments past the high watermark were left out.
+        report.cut = Some(Cut::HighWatermark);
+    }
     let mut writer = if write {
         Some(
             PartitionWriter::create(
@@ -238,10 +250,6 @@ pub fn restore_partition(
                 file.path.display()
             ))
         })?;
-        if hw.is_some_and(|h| base >= h) && report.segments > 0 {
-            report.cut = Some(Cut::HighWatermark);
-            break;
-        }
         if let Some(w) = writer.as_mut() {
             w.start_segment(base)?;
         }
