@@ -65,6 +65,7 @@ pub mod fuzzing;
 pub mod internal;
 pub mod log;
 pub mod read;
+pub mod restore;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod spark;

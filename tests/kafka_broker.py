@@ -34,8 +34,9 @@ The produce spec (JSON)::
      "quiet": false}
 
 ``key_b64`` / ``value_b64`` give bytes; a header's third item ``true`` marks its value as base64.
-Actions: send, begin, commit, abort, flush, sleep (``{"ms": N}``). Each sent record is printed
-(topic, partition, offset, timestamp) unless ``quiet``.
+Actions: send, begin, commit, abort, flush, sleep (``{"ms": N}``), halt (the JVM exits at
+once, without closing the producer: a transaction begun stays open, as after a crash). Each
+sent record is printed (topic, partition, offset, timestamp) unless ``quiet``.
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ def _pom() -> str:
 _LOG4J2 = """status = warn
 appender.out.type = Console
 appender.out.name = out
+appender.out.target = SYSTEM_ERR
 appender.out.layout.type = PatternLayout
 appender.out.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = ${sys:kafkalog.log.level:-INFO}
@@ -155,7 +157,6 @@ def jars() -> Path:
                 f"fetching Kafka {KAFKA_VERSION}'s jars from Maven Central failed "
                 f"(exit {done.returncode}): {' '.join(cmd)}\n{tail}"
             )
-        (home / "log4j2.properties").write_text(_LOG4J2)
         partial.rename(libs)
         (home / "COMPLETE").write_text(KAFKA_VERSION + "\n")
     return libs
@@ -186,6 +187,16 @@ def tool_classes() -> Path:
     return out
 
 
+def _log4j_config() -> Path:
+    """Log4j's configuration (to stderr: the tool's stdout is its JSON), one file per text."""
+    path = kafka_home() / f"log4j2-{hashlib.sha256(_LOG4J2.encode()).hexdigest()[:12]}.properties"
+    if not path.is_file():
+        partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+        partial.write_text(_LOG4J2)
+        partial.rename(path)
+    return path
+
+
 def _jvm_flags(heap: str) -> list[str]:
     crashes = kafka_home() / "crashes"
     crashes.mkdir(parents=True, exist_ok=True)
@@ -194,7 +205,7 @@ def _jvm_flags(heap: str) -> list[str]:
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
         f"-XX:ErrorFile={crashes}/hs_err_%p.log",
-        f"-Dlog4j2.configurationFile={kafka_home() / 'log4j2.properties'}",
+        f"-Dlog4j2.configurationFile={_log4j_config()}",
     ]
 
 
@@ -228,8 +239,7 @@ def kafka_tool(
             f"KafkaClientTool {command} {' '.join(args)} failed (exit {done.returncode}):\n"
             f"{done.stderr[-6000:]}"
         )
-    # Its JSON lines; the client's own log lines (WARN and above) may be interleaved.
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
 def b64(data: bytes | None) -> str | None:

@@ -26,6 +26,7 @@ LAYERS = {
     "read": 6,
     "write": 7,
     "cleanup": 8,
+    "restore": 8,
     "spark": 8,
     "serve": 8,
     "python": 9,

@@ -19,6 +19,7 @@ here (``kafkalog.read`` is :func:`kafkalog.reading.read`):
 - :mod:`kafkalog.writing`: write;
 - :mod:`kafkalog.checking`: verify, rebuild_indexes;
 - :mod:`kafkalog.cleanup`: compact, retain; :mod:`kafkalog.internal`: internal topics;
+- :mod:`kafkalog.restoring`: restore (a backup into a stopped broker's log directory);
 - :mod:`kafkalog.tables`: to_delta, to_iceberg (lakehouse tables, resumable);
 - :mod:`kafkalog.errors`, :mod:`kafkalog.types`; :mod:`kafkalog.spark` and
   :mod:`kafkalog.cli` on top, which import these modules and are never imported by them.
@@ -86,6 +87,7 @@ from kafkalog.reading import (
     schema,
     segments,
 )
+from kafkalog.restoring import restore
 from kafkalog.serving import Server, serve
 from kafkalog.tables import to_delta, to_iceberg
 from kafkalog.types import (
@@ -95,6 +97,7 @@ from kafkalog.types import (
     Issue,
     OnCorrupt,
     RebuiltIndexes,
+    RestoreReport,
     RetainedPartition,
     Segment,
     TimestampTypeName,
@@ -128,6 +131,8 @@ __all__ = [
     "write",
     "compact",
     "retain",
+    "restore",
+    "RestoreReport",
     "schema",
     "COLUMNS",
     "METADATA_COLUMNS",

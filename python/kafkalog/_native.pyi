@@ -13,6 +13,7 @@ from kafkalog.types import (
     Issue,
     OnCorrupt,
     RebuiltIndexes,
+    RestoreReport,
     RetainedPartition,
     Segment,
     VerifyReport,
@@ -372,6 +373,17 @@ def compact(
     offset_map_offsets: Sequence[int] | None = None,
     plan_only: bool = False,
 ) -> CompactReport: ...
+def restore(
+    sources: Sequence[str],
+    to: str,
+    *,
+    topics: str | None = None,
+    until_ms: int | None = None,
+    groups: bool = False,
+    plan: bool = False,
+    fsync: bool = True,
+    storage_options: Mapping[str, str] | None = None,
+) -> RestoreReport: ...
 def retain(
     path: str,
     *,

@@ -11,6 +11,11 @@ from __future__ import annotations
 from typing import Literal, TypedDict
 
 __all__ = [
+    "RestoreReport",
+    "RestoredPartition",
+    "RestoredGroup",
+    "RestoredCommit",
+    "RestoredTransaction",
     "OnCorrupt",
     "IsolationLevel",
     "Compression",
@@ -264,3 +269,62 @@ class RetainedPartition(TypedDict):
     bytes_left: int
     rolled: bool
     dry_run: bool
+
+
+class RestoredTransaction(TypedDict):
+    """A transaction the backup left open, aborted by :func:`kafkalog.restore`."""
+
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+    marker_offset: int
+
+
+class RestoredPartition(TypedDict):
+    """One partition in :func:`kafkalog.restore`'s report."""
+
+    topic: str
+    partition: int
+    dir: str
+    log_start_offset: int
+    log_end_offset: int
+    segments: int
+    batches: int
+    records: int
+    bytes: int
+    leader_epoch: int
+    epochs_lowered: int
+    cut: str | None
+    aborted: list[RestoredTransaction]
+
+
+class RestoredCommit(TypedDict):
+    """One committed offset :func:`kafkalog.restore` wrote for a group."""
+
+    topic: str
+    partition: int
+    offset: int
+    metadata: str
+    commit_timestamp: int
+
+
+class RestoredGroup(TypedDict):
+    """One consumer group in :func:`kafkalog.restore`'s report."""
+
+    group: str
+    offsets_partition: int
+    written_at: int | None
+    note: str | None
+    commits: list[RestoredCommit]
+
+
+class RestoreReport(TypedDict):
+    """What :func:`kafkalog.restore` wrote (or, with ``plan=True``, would write)."""
+
+    target: str
+    plan: bool
+    partitions: list[RestoredPartition]
+    missing: list[tuple[str, int]]
+    groups: list[RestoredGroup]
+    expired_commits: int
+    notes: list[str]

@@ -105,6 +105,20 @@ pub fn parse_leader_epoch_checkpoint(text: &str) -> Result<Vec<EpochEntry>> {
         .collect()
 }
 
+/// Writes a `leader-epoch-checkpoint`'s text, as Kafka writes it: the inverse of
+/// [`parse_leader_epoch_checkpoint`].
+pub fn write_leader_epoch_checkpoint(entries: &[EpochEntry]) -> String {
+    let mut out = format!("{VERSION}\n{}\n", entries.len());
+    for e in entries {
+        out.push_str(&format!("{} {}\n", e.epoch, e.start_offset));
+    }
+    out
+}
+
+/// The recovery point checkpoint in a log directory: per partition, the offset up to which
+/// its log was flushed to disk (a broker's recovery after an unclean shutdown starts there).
+pub const RECOVERY_POINT_OFFSET_CHECKPOINT: &str = "recovery-point-offset-checkpoint";
+
 /// One entry of an offset checkpoint file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OffsetEntry {
@@ -210,6 +224,23 @@ pub fn parse_partition_metadata(text: &str) -> Result<[u8; 16]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leader_epoch_checkpoint_written_as_read() {
+        let entries = [
+            EpochEntry {
+                epoch: 0,
+                start_offset: 0,
+            },
+            EpochEntry {
+                epoch: 3,
+                start_offset: 120,
+            },
+        ];
+        let text = write_leader_epoch_checkpoint(&entries);
+        assert_eq!(text, "0\n2\n0 0\n3 120\n");
+        assert_eq!(parse_leader_epoch_checkpoint(&text).unwrap(), entries);
+    }
 
     #[test]
     fn leader_epoch_shape() {

@@ -20,6 +20,12 @@ use crate::error::{Error, Result};
 
 /// Bytes before the first record (`RECORD_BATCH_OVERHEAD`).
 pub const HEADER_SIZE: usize = 61;
+/// Where the partition leader epoch field starts. It lies before the CRC's range: a broker
+/// stamps it on every batch it appends (and a follower keeps the leader's) without touching
+/// the CRC.
+pub const PARTITION_LEADER_EPOCH_OFFSET: usize = 12;
+/// `RecordBatch.NO_PARTITION_LEADER_EPOCH`: a batch appended without a leader epoch.
+pub const NO_PARTITION_LEADER_EPOCH: i32 = -1;
 /// Where the CRC field starts in a v2 batch, counting the 12 bytes of offset and size.
 pub const CRC_OFFSET: usize = 17;
 /// Where the attributes start; the CRC covers everything from here on.
@@ -52,6 +58,13 @@ fn be_i32(b: &[u8], at: usize) -> i32 {
 #[inline(always)]
 fn be_i64(b: &[u8], at: usize) -> i64 {
     i64::from_be_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// Sets a v2 entry's partition leader epoch in place (the CRC stays valid: it does not cover
+/// the field). `entry` must hold at least the field.
+pub fn set_partition_leader_epoch(entry: &mut [u8], epoch: i32) {
+    entry[PARTITION_LEADER_EPOCH_OFFSET..PARTITION_LEADER_EPOCH_OFFSET + 4]
+        .copy_from_slice(&epoch.to_be_bytes());
 }
 
 /// Parses the 61-byte header of a v2 entry, checking its CRC as `crc` says.
@@ -456,6 +469,16 @@ mod tests {
         let mut out = Vec::new();
         write_batch(&mut out, h, &records, 3, None).unwrap();
         out
+    }
+
+    #[test]
+    fn the_leader_epoch_is_outside_the_crc() {
+        let mut entry = batch(&header(Compression::Zstd));
+        set_partition_leader_epoch(&mut entry, 3);
+        let info = parse_header(&entry, 0, CrcPolicy::Verify).unwrap();
+        assert_eq!(info.partition_leader_epoch, 3);
+        assert_eq!(info.crc_valid, Some(true));
+        assert_eq!(info.base_offset, 100);
     }
 
     #[test]

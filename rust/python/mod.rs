@@ -7,6 +7,7 @@ mod errors;
 mod internal;
 mod options;
 mod reader;
+mod restore;
 mod serve;
 mod spark;
 mod spark_writer;
@@ -82,6 +83,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli::batch_first_timestamps, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::compact, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup::retain, m)?)?;
+    m.add_function(wrap_pyfunction!(restore::restore, m)?)?;
     vocabulary::add(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

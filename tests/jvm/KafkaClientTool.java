@@ -183,6 +183,13 @@ public final class KafkaClientTool {
                     case "abort": producer.abortTransaction(); break;
                     case "flush": producer.flush(); break;
                     case "sleep": Thread.sleep(action.get("ms").asLong()); break;
+                    case "halt":
+                        // A producer that dies here: no close(), so an open transaction stays
+                        // open until its coordinator times it out.
+                        producer.flush();
+                        System.out.flush();
+                        Runtime.getRuntime().halt(0);
+                        break;
                     default: throw new IllegalArgumentException("unknown producer action " + kind);
                 }
             }

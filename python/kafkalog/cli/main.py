@@ -17,6 +17,7 @@ from kafkalog.cli import (
     dump,
     info,
     offsets,
+    restore,
     schemas,
     serve,
     verify,
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     info.register(sub)
     verify.register(sub)
     cleanup.register(sub)
+    restore.register(sub)
     schemas.register(sub)
     write_schemas.register(sub)
     serve.register(sub)

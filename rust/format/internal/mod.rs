@@ -10,6 +10,7 @@
 //! | `metadata_tables.rs` | every KRaft metadata record type |
 //! | `remote_tables.rs` | tiered storage's remote log metadata records |
 //! | `share_tables.rs` | `__share_group_state` record types (share groups' delivery state) |
+//! | `offset_commits.rs` | `__consumer_offsets` commits written, and the partition of a group |
 //! | `dump.rs` | the lines `kafka-dump-log` prints with its decoder options |
 //!
 //! How each topic frames its records:
@@ -30,6 +31,7 @@
 pub mod dump;
 pub mod groups_tables;
 pub mod metadata_tables;
+pub mod offset_commits;
 pub mod remote_tables;
 pub mod schema;
 pub mod share_tables;
