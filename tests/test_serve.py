@@ -448,7 +448,11 @@ def test_aiokafka_reads_the_examples() -> None:
     aiokafka = pytest.importorskip("aiokafka")
     import asyncio
 
-    expected = rows_of(kafkalog.read(str(EXAMPLES), isolation_level="read_committed").read_all())
+    # aiokafka refuses lz4 in v0/v1 messages: the topics of v2 batches.
+    served = "orders|payments|users|_schemas"
+    expected = rows_of(
+        kafkalog.read(str(EXAMPLES), isolation_level="read_committed", topics=served).read_all()
+    )
 
     async def consume(bootstrap: str) -> list[tuple]:
         consumer = aiokafka.AIOKafkaConsumer(
@@ -467,7 +471,11 @@ def test_aiokafka_reads_the_examples() -> None:
             await consumer.seek_to_beginning(*parts)
             ends = await consumer.end_offsets(parts)
             out = []
-            while any(await consumer.position(tp) < ends[tp] for tp in parts):
+
+            async def behind() -> bool:
+                return any([await consumer.position(tp) < ends[tp] for tp in parts])
+
+            while await behind():
                 batches = await consumer.getmany(timeout_ms=500)
                 for records in batches.values():
                     for r in records:
@@ -488,6 +496,6 @@ def test_aiokafka_reads_the_examples() -> None:
         finally:
             await consumer.stop()
 
-    with kafkalog.serve(EXAMPLES) as server:
+    with kafkalog.serve(EXAMPLES, topics=served) as server:
         got = asyncio.run(asyncio.wait_for(consume(server.bootstrap_servers), 60))
     assert got == [r for r in expected if not r[0].startswith("__")]
