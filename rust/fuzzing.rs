@@ -199,10 +199,10 @@ pub fn values(data: &[u8]) {
     }
 }
 
-/// Avro values (`values/avro_fuzz.rs`): arbitrary payloads through the compiled decoder,
+/// Avro values (`values/avro/fuzz.rs`): arbitrary payloads through the compiled decoder,
 /// compared with `arrow-avro`'s.
 pub fn avro_value(data: &[u8]) {
-    crate::values::avro_fuzz::fuzz(data);
+    crate::values::avro::fuzz::fuzz(data);
 }
 
 /// Protobuf values (`values/protobuf.rs`): arbitrary payloads of a schema with every field kind.

@@ -97,8 +97,8 @@ pub fn pruned_decoder(
                 )));
             }
             match wanted {
-                Some(w) => crate::values::avro_compiled::pruned_decoder(reader, writers, w),
-                None => crate::values::avro_compiled::decoder(reader, writers),
+                Some(w) => crate::values::avro::decoder::pruned_decoder(reader, writers, w),
+                None => crate::values::avro::decoder::decoder(reader, writers),
             }
         }
         Some(SchemaType::Protobuf) => match wanted {

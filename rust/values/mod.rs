@@ -9,21 +9,9 @@
 //! | file | what |
 //! |---|---|
 //! | `decoder.rs` | the contract every format's decoder meets: payloads in, one Arrow array out, an error per bad payload |
-//! | `registry.rs` | Schema Registry's schemas folded from its storage topic (`_schemas`), or given directly; lookups by id, GUID, subject and version; the registry as a table |
-//! | `registry_records.rs` | the storage topic's records written as the registry writes them (versions, ids, references, deletes by its rules), and the registry exported as its REST API imports it |
+//! | `registry/` | Schema Registry's storage topic (`_schemas`) folded into the registry that reads look schemas up in, and written as the registry writes it |
 //! | `formats.rs` | the formats a key or value is read as, and the one dispatch to a format's decoder; UTF-8 strings |
-//! | `avro.rs` | the Avro decoder a read gets; the reader schema's Arrow type as `arrow-avro` maps it; references written in; `arrow-avro`'s own decoder, kept as the oracle of the tests |
-//! | `avro_compiled.rs` | the Avro decoder: each writer schema's program compiled once, every payload run through its writer's into the column's builders, a bad payload taken back out |
-//! | `avro_schema.rs` | an Avro schema's JSON parsed: types, names and aliases, fields and defaults |
-//! | `avro_resolve.rs` | the specification's schema resolution, writer to reader, compiled into a program |
-//! | `avro_default.rs` | a field's default encoded once as the Avro bytes a writer would have written |
-//! | `avro_cursor.rs` | one payload's bytes read: varints, lengths checked against the bytes left, decimals widened, and why a payload stopped decoding |
-//! | `avro_program.rs` | the program's steps and the loop that runs them over a payload's bytes; hostile lengths, counts and depths checked |
-//! | `avro_columns.rs` | the column's builders (values, offsets, validity), kept across batches, sized from the last, handed to Arrow |
-//! | `avro_shape.rs` | the column users get from `arrow-avro`'s, and back: Spark's shapes of Avro unions (`member0`, ...; `int`/`long` as `long`); `uuid` read as the `string` or `fixed` it is on |
-//! | `avro_feed.rs` | (the oracle) Avro payloads fed to `arrow-avro`'s streaming decoder uncopied, one record each, grouped by writer schema; schema keys no payload's tail can pass for |
-//! | `avro_fuzz.rs` | the fuzz target `avro_value`: hostile payloads through the compiled decoder and the oracle |
-//! | `avro_encode.rs` | typed keys and values written back: Avro with Confluent's framing |
+//! | `avro/` | Avro: the reader schema and each writer's compiled into a program that decodes payloads into the column's builders; Spark's shapes of unions; values written back as Avro; `arrow-avro` as the oracle |
 //! | `record_types.rs` | topics of several record types (record-name subject strategies): one struct column with a field per type, each record routed by its writer id to its subject |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
 //! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema, one message or several per column), `.proto` text or descriptors compiled, messages as Arrow types (and `prost-reflect`'s dynamic messages as the oracle) |
@@ -35,22 +23,6 @@
 //! | `json_text.rs` | typed keys and values as JSON text (the command line's JSON lines and printed records): maps as objects, ISO-8601 times, exact decimals, bytes as Avro's JSON encoding |
 
 pub mod avro;
-mod avro_columns;
-pub mod avro_compiled;
-mod avro_cursor;
-mod avro_default;
-#[cfg(test)]
-mod avro_differential;
-pub mod avro_encode;
-mod avro_feed;
-pub(crate) mod avro_fuzz;
-mod avro_program;
-mod avro_prune;
-mod avro_resolve;
-mod avro_schema;
-pub mod avro_shape;
-#[cfg(test)]
-mod avro_tests;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
@@ -72,6 +44,5 @@ mod protobuf_schema;
 mod protobuf_wire;
 pub mod record_types;
 pub mod registry;
-pub mod registry_records;
 #[cfg(test)]
 mod wanted_tests;

@@ -1,10 +1,10 @@
 //! A field's default value (JSON in the reader schema) encoded once as the Avro binary a
 //! writer would have written for it, so that a field the writer lacks is decoded from those
-//! bytes by the same program steps as a field it has (`avro_resolve.rs`).
+//! bytes by the same program steps as a field it has (`resolve.rs`).
 
 use serde_json::Value as Json;
 
-use crate::values::avro_schema::{Node, NodeId, Schema};
+use crate::values::avro::schema::{Node, NodeId, Schema};
 
 /// How deep a default's value may nest (as deep as a schema may).
 const MAX_DEPTH: usize = 512;

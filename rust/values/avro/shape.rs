@@ -66,7 +66,7 @@ impl UnionShape {
 }
 
 /// The shape of a union's column (`arrow-avro`'s dense union of type `t`) as users get it;
-/// None if `t` is not a union. What the compiled decoder (`avro_resolve.rs`) builds into.
+/// None if `t` is not a union. What the compiled decoder (`resolve.rs`) builds into.
 pub(crate) fn union_shape(t: &DataType) -> Option<UnionShape> {
     match shape_of(t) {
         Shape::Union(u) => Some(u),
@@ -681,8 +681,8 @@ impl PayloadDecoder for Shaped {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::values::avro_compiled::decoder;
-    use crate::values::avro_encode::encode;
+    use crate::values::avro::decoder::decoder;
+    use crate::values::avro::encode::encode;
     use crate::values::decoder::{SchemaText, SchemaType, WriterSchemas};
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int32Type;

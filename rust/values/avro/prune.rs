@@ -5,7 +5,7 @@
 //!
 //! Left whole (everything under them read): a named type used in more than one place (each
 //! place may ask for other parts of it), and a union other than `[null, T]` (its column is a
-//! struct of branches, `avro_shape.rs`, whose names are not the schema's).
+//! struct of branches, `shape.rs`, whose names are not the schema's).
 
 use std::collections::HashMap;
 
@@ -16,7 +16,7 @@ use crate::values::decoder::{SchemaText, SchemaType, Wanted};
 
 /// `reader` (references written in) without the record fields `wanted` leaves out.
 pub(crate) fn pruned(reader: &SchemaText, wanted: &Wanted) -> Result<SchemaText> {
-    let mut root = crate::values::avro::inlined(reader)?;
+    let mut root = crate::values::avro::arrow::inlined(reader)?;
     let mut uses = HashMap::new();
     count_uses(&root, &mut uses);
     prune(&mut root, wanted, &uses);
@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn payloads_without_an_id_are_read_as_the_whole_reader_wrote_them() {
-        use crate::values::avro_tests::{s as text, zz};
+        use crate::values::avro::tests::{s as text, zz};
         use crate::values::decoder::Payload;
         use arrow_array::cast::AsArray;
         use arrow_array::types::Int64Type;
@@ -179,8 +179,8 @@ mod tests {
             r#"{"type": "record", "name": "R", "fields": [
                 {"name": "note", "type": "string"}, {"name": "a", "type": "long"}]}"#,
         );
-        let writers = crate::values::avro_tests::writers(&[]);
-        let d = crate::values::avro_compiled::pruned_decoder(&reader, writers, &fields(&["a"]))
+        let writers = crate::values::avro::tests::writers(&[]);
+        let d = crate::values::avro::decoder::pruned_decoder(&reader, writers, &fields(&["a"]))
             .unwrap();
         let bytes = [text("skipped"), zz(5)].concat();
         let payload = Payload {

@@ -1,4 +1,4 @@
-//! How Avro payloads are fed to `arrow-avro`'s streaming decoder (rust/values/avro.rs): one
+//! How Avro payloads are fed to `arrow-avro`'s streaming decoder (rust/values/avro/arrow.rs): one
 //! at a time, each its schema's framing (`0` and an 8-byte key) then its own bytes, in two
 //! calls and not copied; each must be exactly one record, using exactly its own bytes. The
 //! decoder switches schema only between flushes, so a batch's payloads are fed grouped by

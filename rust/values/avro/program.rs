@@ -1,10 +1,10 @@
-//! A writer schema resolved to the reader schema, compiled (`avro_resolve.rs`) into a flat
+//! A writer schema resolved to the reader schema, compiled (`resolve.rs`) into a flat
 //! program of steps, and the loop that runs it over one payload's bytes straight into the
-//! reader's column builders (`avro_columns.rs`): read a zigzag long into column k, skip a
+//! reader's column builders (`columns.rs`): read a zigzag long into column k, skip a
 //! string, take the union branch the tag says, fill a default. A record is its fields' steps
 //! one after the other; arrays, maps, union branches and defaults are programs of their own,
 //! run once per item (branch, default). Nothing is built per value but the columns' values.
-//! The payload's bytes are read through `avro_cursor.rs`.
+//! The payload's bytes are read through `cursor.rs`.
 //!
 //! Hostile bytes: every length and count is checked against the bytes left before anything
 //! is read or reserved (a block of `n` items whose smallest encoding is `m` bytes needs
@@ -13,8 +13,8 @@
 
 use arrow_buffer::{i256, IntervalMonthDayNano};
 
-use crate::values::avro_columns::{Columns, Layout};
-use crate::values::avro_cursor::{Bad, Cursor, Step};
+use crate::values::avro::columns::{Columns, Layout};
+use crate::values::avro::cursor::{Bad, Cursor, Step};
 
 /// Items of a type whose encoding takes no bytes that one value may hold, all its arrays
 /// and maps together (each is a column slot: without a bound, a count of 2^62 in a few bytes
@@ -712,7 +712,7 @@ pub(crate) fn is_leaf(op: &Op) -> bool {
 
 /// A `bytes` or `string` (checked to be UTF-8 if `utf8`) into a bin column.
 #[inline(always)]
-fn append_bin(c: &mut crate::values::avro_columns::Bin, cur: &mut Cursor<'_>, utf8: bool) -> Step {
+fn append_bin(c: &mut crate::values::avro::columns::Bin, cur: &mut Cursor<'_>, utf8: bool) -> Step {
     cur.bytes_into(&mut c.data, utf8)?;
     let Ok(end) = i32::try_from(c.data.len()) else {
         return Err(cur.stop(Bad::Offsets));

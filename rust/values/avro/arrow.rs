@@ -1,5 +1,5 @@
-//! Avro payloads into one Arrow column. `avro_compiled::decoder` gives the compiled decoder
-//! reads use (`avro_compiled.rs`: each writer schema resolved to the reader schema once, into a program
+//! Avro payloads into one Arrow column. `decoder::decoder` gives the compiled decoder
+//! reads use (`decoder.rs`: each writer schema resolved to the reader schema once, into a program
 //! that decodes straight into the column's builders). This file keeps what it shares with the
 //! rest (the reader schema's Arrow type as `arrow-avro` maps it, references written in) and
 //! [`AvroDecoder`], the decoder through `arrow-avro` (Apache Arrow's Avro crate) that came
@@ -12,7 +12,7 @@
 //! named types written in where first used, as one self-contained schema.
 //!
 //! The oracle is fed one payload at a time, its schema's framing (`0` and an 8-byte key) then
-//! its own bytes, not copied (`avro_feed.rs`), so each must decode to exactly one record using
+//! its own bytes, not copied (`feed.rs`), so each must decode to exactly one record using
 //! exactly its own bytes. A payload that does not (truncated, trailing bytes, bad union
 //! branch, ...) is null with its reason; the decoder, whose builders it may have left
 //! half-filled, is built again and the good payloads since the last flush are decoded again.
@@ -27,7 +27,7 @@ use arrow_schema::DataType;
 use serde_json::Value as Json;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::values::avro_feed::{by_schema, decode_one, try_flush, Keys, Span};
+use crate::values::avro::feed::{by_schema, decode_one, try_flush, Keys, Span};
 use crate::values::decoder::{
     Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, WriterSchemas,
 };
@@ -55,7 +55,7 @@ struct State {
     known: HashMap<u64, String>,
     /// The store the decoder is built from: each known schema under its key.
     store: SchemaStore,
-    /// A schema id's key in `store` is the id XOR this, picked at random (see `avro_feed.rs`).
+    /// A schema id's key in `store` is the id XOR this, picked at random (see `feed.rs`).
     seed: u64,
     /// Ids whose writer schema cannot be used, and why.
     bad: HashMap<u64, String>,
@@ -70,8 +70,8 @@ pub fn oracle(
 ) -> Result<Arc<dyn PayloadDecoder>> {
     // The column users get (Spark's shapes of unions) from arrow-avro's.
     let inner = AvroDecoder::new(reader, writers)?;
-    let shaper = crate::values::avro_shape::Shaper::new(inner.data_type());
-    Ok(crate::values::avro_shape::shaped(Arc::new(inner), shaper))
+    let shaper = crate::values::avro::shape::Shaper::new(inner.data_type());
+    Ok(crate::values::avro::shape::shaped(Arc::new(inner), shaper))
 }
 
 fn avro_error(what: impl std::fmt::Display) -> Error {
@@ -160,7 +160,7 @@ impl AvroDecoder {
     }
 
     /// Picks a seed under which no payload of `payloads` ends with a known schema's framing
-    /// (see `avro_feed.rs`), and builds the decoder again if it changed.
+    /// (see `feed.rs`), and builds the decoder again if it changed.
     fn rekey(&self, state: &mut State, payloads: &[Option<Payload<'_>>]) -> Result<()> {
         let clash = |seed: u64| {
             payloads
@@ -569,7 +569,7 @@ pub(crate) fn wrapped(schema: &SchemaText) -> Result<String> {
 }
 
 /// `schema`'s JSON with its references written in (and `uuid` logical types taken off, see
-/// `avro_shape.rs`).
+/// `shape.rs`).
 pub(crate) fn inlined(schema: &SchemaText) -> Result<Json> {
     let mut root: Json =
         serde_json::from_str(&schema.schema).map_err(|e| avro_error(format!("not JSON: {e}")))?;
@@ -583,7 +583,7 @@ pub(crate) fn inlined(schema: &SchemaText) -> Result<Json> {
         let mut defined = HashSet::new();
         inline(&mut root, "", &mut refs, &mut defined, 0)?;
     }
-    crate::values::avro_shape::without_uuids(&mut root);
+    crate::values::avro::shape::without_uuids(&mut root);
     Ok(root)
 }
 

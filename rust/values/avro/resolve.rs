@@ -1,6 +1,6 @@
 //! Avro's schema resolution (the specification's "Schema Resolution"), done once per writer
 //! schema: the writer's schema walked with the reader's and compiled into a program
-//! (`avro_program.rs`) that reads what the writer wrote into the reader's columns.
+//! (`program.rs`) that reads what the writer wrote into the reader's columns.
 //!
 //! - Records match by unqualified name (or the writer's full name among the reader's
 //!   aliases); fields by name, then by the reader field's aliases; the writer's other fields
@@ -20,17 +20,17 @@
 //!
 //! Resolution goes by the types logical types are on. What a reader type is in Arrow (and so
 //! which column a value goes to, a decimal's width, a union's shape) is the reader column's
-//! type: `arrow-avro`'s mapping, with Spark's shapes of unions (`avro_shape.rs`).
+//! type: `arrow-avro`'s mapping, with Spark's shapes of unions (`shape.rs`).
 
 use std::collections::HashMap;
 
 use arrow_schema::DataType;
 
-use crate::values::avro_columns::{symbols, Kind, Layout};
-use crate::values::avro_default::encode_default;
-use crate::values::avro_program::{is_leaf, EnumMap, Op, Program};
-use crate::values::avro_schema::{Names, Node, NodeId, Schema};
-use crate::values::avro_shape::{union_shape, UnionKind};
+use crate::values::avro::columns::{symbols, Kind, Layout};
+use crate::values::avro::default::encode_default;
+use crate::values::avro::program::{is_leaf, EnumMap, Op, Program};
+use crate::values::avro::schema::{Names, Node, NodeId, Schema};
+use crate::values::avro::shape::{union_shape, UnionKind};
 
 /// Where a reader type's values go.
 #[derive(Debug, Clone)]
@@ -100,7 +100,7 @@ fn mismatch(node: &Node, t: &DataType) -> String {
 
 impl Reader {
     /// The reader side of `schema`, whose column is `native` (`arrow-avro`'s type, without
-    /// metadata) as users get it, `user` (`avro_shape.rs`).
+    /// metadata) as users get it, `user` (`shape.rs`).
     pub fn new(schema: Schema, native: &DataType, user: &DataType) -> Result<Reader, String> {
         let mut layout = Layout::default();
         let pos = place(&schema, &mut layout, schema.root, native, user)?;

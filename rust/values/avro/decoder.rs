@@ -1,12 +1,12 @@
 //! The Avro decoder a read uses: each writer schema resolved to the reader schema once, into
-//! a program (`avro_resolve.rs`) kept for the decoder's life, and every payload run through
-//! its writer's program straight into the reader column's builders (`avro_program.rs`,
-//! `avro_columns.rs`), in payload order: writer versions may change from one value to the
+//! a program (`resolve.rs`) kept for the decoder's life, and every payload run through
+//! its writer's program straight into the reader column's builders (`program.rs`,
+//! `columns.rs`), in payload order: writer versions may change from one value to the
 //! next at no cost. A payload that does not decode is taken back out of the builders and is
 //! a null with its reason; the others decode.
 //!
 //! The column's type is `arrow-avro`'s type of the reader schema in the user's shapes
-//! (`avro_shape.rs`), the type `arrow-avro`'s own decoder gives (`avro.rs`, kept as the
+//! (`shape.rs`), the type `arrow-avro`'s own decoder gives (`arrow.rs`, kept as the
 //! oracle the tests and the fuzz target compare this decoder with).
 
 use std::collections::HashMap;
@@ -15,10 +15,10 @@ use std::sync::{Arc, Mutex};
 use arrow_schema::DataType;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::values::avro_columns::Columns;
-use crate::values::avro_program::{Program, Vm};
-use crate::values::avro_resolve::{compile, Reader};
-use crate::values::avro_schema::Schema;
+use crate::values::avro::columns::Columns;
+use crate::values::avro::program::{Program, Vm};
+use crate::values::avro::resolve::{compile, Reader};
+use crate::values::avro::schema::Schema;
 use crate::values::decoder::{
     Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, Wanted, WriterSchemas,
 };
@@ -39,15 +39,17 @@ pub fn decoder(
 }
 
 /// [`decoder`] whose column has only the record fields `wanted` asks for (at least; see
-/// `avro_prune.rs`): the others are skipped in every payload, not built. Payloads without a
+/// `prune.rs`): the others are skipped in every payload, not built. Payloads without a
 /// schema id are still taken as written with the whole `reader`.
 pub fn pruned_decoder(
     reader: &SchemaText,
     writers: Arc<dyn WriterSchemas>,
     wanted: &Wanted,
 ) -> Result<Arc<dyn PayloadDecoder>> {
-    let mut decoder =
-        CompiledDecoder::new(&crate::values::avro_prune::pruned(reader, wanted)?, writers)?;
+    let mut decoder = CompiledDecoder::new(
+        &crate::values::avro::prune::pruned(reader, wanted)?,
+        writers,
+    )?;
     decoder.own = Some(parse(reader)?);
     Ok(Arc::new(decoder))
 }
@@ -78,7 +80,7 @@ fn avro_error(what: impl std::fmt::Display) -> Error {
 
 /// `schema`'s JSON with its references written in, parsed.
 fn parse(schema: &SchemaText) -> Result<Schema> {
-    let json = crate::values::avro::inlined(schema)?;
+    let json = crate::values::avro::arrow::inlined(schema)?;
     Schema::parse(&json).map_err(avro_error)
 }
 
@@ -94,8 +96,9 @@ impl CompiledDecoder {
         }
         // The column's type: arrow-avro's mapping of the reader schema (which also checks
         // it), in the user's shapes.
-        let native = crate::values::avro::plain(&crate::values::avro::native_type(reader)?);
-        let user = crate::values::avro_shape::Shaper::new(&native)
+        let native =
+            crate::values::avro::arrow::plain(&crate::values::avro::arrow::native_type(reader)?);
+        let user = crate::values::avro::shape::Shaper::new(&native)
             .data_type()
             .clone();
         let schema = parse(reader)?;
@@ -238,8 +241,8 @@ impl PayloadDecoder for CompiledDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::values::avro_program::Op;
-    use crate::values::avro_tests::avro;
+    use crate::values::avro::program::Op;
+    use crate::values::avro::tests::avro;
 
     /// A writer's fields the reader lacks, several of a kind in a row, are one skip step
     /// per run (the differential tests check what such programs decode).

@@ -16,7 +16,7 @@ use arrow_avro::writer::WriterBuilder;
 use arrow_schema::{DataType, Field, FieldRef, Schema};
 
 use crate::error::{Error, Result};
-use crate::values::avro::{native_type, plain, retype, wrapped};
+use crate::values::avro::arrow::{native_type, plain, retype, wrapped};
 use crate::values::decoder::{SchemaText, SchemaType};
 
 /// `column` encoded as Avro with `schema` (registered under `id`), one framed value per row.
@@ -41,7 +41,7 @@ pub fn encode(column: &ArrayRef, schema: &SchemaText, id: u32) -> Result<ArrayRe
     // field metadata, every field nullable).
     let native = native_type(schema)?;
     // The user's shapes (unions as Spark's structs) back to arrow-avro's.
-    let shaper = crate::values::avro_shape::Shaper::new(&plain(&native));
+    let shaper = crate::values::avro::shape::Shaper::new(&plain(&native));
     let present = if shaper.is_identity() {
         present
     } else if present.data_type() != shaper.data_type()
@@ -180,7 +180,7 @@ fn enum_ordered(array: &ArrayRef, symbols: &str, name: &str) -> Result<ArrayRef>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::values::avro::AvroDecoder;
+    use crate::values::avro::arrow::AvroDecoder;
     use crate::values::decoder::{Payload, PayloadDecoder, WriterSchemas};
 
     struct One(Arc<SchemaText>);

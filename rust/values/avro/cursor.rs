@@ -1,4 +1,4 @@
-//! The bytes of one Avro payload as the compiled decoder (`avro_program.rs`) reads them:
+//! The bytes of one Avro payload as the compiled decoder (`program.rs`) reads them:
 //! zigzag varints (eight bytes at once where eight are left), lengths checked against the
 //! bytes left, decimals sign-extended to their column's width, and why a payload stopped
 //! decoding ([`Bad`]), kept in the cursor so that each step returns only whether it went on.

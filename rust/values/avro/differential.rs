@@ -1,4 +1,4 @@
-//! The compiled Avro decoder against `arrow-avro` (the oracle, `avro::oracle`) on generated
+//! The compiled Avro decoder against `arrow-avro` (the oracle, `arrow::oracle`) on generated
 //! schemas: a random writer schema (records, arrays, maps, enums, fixed, unions, logical
 //! types, nested), a random evolution of it as the reader schema (fields added with
 //! defaults, dropped, reordered, renamed through aliases, promoted; enum symbols reordered,
@@ -7,7 +7,7 @@
 //! Both decoders must give the same column and fail the same payloads.
 //!
 //! The evolutions are those the specification and `arrow-avro` read alike; where they differ
-//! (`avro_tests.rs` says where) the specification's rule has its own test.
+//! (`tests.rs` says where) the specification's rule has its own test.
 
 use std::collections::HashSet;
 
@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Value as Json};
 
-use crate::values::avro_tests::{same_as_oracle, zz};
+use crate::values::avro::tests::{same_as_oracle, zz};
 
 /// A generated Avro type (named types are named by [`name_all`]).
 #[derive(Clone, Debug)]
@@ -630,7 +630,7 @@ proptest! {
         (w, r, values) in case(),
         seed in any::<u64>(),
     ) {
-        use crate::values::avro_tests::{avro, run, writers};
+        use crate::values::avro::tests::{avro, run, writers};
         use crate::values::wanted_tests::{agrees, die, random_wanted};
         let (wj, rj) = (schema(&w).to_string(), schema(&r).to_string());
         let payloads: Vec<Option<(i64, Vec<u8>)>> = values
@@ -641,10 +641,10 @@ proptest! {
             })
             .collect();
         let ws = writers(&[(1, &wj), (2, &rj)]);
-        let whole = crate::values::avro_compiled::decoder(&avro(&rj), ws.clone()).unwrap();
+        let whole = crate::values::avro::decoder::decoder(&avro(&rj), ws.clone()).unwrap();
         let wanted = random_wanted(whole.data_type(), &mut die(seed));
         let pruned =
-            crate::values::avro_compiled::pruned_decoder(&avro(&rj), ws, &wanted).unwrap();
+            crate::values::avro::decoder::pruned_decoder(&avro(&rj), ws, &wanted).unwrap();
         let (a, b) = (run(whole.as_ref(), &payloads), run(pruned.as_ref(), &payloads));
         agrees(&a, &b, &wanted, &|i| format!("payload {i}\n{rj}")).map_err(TestCaseError::fail)?;
     }

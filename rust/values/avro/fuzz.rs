@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::values::avro::oracle;
-use crate::values::avro_compiled::decoder;
+use crate::values::avro::arrow::oracle;
+use crate::values::avro::decoder::decoder;
 use crate::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType};
 
 const READER: &str = r#"{"type":"record","name":"R","namespace":"fz","fields":[
@@ -208,7 +208,7 @@ pub(crate) fn fuzz(data: &[u8]) {
 
 #[cfg(test)]
 mod tests {
-    use crate::values::avro_tests::{s, zz};
+    use crate::values::avro::tests::{s, zz};
 
     #[test]
     fn the_fuzz_entry_takes_good_values_and_garbage() {
