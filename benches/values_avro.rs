@@ -13,7 +13,7 @@
 //! ```
 //!
 //! Without `KAFKALOG_AVRO_VALUES` the bench says so and measures nothing. It times the
-//! decoder reads use (`values::avro_compiled::decoder`, compiled programs) and `arrow-avro`'s through
+//! decoder reads use (`values::avro::decoder::decoder`, compiled programs) and `arrow-avro`'s through
 //! the oracle (`values::avro::arrow::oracle`, the decoder before it) in alternating passes, and
 //! prints each one's best of 21 (wall and thread CPU seconds, a JSON line per decoder, as
 //! `benches/java/AvroBench.java` does over the same values), then criterion's payloads/s

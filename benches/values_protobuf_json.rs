@@ -280,11 +280,11 @@ fn protobuf_side_by_side(dir: &str, payloads: &[Vec<u8>]) {
     let decoders = [
         (
             "kafkalog",
-            protobuf::decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
+            protobuf::decoder::decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
         ),
         (
             "prost-reflect (before)",
-            protobuf::oracle_decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
+            protobuf::decoder::oracle_decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
         ),
     ];
     // KAFKALOG_PROTOBUF_ONLY=kafkalog: the decoder alone (for a profile).
@@ -317,7 +317,7 @@ fn benches(c: &mut Criterion) {
         protobuf_side_by_side(&dir, &payloads);
         return;
     }
-    let decoder = protobuf::decoder(
+    let decoder = protobuf::decoder::decoder(
         &schema(SchemaType::Protobuf, PROTO),
         None,
         Arc::new(NoWriters),

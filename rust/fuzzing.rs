@@ -205,9 +205,12 @@ pub fn avro_value(data: &[u8]) {
     crate::values::avro::fuzz::fuzz(data);
 }
 
-/// Protobuf values (`values/protobuf.rs`): arbitrary payloads of a schema with every field kind.
+/// Protobuf values (`values/protobuf/decoder.rs`): arbitrary payloads of a schema with every field kind.
 pub fn protobuf_value(data: &[u8]) {
-    decode_pieces(crate::values::protobuf::fuzz_decoder().as_ref(), data);
+    decode_pieces(
+        crate::values::protobuf::decoder::fuzz_decoder().as_ref(),
+        data,
+    );
 }
 
 /// JSON Schema values (`values/json_schema.rs`): arbitrary payloads of a schema with every

@@ -102,8 +102,10 @@ pub fn pruned_decoder(
             }
         }
         Some(SchemaType::Protobuf) => match wanted {
-            Some(w) => crate::values::protobuf::pruned_decoder(reader, message, writers, w),
-            None => crate::values::protobuf::decoder(reader, message, writers),
+            Some(w) => {
+                crate::values::protobuf::decoder::pruned_decoder(reader, message, writers, w)
+            }
+            None => crate::values::protobuf::decoder::decoder(reader, message, writers),
         },
         Some(SchemaType::Json) => match wanted {
             Some(w) => crate::values::json_schema::pruned_decoder(reader, writers, w),

@@ -14,8 +14,7 @@
 //! | `avro/` | Avro: the reader schema and each writer's compiled into a program that decodes payloads into the column's builders; Spark's shapes of unions; values written back as Avro; `arrow-avro` as the oracle |
 //! | `record_types.rs` | topics of several record types (record-name subject strategies): one struct column with a field per type, each record routed by its writer id to its subject |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
-//! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema, one message or several per column), `.proto` text or descriptors compiled, messages as Arrow types (and `prost-reflect`'s dynamic messages as the oracle) |
-//! | `protobuf_compile.rs`, `protobuf_program.rs`, `protobuf_wire.rs`, `protobuf_columns.rs` | the Protobuf hot path: a reader message compiled into a field-number table, payloads run through it from the wire (read as the runtimes read it) into column builders kept across batches |
+//! | `protobuf/` | Protobuf: `.proto` text or descriptors compiled, message indexes checked against the writer schema, payloads run from the wire through a field-number table into the column's builders; `prost-reflect` as the oracle |
 //! | `json_schema.rs` | JSON Schema payloads: the decoder (schema ids checked, builders kept from batch to batch) and its differential check against the oracle |
 //! | `json_schema_arrow.rs` | the Arrow type a JSON Schema describes (fields in declared order, `$ref`s resolved) |
 //! | `json_plan.rs`, `json_decode.rs`, `json_scan.rs`, `json_bytes.rs` | JSON payloads straight into Arrow builders: the type compiled into a plan; the tokenizer, JSON text written as serde_json prints it |
@@ -36,12 +35,6 @@ pub mod json_schema;
 pub mod json_schema_arrow;
 pub mod json_text;
 pub mod protobuf;
-mod protobuf_arrow;
-mod protobuf_columns;
-mod protobuf_compile;
-mod protobuf_program;
-mod protobuf_schema;
-mod protobuf_wire;
 pub mod record_types;
 pub mod registry;
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The Protobuf decoder's hot path: a reader message compiled once into a program (for each
 //! message of the column's type: a field-number table to the field's kind, shape and column
 //! builder), and payloads run through it from the wire straight into the builders of
-//! `protobuf_columns.rs`, with no message object in between.
+//! `columns.rs`, with no message object in between.
 //!
 //! Protobuf's rules, as protobuf-java and upb read the wire (the encoding specification leaves
 //! the rest to them):
@@ -12,7 +12,7 @@
 //!   end, as parsing their concatenation is merging them); a oneof member clears the others;
 //! - a repeated scalar field is read packed or unpacked, whatever the schema says;
 //! - map entries: a missing key or value is its type's default, a repeated key keeps its last
-//!   entry, and entries come out sorted by key (the mapping's order, `protobuf_arrow.rs`);
+//!   entry, and entries come out sorted by key (the mapping's order, `arrow.rs`);
 //! - a closed (proto2) enum's unknown number is an unknown field: the field keeps what it had,
 //!   a list or map leaves the item out; an open enum keeps the number;
 //! - `string` must be UTF-8; lengths must stay inside their message; nesting is limited
@@ -26,10 +26,10 @@
 
 use prost_reflect::{DynamicMessage, Value};
 
-use crate::values::protobuf_columns::Cols;
-pub(crate) use crate::values::protobuf_compile::Program;
-use crate::values::protobuf_compile::{Default, FShape, Field, Msg, K, NONE, W};
-use crate::values::protobuf_wire::{
+use crate::values::protobuf::columns::Cols;
+pub(crate) use crate::values::protobuf::compile::Program;
+use crate::values::protobuf::compile::{Default, FShape, Field, Msg, K, NONE, W};
+use crate::values::protobuf::wire::{
     delimited, fixed32, fixed64, group, overlong_varint, tag, varint, Why, FIXED32, LEN, MAX_DEPTH,
     START_GROUP, VARINT,
 };
@@ -220,7 +220,7 @@ fn skip(
     depth: usize,
 ) -> Result<(), Why> {
     let start = *pos;
-    crate::values::protobuf_wire::skip(buf, pos, number, wire, depth)?;
+    crate::values::protobuf::wire::skip(buf, pos, number, wire, depth)?;
     if st.track
         && match wire {
             VARINT => overlong_varint(buf, start),

@@ -1,7 +1,7 @@
 //! Protobuf payloads (Confluent's `KafkaProtobufSerializer` and its Python/Go/.NET kin) decoded
 //! into one Arrow struct column.
 //!
-//! The column's type is the reader's message (see `protobuf_arrow.rs`), or, when several are
+//! The column's type is the reader's message (see `arrow.rs`), or, when several are
 //! named, a struct with a field per message full name (the shape topics of several Avro
 //! record types get, `record_types.rs`). Each payload's message indexes are resolved against
 //! its WRITER schema (by the schema id the framing carried) to the message it was written as,
@@ -10,9 +10,9 @@
 //! reader's descriptor, so that schema evolution is protobuf's own: fields matched by number,
 //! fields the reader does not know dropped, fields the writer did not write absent.
 //!
-//! Decoding runs a program compiled once per reader message (`protobuf_program.rs`) from the
-//! wire straight into column builders kept from batch to batch (`protobuf_columns.rs`);
-//! `prost-reflect` (through `protobuf_arrow::oracle`) is its oracle in the differential tests
+//! Decoding runs a program compiled once per reader message (`program.rs`) from the
+//! wire straight into column builders kept from batch to batch (`columns.rs`);
+//! `prost-reflect` (through `arrow::oracle`) is its oracle in the differential tests
 //! and the fuzz target.
 
 use std::collections::HashMap;
@@ -27,10 +27,10 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::values::decoder::{
     Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, Wanted, WriterSchemas,
 };
-use crate::values::protobuf_arrow::{self, MessagePlan};
-use crate::values::protobuf_program::{self, Program, State};
-use crate::values::protobuf_schema::{self, message_at};
-use crate::values::protobuf_wire::Why;
+use crate::values::protobuf::arrow::{self, MessagePlan};
+use crate::values::protobuf::program::{self, Program, State};
+use crate::values::protobuf::schema::{self, message_at};
+use crate::values::protobuf::wire::Why;
 
 /// A decoder of Protobuf payloads into the reader schema's `message`: a full name, or several
 /// separated by commas (a column with a field per message); `None`: the first message of the
@@ -113,14 +113,14 @@ impl ProtobufDecoder {
         writers: Arc<dyn WriterSchemas>,
         wanted: &Wanted,
     ) -> Result<ProtobufDecoder> {
-        let file = protobuf_schema::compile(reader)?;
+        let file = schema::compile(reader)?;
         let names = message_names(message);
         let messages = if names.is_empty() {
-            vec![protobuf_schema::reader_message(&file, None)?]
+            vec![schema::reader_message(&file, None)?]
         } else {
             names
                 .iter()
-                .map(|n| protobuf_schema::reader_message(&file, Some(n)))
+                .map(|n| schema::reader_message(&file, Some(n)))
                 .collect::<Result<Vec<_>>>()?
         };
         let mut parts: Vec<Part> = Vec::new();
@@ -181,11 +181,10 @@ impl ProtobufDecoder {
             return Ok(file.clone());
         }
         let file = match self.writers.writer(id) {
-            Some(text) if text.schema_type == SchemaType::Protobuf => {
-                Ok(protobuf_schema::compile(&text).map_err(|e| {
+            Some(text) if text.schema_type == SchemaType::Protobuf => Ok(schema::compile(&text)
+                .map_err(|e| {
                     Error::invalid_argument(format!("writer schema id {id}: {}", e.message))
-                })?)
-            }
+                })?),
             Some(text) => Err(format!(
                 "schema id {id} is a {:?} schema, not Protobuf",
                 text.schema_type
@@ -257,7 +256,7 @@ impl ProtobufDecoder {
     }
 
     /// Decodes `payloads`; with `lenient`, also says of each whether it was read as the
-    /// runtimes read it where the oracle reads it otherwise (`State::lenient` in `protobuf_program.rs`).
+    /// runtimes read it where the oracle reads it otherwise (`State::lenient` in `program.rs`).
     pub(crate) fn decode_tracked(
         &self,
         payloads: &[Option<Payload<'_>>],
@@ -312,7 +311,7 @@ impl ProtobufDecoder {
                 let bytes = payload.map_or(&[][..], |p| p.bytes);
                 let rows = st.cols.len(root);
                 st.lenient = false;
-                match protobuf_program::decode(&part_.program, st, bytes) {
+                match program::decode(&part_.program, st, bytes) {
                     Ok(()) => owner[i] = Some(k),
                     Err(why) => {
                         st.cols.truncate(root, rows);
@@ -375,7 +374,7 @@ impl ProtobufDecoder {
                 Err(why) => errors[i] = Some(why),
                 Ok(k) => {
                     let part = &self.parts[k];
-                    match protobuf_arrow::oracle(&part.plan, &part.message, p.bytes) {
+                    match arrow::oracle(&part.plan, &part.message, p.bytes) {
                         Ok(v) => values[k][i] = Some(v),
                         Err(why) => errors[i] = Some(why),
                     }
@@ -387,7 +386,7 @@ impl ProtobufDecoder {
             let refs: Vec<Option<&prost_reflect::Value>> =
                 values.iter().map(Option::as_ref).collect();
             columns.push(
-                protobuf_arrow::build_struct(&part.plan, &refs)
+                arrow::build_struct(&part.plan, &refs)
                     .map_err(|why| Error::new(ErrorKind::LimitExceeded, why))?,
             );
         }
@@ -502,7 +501,7 @@ pub fn fuzz_decoder() -> Arc<dyn PayloadDecoder> {
 /// The fuzz target `protobuf_value`'s comparison: arbitrary bytes cut into payloads (the first
 /// byte says where) decoded by the decoder and by its oracle (`prost-reflect`), which must
 /// agree on each payload (both refuse it, or both give the same value), except on payloads the
-/// decoder reads as the runtimes do where the oracle does not (`State::lenient` in `protobuf_program.rs`).
+/// decoder reads as the runtimes do where the oracle does not (`State::lenient` in `program.rs`).
 #[doc(hidden)]
 pub fn fuzz_differential(data: &[u8]) {
     if data.len() > 1 << 16 {
@@ -553,9 +552,9 @@ pub fn fuzz_differential(data: &[u8]) {
 }
 
 #[cfg(test)]
-#[path = "protobuf_tests.rs"]
+#[path = "tests.rs"]
 pub(crate) mod tests;
 
 #[cfg(test)]
-#[path = "protobuf_differential_tests.rs"]
+#[path = "differential_tests.rs"]
 mod differential_tests;

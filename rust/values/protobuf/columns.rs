@@ -1,4 +1,4 @@
-//! The column builders the Protobuf decoder fills (`protobuf_program.rs`): one per Arrow array
+//! The column builders the Protobuf decoder fills (`program.rs`): one per Arrow array
 //! of the column's type, in a flat arena, each able to overwrite its last value (a field seen
 //! twice: the last one wins), to go back to a row count (a payload that turned out bad), and to
 //! finish into its array. The arena is kept from batch to batch; each batch reserves what the

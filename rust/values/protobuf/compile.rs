@@ -1,17 +1,17 @@
-//! The Protobuf decoder's program: a reader message (its Arrow type's plan, `protobuf_arrow.rs`)
+//! The Protobuf decoder's program: a reader message (its Arrow type's plan, `arrow.rs`)
 //! compiled once into, per message of the column's type, a table from field number to the
-//! field's wire kind, shape, presence, oneof and column builder (`protobuf_columns.rs`), which
-//! `protobuf_program.rs` runs payloads through.
+//! field's wire kind, shape, presence, oneof and column builder (`columns.rs`), which
+//! `program.rs` runs payloads through.
 
 use std::collections::HashMap;
 
 use prost_reflect::{FieldDescriptor, Kind as ProtoKind, MessageDescriptor, Syntax, Value};
 
-use crate::values::protobuf_arrow::{
+use crate::values::protobuf::arrow::{
     kind_type, list_field, map_field, FieldPlan, Kind, MessagePlan, Shape as PlanShape,
 };
-use crate::values::protobuf_columns::{Col, Cols, Nested, Prim, Shape, Var};
-use crate::values::protobuf_wire::{FIXED32, FIXED64, LEN, VARINT};
+use crate::values::protobuf::columns::{Col, Cols, Nested, Prim, Shape, Var};
+use crate::values::protobuf::wire::{FIXED32, FIXED64, LEN, VARINT};
 
 pub(crate) const NONE: u32 = u32::MAX;
 

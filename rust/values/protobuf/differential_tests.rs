@@ -241,8 +241,8 @@ impl Schema {
 
 fn compile(text: &str) -> MessageDescriptor {
     let schema = SchemaText::new(SchemaType::Protobuf, text);
-    let file = protobuf_schema::compile(&schema).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    protobuf_schema::reader_message(&file, Some("diff.M0")).unwrap()
+    let file = schema::compile(&schema).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    schema::reader_message(&file, Some("diff.M0")).unwrap()
 }
 
 fn scalar(kind: &Kind, rng: &mut Rng) -> Value {

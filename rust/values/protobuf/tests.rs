@@ -13,7 +13,7 @@ use serde_json::{json, Value as Json};
 use super::*;
 use crate::values::decoder::SchemaType;
 
-const FIXTURES: &str = include_str!("../../tests/values/protobuf/fixtures.json");
+const FIXTURES: &str = include_str!("../../../tests/values/protobuf/fixtures.json");
 
 /// One value of an Arrow array as the fixtures' plain JSON (maps as sorted `[key, value]`
 /// pairs, binary as hex, timestamps and durations as their integer).

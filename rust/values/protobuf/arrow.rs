@@ -314,7 +314,7 @@ fn json(value: &Value) -> Result<String, String> {
     }
 }
 
-/// The oracle of the decoder (`protobuf_program.rs`): `bytes` decoded as `message` by
+/// The oracle of the decoder (`program.rs`): `bytes` decoded as `message` by
 /// `prost-reflect` into a dynamic message, checked for what can fail in converting it to its
 /// row; [`build_struct`] makes the column of such values. Used by the differential tests and
 /// the fuzz target, not by reads.
