@@ -213,13 +213,14 @@ pub fn protobuf_value(data: &[u8]) {
     );
 }
 
-/// JSON Schema values (`values/json_schema.rs`): arbitrary payloads of a schema with every
+/// JSON Schema values (`values/json/decoder.rs`): arbitrary payloads of a schema with every
 /// type, decoded by kafkalog's decoder and compared with its oracle (serde_json and arrow-json)
 /// row by row.
 pub fn json_value(data: &[u8]) {
-    if let Some(payloads) = decode_pieces(crate::values::json_schema::fuzz_decoder().as_ref(), data)
+    if let Some(payloads) =
+        decode_pieces(crate::values::json::decoder::fuzz_decoder().as_ref(), data)
     {
-        crate::values::json_schema::fuzz_compare(&payloads);
+        crate::values::json::decoder::fuzz_compare(&payloads);
     }
 }
 

@@ -108,8 +108,8 @@ pub fn pruned_decoder(
             None => crate::values::protobuf::decoder::decoder(reader, message, writers),
         },
         Some(SchemaType::Json) => match wanted {
-            Some(w) => crate::values::json_schema::pruned_decoder(reader, writers, w),
-            None => crate::values::json_schema::decoder(reader, writers),
+            Some(w) => crate::values::json::decoder::pruned_decoder(reader, writers, w),
+            None => crate::values::json::decoder::decoder(reader, writers),
         },
         None => Ok(Arc::new(StringDecoder)),
     }

@@ -1,7 +1,7 @@
 //! Tests of the JSON Schema decoder: payloads framed by Confluent's JSONSerializer, compared
 //! with what the json module reads (`tests/values/json/fixtures.json`, written by
 //! `tests/values/make_fixtures.py`); bad payloads; schema ids; and kafkalog's decoder against
-//! its oracle (serde_json and arrow-json, `json_oracle.rs`) on generated schemas and payloads.
+//! its oracle (serde_json and arrow-json, `oracle.rs`) on generated schemas and payloads.
 
 use std::collections::HashMap;
 
@@ -12,7 +12,7 @@ use serde_json::{json, Value as Json};
 
 use super::*;
 
-const FIXTURES: &str = include_str!("../../tests/values/json/fixtures.json");
+const FIXTURES: &str = include_str!("../../../tests/values/json/fixtures.json");
 
 /// One value of an Arrow array as plain JSON (timestamps and dates as their integer).
 fn to_json(array: &dyn Array, i: usize) -> Json {
@@ -845,7 +845,7 @@ fn differential(s: &S, docs: &[Vec<u8>]) -> std::result::Result<(), TestCaseErro
     let reader = json_schema(&text, vec![]);
     let shape = shape(&reader).unwrap();
     let ours = decoder(&reader, no_writers()).unwrap();
-    let oracle = crate::values::json_oracle::decoder(&shape).unwrap();
+    let oracle = crate::values::json::oracle::decoder(&shape).unwrap();
     let payloads: Vec<Option<Payload<'_>>> = docs.iter().map(|d| payload(d)).collect();
     let b = oracle.decode(&payloads).unwrap();
     // The whole batch, then the same decoder again in two batches (its kept builders).
@@ -923,7 +923,7 @@ proptest! {
         let arrow = arrow_cast::parse::string_to_datetime(&chrono::Utc, &text)
             .ok()
             .map(|t| t.timestamp_micros());
-        if let Some(fast) = crate::values::json_decode::date_time_micros(text.as_bytes()) {
+        if let Some(fast) = crate::values::json::decode::date_time_micros(text.as_bytes()) {
             prop_assert_eq!(Some(fast), arrow, "{}", text);
         }
     }

@@ -1,4 +1,4 @@
-//! The JSON tokenizer under the JSON Schema decoder (`json_decode.rs`): a cursor over one
+//! The JSON tokenizer under the JSON Schema decoder (`decode.rs`): a cursor over one
 //! payload, strings (unescaped, or checked and dropped), numbers, values skipped, and values
 //! written as their canonical JSON text.
 //!
@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use crate::values::json_bytes::{
+use crate::values::json::bytes::{
     digit_run, short_number_end, short_string_end, string_stops, HIGHS,
 };
 

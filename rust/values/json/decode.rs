@@ -1,12 +1,12 @@
 //! JSON payloads straight into Arrow builders: the reader schema's [`Shape`] compiled once into
 //! a flat [`Plan`] (a node per Arrow array, struct fields found by a hash of their name, the
 //! next declared field tried first), and a [`State`] that runs it over each payload with the
-//! tokenizer of `json_scan.rs`, appending to one builder per node.
+//! tokenizer of `scan.rs`, appending to one builder per node.
 //!
 //! A payload that does not decode leaves nothing behind: its row's values are cut off every
 //! builder (each node's length before the row is the parent's, so no bookkeeping is needed on
 //! the good path) and a null stands in its place. Values follow arrow-json's readings, which
-//! kafkalog used before (`json_oracle.rs`): a string holding a number is read into a number
+//! kafkalog used before (`oracle.rs`): a string holding a number is read into a number
 //! column, a number with a fraction into an integer column is truncated, a number into a
 //! timestamp column is microseconds, and so on; each such reading calls the same function
 //! arrow-json calls.
@@ -23,8 +23,8 @@ use arrow_cast::parse::Parser;
 use num_traits::NumCast;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::values::json_plan::{head, head_at, Kind, Node, Plan, SKIP};
-use crate::values::json_scan::{syntax, Canonical, Cursor, Fault, Key, Number, Unescaped};
+use crate::values::json::plan::{head, head_at, Kind, Node, Plan, SKIP};
+use crate::values::json::scan::{syntax, Canonical, Cursor, Fault, Key, Number, Unescaped};
 
 /// The builders of one node. Only the vectors of the node's kind are used.
 #[derive(Default)]

@@ -1,4 +1,4 @@
-//! The bytes of a JSON payload classified many at a time, for the tokenizer (`json_scan.rs`):
+//! The bytes of a JSON payload classified many at a time, for the tokenizer (`scan.rs`):
 //! eight at a time in a word (SWAR), and, on x86_64, 32 or 64 at a time with SSE2 where one
 //! look settles the usual number or string (anything else is left to the exact, byte by byte
 //! paths, which also give every fault).

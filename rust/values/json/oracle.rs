@@ -1,6 +1,6 @@
 //! The oracle of the JSON Schema decoder: JSON Schema payloads decoded by serde_json and
 //! arrow-json (Arrow's own JSON decoder), the way kafkalog decoded them before its own decoder
-//! (`json_decode.rs`). Kept for the differential tests and the fuzz target `json_value`, which
+//! (`decode.rs`). Kept for the differential tests and the fuzz target `json_value`, which
 //! compare the two on generated and hostile payloads; reads never use it.
 //!
 //! A batch is decoded by arrow-json, fields matched by name. Each payload is first checked by
@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::values::decoder::{Decoded, Payload, PayloadDecoder};
-use crate::values::json_schema_arrow::Shape;
+use crate::values::json::schema::Shape;
 
 /// The name of the one column rows are wrapped in for arrow-json.
 const COLUMN: &str = "value";

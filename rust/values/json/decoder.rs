@@ -1,6 +1,6 @@
 //! JSON Schema payloads (Confluent's `KafkaJsonSchemaSerializer` and its kin: UTF-8 JSON after
 //! the framing) decoded into one Arrow column whose type the reader's JSON Schema gives
-//! (`json_schema_arrow.rs`).
+//! (`schema.rs`).
 //!
 //! JSON names its fields, so values are matched to the reader's type by name (properties the
 //! reader does not have are dropped, those a payload lacks are null) and writer schemas are
@@ -8,10 +8,10 @@
 //! `KafkaJsonSchemaDeserializer` checks it: an id the registry does not have, or the id of
 //! another language's schema, makes that payload a bad value.
 //!
-//! Decoding is kafkalog's own (`json_decode.rs`, `json_scan.rs`): the reader's type compiled
+//! Decoding is kafkalog's own (`decode.rs`, `scan.rs`): the reader's type compiled
 //! once into a plan, each payload tokenized straight into the column's builders, which are
 //! kept from batch to batch. serde_json and arrow-json, which decoded payloads before, are the
-//! oracle its tests and fuzz target compare it with (`json_oracle.rs`).
+//! oracle its tests and fuzz target compare it with (`oracle.rs`).
 
 use crate::values::decoder::Wanted;
 use std::collections::HashMap;
@@ -24,9 +24,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::values::decoder::{
     Decoded, Payload, PayloadDecoder, SchemaText, SchemaType, WriterSchemas,
 };
-use crate::values::json_decode::State;
-use crate::values::json_plan::Plan;
-use crate::values::json_schema_arrow::{Deriver, Shape};
+use crate::values::json::decode::State;
+use crate::values::json::plan::Plan;
+use crate::values::json::schema::{Deriver, Shape};
 
 /// A decoder of JSON Schema payloads into the type `reader` describes; `writers` says which
 /// schema ids are JSON Schemas.
@@ -229,7 +229,7 @@ pub fn fuzz_compare(payloads: &[Option<Payload<'_>>]) {
                 let ours: Arc<dyn PayloadDecoder> =
                     Arc::new(JsonDecoder::new(&shape, &Wanted::All, writers));
                 let oracle =
-                    crate::values::json_oracle::decoder(&shape).expect("the oracle builds");
+                    crate::values::json::oracle::decoder(&shape).expect("the oracle builds");
                 (ours, oracle, by_value(&shape))
             })
             .collect()
@@ -410,5 +410,5 @@ fn same(
 }
 
 #[cfg(test)]
-#[path = "json_schema_tests.rs"]
+#[path = "tests.rs"]
 mod tests;

@@ -1,4 +1,4 @@
-//! The reader schema's [`Shape`] compiled for `json_decode.rs`: a flat list of nodes (one per
+//! The reader schema's [`Shape`] compiled for `decode.rs`: a flat list of nodes (one per
 //! Arrow array, the root first), struct fields found by a hash of their name or, first, by
 //! comparing the name expected next in place. Properties a pruned read leaves out stay in their
 //! struct's table, marked to be skipped, so that the key order learned from one object to the
@@ -7,7 +7,7 @@
 use arrow_schema::{DataType, FieldRef, Fields};
 
 use crate::values::decoder::Wanted;
-use crate::values::json_schema_arrow::Shape;
+use crate::values::json::schema::Shape;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
