@@ -169,11 +169,11 @@ pub fn encode_values(
 }
 
 /// Each value of `array` (a typed key or value column) as JSON text, `None` where null
-/// (`crate::values::json::text`).
+/// (`crate::values::json::texts`).
 #[pyfunction]
 pub fn json_texts(py: Python<'_>, array: pyo3_arrow::PyArray) -> PyResult<Vec<Option<String>>> {
     let (array, _field) = array.into_inner();
-    detach(py, || crate::values::json::text::json_texts(&array))
+    detach(py, || crate::values::json::texts::json_texts(&array))
 }
 
 /// A schema to register, as Python gives it: (subject, version, id, type, schema, references as

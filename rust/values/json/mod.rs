@@ -15,7 +15,7 @@
 //! | `scan.rs` | the tokenizer: strings, numbers, values skipped, values written as their canonical JSON text |
 //! | `bytes.rs` | a payload's bytes classified many at a time for the tokenizer (SWAR, SSE2) |
 //! | `oracle.rs` | the oracle of the tests and the fuzz target: serde_json and arrow-json |
-//! | `text.rs` | typed keys and values as JSON text (the command line's JSON lines and printed records): maps as objects, ISO-8601 times, exact decimals, bytes as Avro's JSON encoding |
+//! | `texts.rs` | typed keys and values as JSON text (the command line's JSON lines and printed records): maps as objects, ISO-8601 times, exact decimals, bytes as Avro's JSON encoding |
 //! | `tests.rs` | payloads framed by Confluent's serializer against what the json module reads; the decoder against the oracle on generated schemas |
 
 mod bytes;
@@ -26,4 +26,4 @@ pub mod oracle;
 mod plan;
 mod scan;
 pub mod schema;
-pub mod text;
+pub mod texts;
