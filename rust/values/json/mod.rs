@@ -3,8 +3,8 @@
 //! into the column's builders, numbers and dates taking arrow-json's readings. serde_json and
 //! arrow-json, the way payloads were decoded before, are the oracle the tests hold it to.
 //!
-//! A question about how a JSON number reads (an integer too large, `1e2` for an integer, a
-//! string holding a number) starts at `decode.rs`, which calls the number readers of `scan.rs`.
+//! A question about how a JSON number reads (a fraction or exponent into an integer column, a
+//! string holding a number) starts at `decode.rs`, which takes the number `scan.rs` reads.
 //!
 //! | file | what |
 //! |---|---|
