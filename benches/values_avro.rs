@@ -14,7 +14,7 @@
 //!
 //! Without `KAFKALOG_AVRO_VALUES` the bench says so and measures nothing. It times the
 //! decoder reads use (`values::avro::decoder::decoder`, compiled programs) and `arrow-avro`'s through
-//! the oracle (`values::avro::arrow::oracle`, the decoder before it) in alternating passes, and
+//! the oracle (`values::avro::oracle::oracle`, the decoder before it) in alternating passes, and
 //! prints each one's best of 21 (wall and thread CPU seconds, a JSON line per decoder, as
 //! `benches/java/AvroBench.java` does over the same values), then criterion's payloads/s
 //! (elements) of the compiled decoder. `benches/avro_vs_java.sh` runs it beside Java.
@@ -77,7 +77,7 @@ fn benches(c: &mut Criterion) {
         HashMap::<i64, Arc<SchemaText>>::from([(1, Arc::new(v1)), (2, Arc::new(v2.clone()))]);
     let writers = Arc::new(writers);
     let decoder = avro::decoder::decoder(&v2, writers.clone()).expect("the reader schema compiles");
-    let oracle = avro::arrow::oracle(&v2, writers).expect("the reader schema compiles");
+    let oracle = avro::oracle::oracle(&v2, writers).expect("the reader schema compiles");
     let values = framed_values(&dir.join("values.bin"));
     // The framing removed, as kafkalog::format::confluent does on a read.
     let payloads: Vec<Option<Payload<'_>>> = values

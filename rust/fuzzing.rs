@@ -200,7 +200,8 @@ pub fn values(data: &[u8]) {
 }
 
 /// Avro values (`values/avro/fuzz.rs`): arbitrary payloads through the compiled decoder,
-/// compared with `arrow-avro`'s.
+/// compared with `arrow-avro`'s (the oracle: feature `oracles`).
+#[cfg(any(test, feature = "oracles"))]
 pub fn avro_value(data: &[u8]) {
     crate::values::avro::fuzz::fuzz(data);
 }
@@ -215,7 +216,8 @@ pub fn protobuf_value(data: &[u8]) {
 
 /// JSON Schema values (`values/json/decoder.rs`): arbitrary payloads of a schema with every
 /// type, decoded by kafkalog's decoder and compared with its oracle (serde_json and arrow-json)
-/// row by row.
+/// row by row (the oracle: feature `oracles`).
+#[cfg(any(test, feature = "oracles"))]
 pub fn json_value(data: &[u8]) {
     if let Some(payloads) =
         decode_pieces(crate::values::json::decoder::fuzz_decoder().as_ref(), data)

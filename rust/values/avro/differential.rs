@@ -1,4 +1,4 @@
-//! The compiled Avro decoder against `arrow-avro` (the oracle, `arrow::oracle`) on generated
+//! The compiled Avro decoder against `arrow-avro` (the oracle, `oracle::oracle`) on generated
 //! schemas: a random writer schema (records, arrays, maps, enums, fixed, unions, logical
 //! types, nested), a random evolution of it as the reader schema (fields added with
 //! defaults, dropped, reordered, renamed through aliases, promoted; enum symbols reordered,

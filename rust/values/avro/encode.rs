@@ -180,7 +180,7 @@ fn enum_ordered(array: &ArrayRef, symbols: &str, name: &str) -> Result<ArrayRef>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::values::avro::arrow::AvroDecoder;
+    use crate::values::avro::oracle::AvroDecoder;
     use crate::values::decoder::{Payload, PayloadDecoder, WriterSchemas};
 
     struct One(Arc<SchemaText>);

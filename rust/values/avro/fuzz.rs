@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::values::avro::arrow::oracle;
 use crate::values::avro::decoder::decoder;
+use crate::values::avro::oracle::oracle;
 use crate::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType};
 
 const READER: &str = r#"{"type":"record","name":"R","namespace":"fz","fields":[

@@ -17,7 +17,8 @@
 //! | `cursor.rs` | one payload's bytes read: varints, lengths checked against the bytes left, decimals widened, and why a payload stopped decoding |
 //! | `columns.rs` | the column's builders (values, offsets, validity), kept across batches, sized from the last, handed to Arrow |
 //! | `shape.rs` | the column users get from `arrow-avro`'s, and back: Spark's shapes of Avro unions (`member0`, ...; `int`/`long` as `long`); `uuid` read as the `string` or `fixed` it is on |
-//! | `arrow.rs` | the reader schema's Arrow type as `arrow-avro` maps it, references written in; `arrow-avro`'s own decoder, kept as the oracle of the tests, the fuzz target and the benchmark |
+//! | `arrow.rs` | the reader schema's Arrow type as `arrow-avro` maps it, references written in |
+//! | `oracle.rs` | `arrow-avro`'s own decoder, the oracle of the tests, the fuzz target and the benchmark (tests, feature `oracles`) |
 //! | `feed.rs` | (the oracle) payloads fed to `arrow-avro`'s streaming decoder uncopied, one record each, grouped by writer schema; schema keys no payload's tail can pass for |
 //! | `encode.rs` | typed keys and values written back: Avro with Confluent's framing |
 //! | `fuzz.rs` | the fuzz target `avro_value`: hostile payloads through the compiled decoder and the oracle |
@@ -32,8 +33,12 @@ mod default;
 #[cfg(test)]
 mod differential;
 pub mod encode;
+#[cfg(any(test, feature = "oracles"))]
 mod feed;
+#[cfg(any(test, feature = "oracles"))]
 pub(crate) mod fuzz;
+#[cfg(any(test, feature = "oracles"))]
+pub mod oracle;
 mod program;
 mod prune;
 mod resolve;

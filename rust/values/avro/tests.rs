@@ -1,5 +1,5 @@
 //! The compiled Avro decoder (`decoder.rs`) against the specification's resolution
-//! rules, one rule a test, and against `arrow-avro` (the oracle, `arrow::oracle`) where both
+//! rules, one rule a test, and against `arrow-avro` (the oracle, `oracle::oracle`) where both
 //! read the same way; hostile payloads.
 
 use std::collections::HashMap;
@@ -10,8 +10,8 @@ use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 
-use crate::values::avro::arrow::oracle;
 use crate::values::avro::decoder::decoder;
+use crate::values::avro::oracle::oracle;
 use crate::values::decoder::{Decoded, Payload, PayloadDecoder, SchemaText, SchemaType};
 
 pub(crate) fn avro(s: &str) -> SchemaText {

@@ -17,6 +17,7 @@ use crate::values::decoder::Wanted;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+#[cfg(any(test, feature = "oracles"))]
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 
@@ -181,6 +182,7 @@ const FUZZ_SCHEMA: &str = r##"{
   }
 }"##;
 
+#[cfg(any(test, feature = "oracles"))]
 /// The fuzz schema without its JSON-text parts: the oracle takes the other way there (the
 /// payloads straight to arrow-json, not through serde_json's values).
 const FUZZ_SCHEMA_TYPED: &str = r##"{
@@ -210,10 +212,12 @@ pub fn fuzz_decoder() -> Arc<dyn PayloadDecoder> {
         .clone()
 }
 
+#[cfg(any(test, feature = "oracles"))]
 /// kafkalog's decoder and the oracle of one fuzz schema, and whether the oracle reads its
 /// payloads as serde_json values ([`by_value`]).
 type Pair = (Arc<dyn PayloadDecoder>, Arc<dyn PayloadDecoder>, bool);
 
+#[cfg(any(test, feature = "oracles"))]
 /// The fuzz target's check: the payloads decoded by kafkalog's decoder and by the oracle,
 /// with both fuzz schemas, agree row by row ([`agree`]). Panics where they do not.
 #[doc(hidden)]
@@ -252,6 +256,7 @@ pub fn fuzz_compare(payloads: &[Option<Payload<'_>>]) {
     }
 }
 
+#[cfg(any(test, feature = "oracles"))]
 /// Whether the oracle reads payloads of `shape` with serde_json's `Value` (anything but a
 /// struct without JSON-text parts, whose payloads go to arrow-json as they are).
 #[doc(hidden)]
@@ -259,6 +264,7 @@ pub fn by_value(shape: &Shape) -> bool {
     !matches!(shape, Shape::Struct(_)) || shape.has_text()
 }
 
+#[cfg(any(test, feature = "oracles"))]
 /// Whether kafkalog's decoder (`ours`) and the oracle agree on row `row` (the payload
 /// `bytes`): both refuse it, or both give the same value. `values`: the oracle read the
 /// payload with serde_json's `Value` ([`by_value`]), which differs from kafkalog's reading
@@ -300,6 +306,7 @@ pub fn agree(
     }
 }
 
+#[cfg(any(test, feature = "oracles"))]
 /// Whether serde_json refused `bytes` as a `Value` only because a value holds a number out of
 /// float range or nests too deep, the bytes being JSON otherwise.
 fn serde_json_value_cannot_hold(bytes: &[u8], why: &str) -> bool {
@@ -307,6 +314,7 @@ fn serde_json_value_cannot_hold(bytes: &[u8], why: &str) -> bool {
         && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok()
 }
 
+#[cfg(any(test, feature = "oracles"))]
 /// Row `i` of `a` equals row `j` of `b` (floats within a few units in the last place when
 /// `loose`).
 fn same(

@@ -14,13 +14,14 @@
 //! | `decode.rs` | the plan run over each payload into the builders: numbers, dates, strings holding numbers, values that do not fit |
 //! | `scan.rs` | the tokenizer: strings, numbers, values skipped, values written as their canonical JSON text |
 //! | `bytes.rs` | a payload's bytes classified many at a time for the tokenizer (SWAR, SSE2) |
-//! | `oracle.rs` | the oracle of the tests and the fuzz target: serde_json and arrow-json |
+//! | `oracle.rs` | the oracle of the tests, the fuzz target and the benchmark: serde_json and arrow-json (tests, feature `oracles`) |
 //! | `texts.rs` | typed keys and values as JSON text (the command line's JSON lines and printed records): maps as objects, ISO-8601 times, exact decimals, bytes as Avro's JSON encoding |
 //! | `tests.rs` | payloads framed by Confluent's serializer against what the json module reads; the decoder against the oracle on generated schemas |
 
 mod bytes;
 mod decode;
 pub mod decoder;
+#[cfg(any(test, feature = "oracles"))]
 #[doc(hidden)]
 pub mod oracle;
 mod plan;
