@@ -794,7 +794,7 @@ def test_a_session_whose_python_cannot_start_reads_typed_records(jar, typed):
 def test_typed_columns_carry_onward_to_parquet_and_orc(jar, typed, tmp_path):
     """Every Avro logical type (and a Protobuf and a JSON Schema record) read through either
     source is written by Spark to Parquet and ORC with its default settings, and read back
-    equal; both sources give the same types and rows."""
+    equal; both sources give the same types and rows, and the values the fixtures hold."""
     cases = [
         {"name": "types", **_typed(typed["types"], "types")},
         {"name": "avro", **_typed(typed["avro"], "orders", keyFormat="string")},
@@ -812,6 +812,25 @@ def test_typed_columns_carry_onward_to_parquet_and_orc(jar, typed, tmp_path):
                 # A typed read written back with valueFormat=avro reads again the same.
                 assert result["written_back"], case["name"]
         assert jvm["schema"] == py["schema"] and jvm["rows"] == py["rows"], case["name"]
+    # The Protobuf and JSON Schema values (read with onValueError=null) are the values
+    # Confluent's deserializers read (tests/values/make_fixtures.py), not nulls.
+    fields = {
+        "protobuf": ("id", "customer", "note", "status", "flag"),
+        "json": ("id", "customer", "note", "paid", "coupon"),
+    }
+    for kind, names in fields.items():
+        fixtures = json.loads((HERE / "values" / kind / "fixtures.json").read_text())
+        for fmt in ("kafkalog", "kafkalog_python"):
+            # [key, value, topic, partition, offset, ...] by offset.
+            values = {r[4]: r[1] for r in map(json.loads, got[f"{kind}:{fmt}"]["rows"])}
+            assert sorted(values) == list(range(len(fixtures["cases"]))), (kind, fmt)
+            for offset, fixture in enumerate(fixtures["cases"]):
+                value, want = values[offset], fixture["expected"]
+                if fixture.get("error"):
+                    assert value is None, (kind, fmt, offset, value)
+                    continue
+                got_fields = {n: value[n] for n in names}
+                assert got_fields == {n: want[n] for n in names}, (kind, fmt, offset)
     types = got["types:kafkalog"]
     assert f"value:{TYPES_IN_SPARK}" in types["schema"], types["schema"]
     first = json.loads(sorted(types["rows"])[0])  # [key, value, ...] of k0
