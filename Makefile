@@ -105,7 +105,7 @@ install-wheel: $(BIN)/maturin
 TEST_TMP := $(abspath target/tmp)
 test-rust:
 	mkdir -p $(TEST_TMP)
-	TMPDIR=$(TEST_TMP) cargo test --all-targets
+	TMPDIR=$(TEST_TMP) cargo test --all-targets --features oracles
 	TMPDIR=$(TEST_TMP) cargo test --doc
 
 test-python:
@@ -140,6 +140,7 @@ test-wheel: jar
 lint: $(BIN)/maturin
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --features python,jni -- -D warnings
+	cargo clippy --benches --features oracles -- -D warnings
 	$(BIN)/ruff check python tests examples
 	$(BIN)/ruff format --check python tests examples
 	$(BIN)/mypy
@@ -155,7 +156,7 @@ fmt:
 	$(BIN)/ruff format python tests examples
 
 bench:
-	cargo bench
+	cargo bench --features oracles
 
 FUZZ_TARGETS := segment v2_batch legacy_message decompression index_files control_record \
   values avro_value protobuf_value json_value jni_request serve_request

@@ -13,8 +13,8 @@
 //! ```
 //!
 //! Without `KAFKALOG_AVRO_VALUES` the bench says so and measures nothing. It times the
-//! decoder reads use (`values::avro_compiled::decoder`, compiled programs) and `arrow-avro`'s through
-//! the oracle (`values::avro::oracle`, the decoder before it) in alternating passes, and
+//! decoder reads use (`values::avro::decoder::decoder`, compiled programs) and `arrow-avro`'s through
+//! the oracle (`values::avro::oracle::oracle`, the decoder before it) in alternating passes, and
 //! prints each one's best of 21 (wall and thread CPU seconds, a JSON line per decoder, as
 //! `benches/java/AvroBench.java` does over the same values), then criterion's payloads/s
 //! (elements) of the compiled decoder. `benches/avro_vs_java.sh` runs it beside Java.
@@ -25,8 +25,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use kafkalog::values::avro;
 use kafkalog::values::decoder::{Payload, SchemaText, SchemaType};
-use kafkalog::values::{avro, avro_compiled};
 use std::hint::black_box;
 
 /// Payloads a decode call is handed.
@@ -76,8 +76,8 @@ fn benches(c: &mut Criterion) {
     let writers =
         HashMap::<i64, Arc<SchemaText>>::from([(1, Arc::new(v1)), (2, Arc::new(v2.clone()))]);
     let writers = Arc::new(writers);
-    let decoder = avro_compiled::decoder(&v2, writers.clone()).expect("the reader schema compiles");
-    let oracle = avro::oracle(&v2, writers).expect("the reader schema compiles");
+    let decoder = avro::decoder::decoder(&v2, writers.clone()).expect("the reader schema compiles");
+    let oracle = avro::oracle::oracle(&v2, writers).expect("the reader schema compiles");
     let values = framed_values(&dir.join("values.bin"));
     // The framing removed, as kafkalog::format::confluent does on a read.
     let payloads: Vec<Option<Payload<'_>>> = values

@@ -20,7 +20,7 @@
 //!
 //! It prints the best of 21 passes (wall and thread CPU seconds, a JSON line, as
 //! `benches/java/JsonBench.java` does over the same `values.bin`) for kafkalog's decoder, the
-//! best of 5 for the oracle it replaced (serde_json and arrow-json, `values/json_oracle.rs`;
+//! best of 5 for the oracle it replaced (serde_json and arrow-json, `values/json/oracle.rs`;
 //! `KAFKALOG_JSON_ORACLE=0` leaves it out), then criterion's payloads/s (elements).
 
 use std::collections::HashMap;
@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kafkalog::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType, Wanted};
-use kafkalog::values::{json_oracle, json_schema};
+use kafkalog::values::json;
 use std::hint::black_box;
 
 const COUNT: usize = 200_000;
@@ -172,8 +172,8 @@ fn read_folder(dir: &Path) {
         Arc::new(reader.clone()),
     )]));
     let decoder = match std::env::var("KAFKALOG_JSON_WANT") {
-        Ok(spec) => json_schema::pruned_decoder(&reader, writers, &wanted(&spec)),
-        Err(_) => json_schema::decoder(&reader, writers),
+        Ok(spec) => json::decoder::pruned_decoder(&reader, writers, &wanted(&spec)),
+        Err(_) => json::decoder::decoder(&reader, writers),
     }
     .expect("the schema compiles");
     let check = decoder.decode(&payloads[..1000]).expect("decodes");
@@ -206,9 +206,9 @@ fn benches(c: &mut Criterion) {
     }
     let reader = SchemaText::new(SchemaType::Json, JSON_SCHEMA);
     let writers = HashMap::<i64, Arc<SchemaText>>::from([(1, Arc::new(reader.clone()))]);
-    let ours = json_schema::decoder(&reader, Arc::new(writers)).expect("the schema compiles");
-    let shape = json_schema::shape(&reader).expect("the schema compiles");
-    let oracle = json_oracle::decoder(&shape).expect("the oracle builds");
+    let ours = json::decoder::decoder(&reader, Arc::new(writers)).expect("the schema compiles");
+    let shape = json::decoder::shape(&reader).expect("the schema compiles");
+    let oracle = json::oracle::decoder(&shape).expect("the oracle builds");
     // The framing removed, as kafkalog::format::confluent does on a read.
     let payloads: Vec<Option<Payload<'_>>> = values
         .iter()

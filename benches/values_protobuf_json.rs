@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kafkalog::values::decoder::{Payload, PayloadDecoder, SchemaText, SchemaType, WriterSchemas};
-use kafkalog::values::{json_schema, protobuf};
+use kafkalog::values::{json, protobuf};
 use prost_reflect::{DescriptorPool, DynamicMessage, MapKey, Value};
 use std::hint::black_box;
 
@@ -280,11 +280,11 @@ fn protobuf_side_by_side(dir: &str, payloads: &[Vec<u8>]) {
     let decoders = [
         (
             "kafkalog",
-            protobuf::decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
+            protobuf::decoder::decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
         ),
         (
             "prost-reflect (before)",
-            protobuf::oracle_decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
+            protobuf::decoder::oracle_decoder(&reader, None, Arc::new(NoWriters)).unwrap(),
         ),
     ];
     // KAFKALOG_PROTOBUF_ONLY=kafkalog: the decoder alone (for a profile).
@@ -317,7 +317,7 @@ fn benches(c: &mut Criterion) {
         protobuf_side_by_side(&dir, &payloads);
         return;
     }
-    let decoder = protobuf::decoder(
+    let decoder = protobuf::decoder::decoder(
         &schema(SchemaType::Protobuf, PROTO),
         None,
         Arc::new(NoWriters),
@@ -326,7 +326,8 @@ fn benches(c: &mut Criterion) {
     run(c, "protobuf/20 fields", decoder.as_ref(), &payloads);
     let payloads = json_payloads();
     let decoder =
-        json_schema::decoder(&schema(SchemaType::Json, JSON_SCHEMA), Arc::new(NoWriters)).unwrap();
+        json::decoder::decoder(&schema(SchemaType::Json, JSON_SCHEMA), Arc::new(NoWriters))
+            .unwrap();
     run(c, "json/20 fields", decoder.as_ref(), &payloads);
     // The same without the map (JSON text): payloads go to arrow-json unparsed.
     let direct = JSON_SCHEMA.replace(
@@ -335,7 +336,7 @@ fn benches(c: &mut Criterion) {
     );
     assert_ne!(direct, JSON_SCHEMA);
     let decoder =
-        json_schema::decoder(&schema(SchemaType::Json, &direct), Arc::new(NoWriters)).unwrap();
+        json::decoder::decoder(&schema(SchemaType::Json, &direct), Arc::new(NoWriters)).unwrap();
     run(c, "json/19 fields, direct", decoder.as_ref(), &payloads);
 }
 

@@ -199,24 +199,30 @@ pub fn values(data: &[u8]) {
     }
 }
 
-/// Avro values (`values/avro_fuzz.rs`): arbitrary payloads through the compiled decoder,
-/// compared with `arrow-avro`'s.
+/// Avro values (`values/avro/fuzz.rs`): arbitrary payloads through the compiled decoder,
+/// compared with `arrow-avro`'s (the oracle: feature `oracles`).
+#[cfg(any(test, feature = "oracles"))]
 pub fn avro_value(data: &[u8]) {
-    crate::values::avro_fuzz::fuzz(data);
+    crate::values::avro::fuzz::fuzz(data);
 }
 
-/// Protobuf values (`values/protobuf.rs`): arbitrary payloads of a schema with every field kind.
+/// Protobuf values (`values/protobuf/decoder.rs`): arbitrary payloads of a schema with every field kind.
 pub fn protobuf_value(data: &[u8]) {
-    decode_pieces(crate::values::protobuf::fuzz_decoder().as_ref(), data);
+    decode_pieces(
+        crate::values::protobuf::decoder::fuzz_decoder().as_ref(),
+        data,
+    );
 }
 
-/// JSON Schema values (`values/json_schema.rs`): arbitrary payloads of a schema with every
+/// JSON Schema values (`values/json/decoder.rs`): arbitrary payloads of a schema with every
 /// type, decoded by kafkalog's decoder and compared with its oracle (serde_json and arrow-json)
-/// row by row.
+/// row by row (the oracle: feature `oracles`).
+#[cfg(any(test, feature = "oracles"))]
 pub fn json_value(data: &[u8]) {
-    if let Some(payloads) = decode_pieces(crate::values::json_schema::fuzz_decoder().as_ref(), data)
+    if let Some(payloads) =
+        decode_pieces(crate::values::json::decoder::fuzz_decoder().as_ref(), data)
     {
-        crate::values::json_schema::fuzz_compare(&payloads);
+        crate::values::json::decoder::fuzz_compare(&payloads);
     }
 }
 

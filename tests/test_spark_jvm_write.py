@@ -1,10 +1,11 @@
 """Writes through the JVM data source (jvm/.../KafkaLogWrite.java, rust/jni/writer.rs) and
 through the Python data source (the fallback where the jar is absent), both over the core's
-Spark writes (rust/spark/writing.rs): the same DataFrames written by each give the same logs,
-in append and overwrite mode, with the writer's options, typed Avro values encoded with the
-registered schema, and the streaming sink (a micro-batch Spark replays is appended once); bad
-input fails with the core's message; with the jar, a write runs where no Python worker can
-start, and the query's plan is the JVM's write.
+Spark writes (rust/spark/writing.rs): what each writes holds the source's records (both logs
+decoded by kafka-python, not by kafkalog), in append and overwrite mode, with the writer's
+options; typed Avro values encoded with the registered schema (decoded by fastavro); the
+streaming sink (a micro-batch Spark replays is appended once); bad input fails with the
+core's message; with the jar, a write runs where no Python worker can start, and the query's
+plan is the JVM's write.
 
 Each group runs in a Spark process of its own (this file, run as a script): there the jar is
 on the JVM's classpath from its start, ``format("kafkalog")`` is the JVM source, and the
@@ -12,6 +13,7 @@ Python source runs under the name ``kafkalog_python``."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -283,7 +285,39 @@ CASES = [
 @pytest.fixture(scope="module")
 def compared(jar, tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("jvm-write")
-    return _job("compare", out, {"src": str(LOGS), "cases": CASES})
+    got = _job("compare", out, {"src": str(LOGS), "cases": CASES})
+    got["_out"] = str(out)
+    return got
+
+
+def _records(part: Path) -> list[tuple]:
+    """A partition's data records as kafka-python's record reader decodes its segments, not
+    kafkalog's reader: (offset, key, value, timestamp, headers), in the log's order; control
+    batches left out, as a read leaves them out."""
+    from kafka.record import MemoryRecords
+
+    out = []
+    for log in sorted(part.glob("*.log")):
+        records = MemoryRecords(log.read_bytes())
+        while records.has_next():
+            batch = records.next_batch()
+            if getattr(batch, "is_control_batch", False):
+                continue
+            # A v0 message has no timestamp; written again (v2), it is -1.
+            out.extend(
+                (r.offset, r.key, r.value, -1 if r.timestamp is None else r.timestamp,
+                 tuple(r.headers))
+                for r in batch
+            )  # fmt: skip
+    return out
+
+
+def _written(target: Path) -> dict[str, list[tuple]]:
+    return {
+        p.name: _records(p)
+        for p in sorted(target.iterdir())
+        if p.is_dir() and not p.name.startswith(".")
+    }
 
 
 @pytest.mark.parametrize(
@@ -304,6 +338,31 @@ def test_both_sources_write_the_same_logs(compared, name):
     assert got["kafkalog"] and got["kafkalog"] == got["kafkalog_python"]
     # Nothing of the jobs is left behind (their staging directories).
     assert got["kafkalog_left"] == got["kafkalog_python_left"] == []
+
+
+@pytest.mark.parametrize(
+    "name", ["append", "append_twice_from_several_tasks", "overwrite", "options", "grouped_rows"]
+)
+def test_what_was_written_is_the_source_records(compared, name):
+    """Each source's output and the source log, both decoded by kafka-python: the records
+    each step selected (keys, values, timestamps, headers), at offsets from 0 on."""
+    pytest.importorskip("kafka")
+    source = {p.name: _records(p) for p in sorted(LOGS.iterdir()) if p.is_dir()}
+    for fmt in ("kafkalog", "kafkalog_python"):
+        written = _written(Path(compared["_out"]) / name / fmt)
+        assert written, (name, fmt)
+        for part, records in written.items():
+            whole = [r[1:] for r in source[part]]
+            if name == "append_twice_from_several_tasks":
+                want = whole + [r[1:] for r in source[part] if r[0] < 3]
+            elif name == "overwrite" and part.startswith("orders-"):
+                want = [r[1:] for r in source[part] if r[0] < 2]
+            else:
+                want = whole
+            assert [r[0] for r in records] == list(range(len(records))), (name, fmt, part)
+            # Tasks may append in either order: the records, not their order, are compared.
+            got = sorted(repr(r[1:]) for r in records)
+            assert got == sorted(map(repr, want)), (name, fmt, part)
 
 
 def test_what_the_writes_did(compared):
@@ -353,6 +412,34 @@ def test_typed_values_are_encoded_with_the_registered_schema(jar, tmp_path):
     assert got["kafkalog_error"] is None, got["kafkalog_error"]
     assert got["kafkalog_python_error"] is None, got["kafkalog_python_error"]
     assert got["kafkalog"] and got["kafkalog"] == got["kafkalog_python"]
+
+    # What was written, decoded by kafka-python (the records) and fastavro (the values, by
+    # the schema their framing names): the source's keys in order, and its values; a value
+    # the second writer version wrote reads the same, field by field.
+    pytest.importorskip("kafka")
+    import fastavro
+
+    def decoded(value: bytes | None) -> tuple[int, dict] | None:
+        if value is None:
+            return None
+        schema_id = int.from_bytes(value[1:5], "big")
+        writer = json.loads(backup.client.get_schema(schema_id).schema_str)
+        body = io.BytesIO(value[5:])
+        return schema_id, fastavro.schemaless_reader(body, fastavro.parse_schema(writer))
+
+    source = [(r[1], decoded(r[2])) for r in _records(part)]
+    latest = max(d[0] for _, d in source if d is not None)
+    for fmt in ("kafkalog", "kafkalog_python"):
+        written = _records(tmp_path / fmt / f"{TOPIC}-0")
+        assert [r[0] for r in written] == list(range(len(source))), fmt
+        assert [r[1] for r in written] == [k for k, _ in source], fmt
+        for (_, want), r in zip(source, written, strict=True):
+            got = decoded(r[2])
+            assert (got is None) == (want is None), fmt
+            if got is not None and want is not None:
+                assert got[0] == latest, fmt  # encoded with the registered schema
+                if want[0] == latest:
+                    assert got[1] == want[1], fmt
 
     def typed(path: Path) -> list:
         t = kafkalog.read(

@@ -512,7 +512,7 @@ def _plain(v: Any) -> Any:
 
 
 def test_json_schema_values_through_the_same_read(tmp_path):
-    """The JSON Schema decoder (values/json_schema.rs) behind value_format="json": values
+    """The JSON Schema decoder (values/json/decoder.rs) behind value_format="json": values
     framed by confluent-kafka's JSONSerializer (tests/values/make_fixtures.py), decoded equal to
     what the json module and the reader schema give."""
     fixtures = json.loads((Path(__file__).parent / "values/json/fixtures.json").read_text())

@@ -1,4 +1,4 @@
-"""Avro values read through kafkalog (the compiled decoder, ``rust/values/avro_compiled.rs``)
+"""Avro values read through kafkalog (the compiled decoder, ``rust/values/avro/decoder.rs``)
 against fastavro's own resolution (``schemaless_reader(writer, reader)``), on the same
 Confluent-framed bytes: generated writer schemas, an evolution of each as the reader schema
 (fields added with defaults, dropped, reordered, renamed through aliases, promoted; enum

@@ -15,8 +15,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from values_fixtures import registered, write_partition
 
 import kafkalog
@@ -27,6 +25,8 @@ ck = pytest.importorskip("confluent_kafka.schema_registry")
 from confluent_kafka.schema_registry import Schema  # noqa: E402
 from confluent_kafka.schema_registry.json_schema import JSONSerializer  # noqa: E402
 from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 TOPIC = "orders"
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)

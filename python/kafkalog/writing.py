@@ -243,7 +243,7 @@ def write_schemas(
     :func:`kafkalog.export_schemas` gives, and rows of ``kafkalog schemas --json``. Or a table
     as :func:`kafkalog.schemas` returns it, to
     copy a registry with its versions and ids. The registry's rules apply (``rust/values/
-    registry_records.rs``): a schema the subject has already is not registered again, an id is
+    registry/records.rs``): a schema the subject has already is not registered again, an id is
     never another schema's, references must name versions written before, each schema must
     compile; a schema that breaks one raises :class:`InvalidArgumentError`.
 

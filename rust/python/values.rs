@@ -169,11 +169,11 @@ pub fn encode_values(
 }
 
 /// Each value of `array` (a typed key or value column) as JSON text, `None` where null
-/// (`crate::values::json_text`).
+/// (`crate::values::json::texts`).
 #[pyfunction]
 pub fn json_texts(py: Python<'_>, array: pyo3_arrow::PyArray) -> PyResult<Vec<Option<String>>> {
     let (array, _field) = array.into_inner();
-    detach(py, || crate::values::json_text::json_texts(&array))
+    detach(py, || crate::values::json::texts::json_texts(&array))
 }
 
 /// A schema to register, as Python gives it: (subject, version, id, type, schema, references as
@@ -201,7 +201,7 @@ pub fn registry_records(
         for (subject, version, id, kind, schema, references, deleted) in schemas {
             let schema_type = SchemaType::from_registry(Some(&kind.to_ascii_uppercase()))
                 .map_err(|why| Error::invalid_argument(format!("subject {subject:?}: {why}")))?;
-            new.push(crate::values::registry_records::NewSchema {
+            new.push(crate::values::registry::records::NewSchema {
                 subject,
                 version,
                 id,
@@ -218,14 +218,14 @@ pub fn registry_records(
                 deleted,
             });
         }
-        let (registry, records) = crate::values::registry_records::register(new)?;
+        let (registry, records) = crate::values::registry::records::register(new)?;
         Ok((records, registry.table()?))
     })?;
     Ok((records, PyRecordBatch::new(table)))
 }
 
 /// The registry whose storage topic is under `path`, as the requests that import it into a
-/// Schema Registry (JSON text each; `crate::values::registry_records::import_requests`).
+/// Schema Registry (JSON text each; `crate::values::registry::records::import_requests`).
 #[pyfunction]
 #[pyo3(signature = (path, topic=None, storage_options=None, filesystem=None))]
 #[allow(clippy::type_complexity)]
@@ -242,7 +242,7 @@ pub fn registry_import_requests(
         warn(py, issue)?;
     }
     Ok((
-        crate::values::registry_records::import_requests(&registry),
+        crate::values::registry::records::import_requests(&registry),
         registry.issues().to_vec(),
     ))
 }

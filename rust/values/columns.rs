@@ -242,11 +242,11 @@ impl ValueDecoding {
                     writers
                         .writer(id)
                         .filter(|t| t.schema_type == SchemaType::Protobuf)
-                        .and_then(|t| crate::values::protobuf_schema::compile(&t).ok())
+                        .and_then(|t| crate::values::protobuf::schema::compile(&t).ok())
                 });
                 let Some(message) = file
                     .as_ref()
-                    .and_then(|f| crate::values::protobuf_schema::message_at(f, &indexes))
+                    .and_then(|f| crate::values::protobuf::schema::message_at(f, &indexes))
                 else {
                     continue;
                 };
@@ -665,8 +665,8 @@ pub fn reader_messages(
     if reader.schema_type != SchemaType::Protobuf {
         return Ok(None);
     }
-    let file = crate::values::protobuf_schema::compile(&reader)?;
-    let first = crate::values::protobuf_schema::reader_message(&file, None)?;
+    let file = crate::values::protobuf::schema::compile(&reader)?;
+    let first = crate::values::protobuf::schema::reader_message(&file, None)?;
     let first = first.full_name();
     let others = file.parent_pool().all_messages();
     let others = others.filter(|m| m.full_name() != first);

@@ -97,17 +97,19 @@ pub fn pruned_decoder(
                 )));
             }
             match wanted {
-                Some(w) => crate::values::avro_compiled::pruned_decoder(reader, writers, w),
-                None => crate::values::avro_compiled::decoder(reader, writers),
+                Some(w) => crate::values::avro::decoder::pruned_decoder(reader, writers, w),
+                None => crate::values::avro::decoder::decoder(reader, writers),
             }
         }
         Some(SchemaType::Protobuf) => match wanted {
-            Some(w) => crate::values::protobuf::pruned_decoder(reader, message, writers, w),
-            None => crate::values::protobuf::decoder(reader, message, writers),
+            Some(w) => {
+                crate::values::protobuf::decoder::pruned_decoder(reader, message, writers, w)
+            }
+            None => crate::values::protobuf::decoder::decoder(reader, message, writers),
         },
         Some(SchemaType::Json) => match wanted {
-            Some(w) => crate::values::json_schema::pruned_decoder(reader, writers, w),
-            None => crate::values::json_schema::decoder(reader, writers),
+            Some(w) => crate::values::json::decoder::pruned_decoder(reader, writers, w),
+            None => crate::values::json::decoder::decoder(reader, writers),
         },
         None => Ok(Arc::new(StringDecoder)),
     }

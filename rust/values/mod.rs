@@ -6,72 +6,28 @@
 //! gives them back with `key` and `value` typed. Reading the registry's storage topic from
 //! paths is above it, in `read/`.
 //!
+//! At the top, what every format shares; below it, a folder per format and one for the
+//! registry, each opening with its own table.
+//!
 //! | file | what |
 //! |---|---|
 //! | `decoder.rs` | the contract every format's decoder meets: payloads in, one Arrow array out, an error per bad payload |
-//! | `registry.rs` | Schema Registry's schemas folded from its storage topic (`_schemas`), or given directly; lookups by id, GUID, subject and version; the registry as a table |
-//! | `registry_records.rs` | the storage topic's records written as the registry writes them (versions, ids, references, deletes by its rules), and the registry exported as its REST API imports it |
 //! | `formats.rs` | the formats a key or value is read as, and the one dispatch to a format's decoder; UTF-8 strings |
-//! | `avro.rs` | the Avro decoder a read gets; the reader schema's Arrow type as `arrow-avro` maps it; references written in; `arrow-avro`'s own decoder, kept as the oracle of the tests |
-//! | `avro_compiled.rs` | the Avro decoder: each writer schema's program compiled once, every payload run through its writer's into the column's builders, a bad payload taken back out |
-//! | `avro_schema.rs` | an Avro schema's JSON parsed: types, names and aliases, fields and defaults |
-//! | `avro_resolve.rs` | the specification's schema resolution, writer to reader, compiled into a program |
-//! | `avro_default.rs` | a field's default encoded once as the Avro bytes a writer would have written |
-//! | `avro_cursor.rs` | one payload's bytes read: varints, lengths checked against the bytes left, decimals widened, and why a payload stopped decoding |
-//! | `avro_program.rs` | the program's steps and the loop that runs them over a payload's bytes; hostile lengths, counts and depths checked |
-//! | `avro_columns.rs` | the column's builders (values, offsets, validity), kept across batches, sized from the last, handed to Arrow |
-//! | `avro_shape.rs` | the column users get from `arrow-avro`'s, and back: Spark's shapes of Avro unions (`member0`, ...; `int`/`long` as `long`); `uuid` read as the `string` or `fixed` it is on |
-//! | `avro_feed.rs` | (the oracle) Avro payloads fed to `arrow-avro`'s streaming decoder uncopied, one record each, grouped by writer schema; schema keys no payload's tail can pass for |
-//! | `avro_fuzz.rs` | the fuzz target `avro_value`: hostile payloads through the compiled decoder and the oracle |
-//! | `avro_encode.rs` | typed keys and values written back: Avro with Confluent's framing |
-//! | `record_types.rs` | topics of several record types (record-name subject strategies): one struct column with a field per type, each record routed by its writer id to its subject |
 //! | `columns.rs` | a reader's batches with key and value decoded: framing off (prefix or header), the reader schema chosen, bad values failing or null with their reason |
-//! | `protobuf.rs`, `protobuf_schema.rs`, `protobuf_arrow.rs` | Protobuf payloads: the decoder (message indexes against the writer schema, one message or several per column), `.proto` text or descriptors compiled, messages as Arrow types (and `prost-reflect`'s dynamic messages as the oracle) |
-//! | `protobuf_compile.rs`, `protobuf_program.rs`, `protobuf_wire.rs`, `protobuf_columns.rs` | the Protobuf hot path: a reader message compiled into a field-number table, payloads run through it from the wire (read as the runtimes read it) into column builders kept across batches |
-//! | `json_schema.rs` | JSON Schema payloads: the decoder (schema ids checked, builders kept from batch to batch) and its differential check against the oracle |
-//! | `json_schema_arrow.rs` | the Arrow type a JSON Schema describes (fields in declared order, `$ref`s resolved) |
-//! | `json_plan.rs`, `json_decode.rs`, `json_scan.rs`, `json_bytes.rs` | JSON payloads straight into Arrow builders: the type compiled into a plan; the tokenizer, JSON text written as serde_json prints it |
-//! | `json_oracle.rs` | the oracle of the JSON decoder's tests and fuzz target: serde_json and arrow-json, as payloads were decoded before |
-//! | `json_text.rs` | typed keys and values as JSON text (the command line's JSON lines and printed records): maps as objects, ISO-8601 times, exact decimals, bytes as Avro's JSON encoding |
+//! | `record_types.rs` | topics of several record types (record-name subject strategies): one struct column with a field per type, each record routed by its writer id to its subject |
+//! | `wanted_tests.rs` | (tests) random parts of a column asked for, and a pruned read held to the whole column's |
+//! | `avro/` | Avro: the reader schema and each writer's compiled into a program that decodes payloads into the column's builders; Spark's shapes of unions; values written back as Avro; `arrow-avro` as the oracle |
+//! | `protobuf/` | Protobuf: `.proto` text or descriptors compiled, message indexes checked against the writer schema, payloads run from the wire through a field-number table into the column's builders; `prost-reflect` as the oracle |
+//! | `json/` | JSON Schema: the Arrow type a schema describes, payloads tokenized in one pass into the column's builders, serde_json and arrow-json as the oracle; typed values as JSON text |
+//! | `registry/` | Schema Registry's storage topic (`_schemas`) folded into the registry that reads look schemas up in, and written as the registry writes it |
 
 pub mod avro;
-mod avro_columns;
-pub mod avro_compiled;
-mod avro_cursor;
-mod avro_default;
-#[cfg(test)]
-mod avro_differential;
-pub mod avro_encode;
-mod avro_feed;
-pub(crate) mod avro_fuzz;
-mod avro_program;
-mod avro_prune;
-mod avro_resolve;
-mod avro_schema;
-pub mod avro_shape;
-#[cfg(test)]
-mod avro_tests;
 pub mod columns;
 pub mod decoder;
 pub mod formats;
-mod json_bytes;
-mod json_decode;
-#[doc(hidden)]
-pub mod json_oracle;
-mod json_plan;
-mod json_scan;
-pub mod json_schema;
-pub mod json_schema_arrow;
-pub mod json_text;
+pub mod json;
 pub mod protobuf;
-mod protobuf_arrow;
-mod protobuf_columns;
-mod protobuf_compile;
-mod protobuf_program;
-mod protobuf_schema;
-mod protobuf_wire;
 pub mod record_types;
 pub mod registry;
-pub mod registry_records;
 #[cfg(test)]
 mod wanted_tests;

@@ -130,7 +130,7 @@ pub fn decoder(
                 subjects.join(", ")
             )));
         }
-        let decoder = crate::values::avro_compiled::decoder(&text, writers.clone())?;
+        let decoder = crate::values::avro::decoder::decoder(&text, writers.clone())?;
         fields.push(Field::new(name, decoder.data_type().clone(), true));
         let ids: HashSet<i64> = registry
             .rows()

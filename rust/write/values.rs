@@ -1,6 +1,6 @@
 //! Typed keys and values written back, as the options of a write say: `string` columns as
 //! UTF-8 bytes, `avro` columns (of the type a read gives for the subject's schema) encoded
-//! with the subject's registered schema and framed with its id (`values/avro_encode.rs`).
+//! with the subject's registered schema and framed with its id (`values/avro/encode.rs`).
 //! `kafkalog.write` (`rust/python/values.rs`) and both Spark sources (`rust/spark/writing.rs`)
 //! encode through [`ValueEncoder`]: one copy of these rules.
 
@@ -80,7 +80,7 @@ impl ValueEncoder {
                 let (schema, id) = self.schema(name, topic)?;
                 // Timestamps as a read names them ("UTC") back to arrow-avro's "+00:00".
                 let array = crate::values::columns::avro_named(array.clone())?;
-                crate::values::avro_encode::encode(&array, schema, id)
+                crate::values::avro::encode::encode(&array, schema, id)
             }
             other => Err(Error::invalid_argument(format!(
                 "kafkalog writes keys and values as binary, string or avro, not {other:?}"
@@ -133,8 +133,9 @@ impl ValueEncoder {
             return Ok(Some(t.clone()));
         }
         let (schema, _) = self.schema(name, topic)?;
-        let native = crate::values::avro::native_type(schema)?;
-        let shaper = crate::values::avro_shape::Shaper::new(&crate::values::avro::plain(&native));
+        let native = crate::values::avro::arrow::native_type(schema)?;
+        let shaper =
+            crate::values::avro::shape::Shaper::new(&crate::values::avro::arrow::plain(&native));
         let t = shaper.data_type().clone();
         self.read_types.insert(key, t.clone());
         Ok(Some(t))

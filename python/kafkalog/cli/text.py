@@ -60,7 +60,7 @@ def _iso_ms(ms: int | None) -> str | None:
 
 def _json_values(column: pa.Array | pa.ChunkedArray) -> list[str | None]:
     """Each value of a typed key or value column as JSON text (None for null): the core's one
-    mapping of typed values to JSON (``rust/values/json_text.rs``, docs/values.md)."""
+    mapping of typed values to JSON (``rust/values/json/texts.rs``, docs/values.md)."""
     if isinstance(column, pa.ChunkedArray):
         return [t for chunk in column.chunks for t in _native.json_texts(chunk)]
     texts: list[str | None] = _native.json_texts(column)

@@ -33,7 +33,7 @@ from kafkalog._storage import Route, route, storage_kwargs
 from kafkalog.errors import IndexNotUsedWarning, InvalidArgumentError, KafkaLogError
 from kafkalog.spark.planning import discover, items, offset_ranges, plan
 from kafkalog.spark.schema import arrow_schema, conform, spark_columns, spark_schema
-from kafkalog.spark.selection import BoundSpec
+from kafkalog.spark.subscription import BoundSpec
 from kafkalog.spark.values import resolve
 from kafkalog.values import Format, OnValueError
 from kafkalog.values import value_options as _value_options

@@ -21,7 +21,7 @@ import pyarrow as pa
 from kafkalog import _native
 from kafkalog._isolation import read_committed
 from kafkalog._native import DEFAULT_TARGET_BYTES
-from kafkalog.spark.selection import BoundSpec, Subscription, to_millis
+from kafkalog.spark.subscription import BoundSpec, Subscription, to_millis
 from kafkalog.types import IsolationLevel, OnCorrupt, Visibility
 
 __all__ = [

@@ -24,7 +24,7 @@ from kafkalog._storage import Route, route
 from kafkalog.errors import InvalidArgumentError, KafkaLogError
 from kafkalog.planning import Bounds, WorkItem, plan_segments
 from kafkalog.spark.options import DEFAULT_TARGET_BYTES
-from kafkalog.spark.selection import EARLIEST, LATEST, BoundSpec, Subscription
+from kafkalog.spark.subscription import EARLIEST, LATEST, BoundSpec, Subscription
 from kafkalog.types import Visibility
 
 __all__ = [

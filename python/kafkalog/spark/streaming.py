@@ -42,7 +42,7 @@ from kafkalog.spark.planning import (
     list_offsets,
 )
 from kafkalog.spark.schema import arrow_schema
-from kafkalog.spark.selection import EARLIEST, LATEST
+from kafkalog.spark.subscription import EARLIEST, LATEST
 
 __all__ = ["StreamReader"]
 

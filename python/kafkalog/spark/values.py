@@ -17,7 +17,7 @@ import pyarrow as pa
 from kafkalog import _native
 from kafkalog.spark.options import SourceOptions, option_texts
 from kafkalog.spark.planning import discover
-from kafkalog.spark.selection import Subscription
+from kafkalog.spark.subscription import Subscription
 
 __all__ = ["with_values", "resolve", "decoded_of"]
 
