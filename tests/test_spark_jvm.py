@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jvm_crash
 import pytest
 
 import kafkalog
@@ -36,13 +37,15 @@ def _job(master: str, mode: str, args: list[dict] | dict, python: str = sys.exec
     """Runs tests/spark_jvm_job.py; ``python``: the program Spark starts its Python workers
     with (the driver is this Python)."""
     env = {**os.environ, "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    crashes = jvm_crash.new_dir()
     done = subprocess.run(
         [sys.executable, str(HERE / "spark_jvm_job.py"), master, mode, json.dumps(args)],
         capture_output=True,
         text=True,
-        env=env,
+        env=jvm_crash.env(crashes, env),
         timeout=900,
     )
+    jvm_crash.check(crashes)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
