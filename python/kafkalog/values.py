@@ -183,7 +183,7 @@ def extra_value_options(given: Mapping[str, Any] | None) -> dict[str, Any]:
     is no option is an :class:`InvalidArgumentError` naming it and the nearest option."""
     out = dict(given or {})
     for key in out:
-        if key in EXTRA_VALUE_OPTIONS:
+        if key in EXTRA_VALUE_OPTIONS or key == "resolved":  # a Spark driver's, for its tasks
             continue
         if key in _OWN_ARGUMENTS:
             raise InvalidArgumentError(
