@@ -744,7 +744,7 @@ def test_bad_input_fails_with_the_cores_message_and_the_jvm_stays_up(jar, corrup
             "(batch at byte position 241, offset 1)"
         ),
         "missing": "nowhere-0",
-        "unknown_option": "unknown option(s) for the kafkalog data source: startingoffset;",
+        "unknown_option": "(did you mean startingOffsets?); it takes Spark's Kafka source",
         "bad_offsets": "startingOffsets must be 'earliest', 'latest' or JSON",
         "latest_start": "startingOffsets=latest is not valid for batch queries",
         "bad_schema": "column offset string is not one kafkalog reads",
@@ -763,6 +763,8 @@ def test_bad_input_fails_with_the_cores_message_and_the_jvm_stays_up(jar, corrup
         # The source's own exception, never the Python data source's.
         assert "KafkaLogException" in jvm and "PYTHON_DATA_SOURCE" not in jvm, (name, jvm)
     assert "ValueDecodeError" in got["bad_value"]["jvm"], got["bad_value"]["jvm"]
+    # The JVM source has the options as written (PySpark lower-cases a Python source's).
+    assert "source: startingOffset (did" in got["unknown_option"]["jvm"]
 
 
 def test_typed_reads_are_planned_in_the_jvm_with_nested_pruning(jar, typed):
