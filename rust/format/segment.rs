@@ -627,7 +627,8 @@ mod tests {
 
         // Named otherwise than a log: one broken rule is enough, a short file is not a
         // segment; a plausible header is still read (a renamed segment), a torn one torn.
-        let parquet = b"PAR1\x15\x04\x15\x80\x01\x15\x84\x01L\x15\x02\x15\x00\x12\x00\x00";
+        // The size field (bytes 8 to 12) negative, as in a Parquet file the issue met.
+        let parquet = b"PAR1\x15\x04\x15\x80\xc1\x02\x15\x84L\x15\x02\x15\x00\x12\x00\x00";
         assert_eq!(check_segment_start(parquet, None, false), Ok(()));
         let msg = not(check_segment_start(parquet, None, true).err());
         assert!(
