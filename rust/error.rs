@@ -186,3 +186,60 @@ pub fn catch_panic<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
         ))
     })
 }
+
+/// The name of `names` nearest to `given` (a misspelt option: `valueSubjet`), for an error's
+/// "did you mean": the fewest letters inserted, removed or changed, case and `_`/`-`/`.`
+/// ignored, and close enough to be the one meant (at most a third of its letters, at least
+/// two, differ); `None` when none is.
+pub fn nearest_name<'a>(given: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let fold = |s: &str| -> Vec<char> {
+        s.chars()
+            .filter(|c| !matches!(c, '_' | '-' | '.'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let g = fold(given);
+    names
+        .into_iter()
+        .map(|n| (edit_distance(&g, &fold(n)), n))
+        .filter(|(d, n)| *d <= (fold(n).len() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein's distance: the fewest insertions, removals and changes from `a` to `b`.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod nearest_tests {
+    use super::nearest_name;
+
+    #[test]
+    fn the_nearest_name_is_the_one_meant() {
+        let names = ["valueSubject", "valueSubjects", "keySubject", "valueFormat"];
+        assert_eq!(nearest_name("valueSubjet", names), Some("valueSubject"));
+        assert_eq!(nearest_name("valuesubjet", names), Some("valueSubject"));
+        assert_eq!(nearest_name("value_subjet", names), Some("valueSubject"));
+        assert_eq!(nearest_name("VALUEFORMT", names), Some("valueFormat"));
+        assert_eq!(
+            nearest_name("startingOffset", ["startingOffsets"]),
+            Some("startingOffsets")
+        );
+        assert_eq!(nearest_name("colour", names), None);
+        assert_eq!(nearest_name("", names), None);
+    }
+}

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import jvm_crash
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -113,9 +114,27 @@ class _S3:
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark_crash_dir(tmp_path_factory) -> Path:
+    """Where the session's JVMs (driver, executors) write a crash report (tests/jvm_crash.py)."""
+    return tmp_path_factory.mktemp("spark-jvm")
+
+
+@pytest.fixture(autouse=True)
+def _jvm_crash_fails_the_test(request):
+    """A test that used the Spark session fails when its JVM left a crash report, with the
+    report's first lines."""
+    uses = "spark" in request.fixturenames
+    directory = request.getfixturevalue("spark_crash_dir") if uses else None
+    yield
+    if directory is not None:
+        jvm_crash.check(directory)
+
+
+@pytest.fixture(scope="session")
+def spark(spark_crash_dir):
     """One local[2] Spark session for every suite: pyspark's Arrow schema validation on, and
-    a session time zone that is not UTC, so any Arrow type Spark would not take fails."""
+    a session time zone that is not UTC, so any Arrow type Spark would not take fails. A JVM
+    crash report goes to a temporary directory (``spark_crash_dir``), never the working one."""
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -127,6 +146,8 @@ def spark():
         import kafkalog.spark
 
         builder = builder.config("spark.jars", kafkalog.spark.jar())
+    for key, value in jvm_crash.spark_conf(spark_crash_dir).items():
+        builder = builder.config(key, value)
     session = (
         builder.master("local[2]")
         .appName("kafkalog-tests")

@@ -14,6 +14,7 @@ import random
 import shutil
 import struct
 
+import jvm_crash
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -733,6 +734,7 @@ def test_spark_compaction_equals_the_local_one(tmp_path):
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
+        .config(map=jvm_crash.spark_conf(tmp_path))
         .getOrCreate()
     )
     try:
@@ -741,6 +743,7 @@ def test_spark_compaction_equals_the_local_one(tmp_path):
         )
     finally:
         spark.stop()
+        jvm_crash.check(tmp_path)
     assert sorted(os.path.basename(r["dir"]) for r in reports) == ["orders-0", "users-0"]
     assert all(r["cleaned"] for r in reports)
     for name in ("users-0", "orders-0"):

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jvm_crash
 import pytest
 
 import kafkalog
@@ -36,13 +37,15 @@ def _job(master: str, mode: str, args: list[dict] | dict, python: str = sys.exec
     """Runs tests/spark_jvm_job.py; ``python``: the program Spark starts its Python workers
     with (the driver is this Python)."""
     env = {**os.environ, "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    crashes = jvm_crash.new_dir()
     done = subprocess.run(
         [sys.executable, str(HERE / "spark_jvm_job.py"), master, mode, json.dumps(args)],
         capture_output=True,
         text=True,
-        env=env,
+        env=jvm_crash.env(crashes, env),
         timeout=900,
     )
+    jvm_crash.check(crashes)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -741,7 +744,7 @@ def test_bad_input_fails_with_the_cores_message_and_the_jvm_stays_up(jar, corrup
             "(batch at byte position 241, offset 1)"
         ),
         "missing": "nowhere-0",
-        "unknown_option": "unknown option(s) for the kafkalog data source: startingoffset;",
+        "unknown_option": "(did you mean startingOffsets?); it takes Spark's Kafka source",
         "bad_offsets": "startingOffsets must be 'earliest', 'latest' or JSON",
         "latest_start": "startingOffsets=latest is not valid for batch queries",
         "bad_schema": "column offset string is not one kafkalog reads",
@@ -760,6 +763,8 @@ def test_bad_input_fails_with_the_cores_message_and_the_jvm_stays_up(jar, corrup
         # The source's own exception, never the Python data source's.
         assert "KafkaLogException" in jvm and "PYTHON_DATA_SOURCE" not in jvm, (name, jvm)
     assert "ValueDecodeError" in got["bad_value"]["jvm"], got["bad_value"]["jvm"]
+    # The JVM source has the options as written (PySpark lower-cases a Python source's).
+    assert "source: startingOffset (did" in got["unknown_option"]["jvm"]
 
 
 def test_typed_reads_are_planned_in_the_jvm_with_nested_pruning(jar, typed):

@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jvm_crash
 import pytest
 
 HERE = Path(__file__).resolve().parent
@@ -222,9 +223,10 @@ def _job(mode: str, out: Path, args: dict) -> dict:
         [sys.executable, __file__, mode, str(out), json.dumps(args)],
         capture_output=True,
         text=True,
-        env=env,
+        env=jvm_crash.env(out, env),
         timeout=900,
     )
+    jvm_crash.check(out)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

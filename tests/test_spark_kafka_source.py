@@ -13,6 +13,7 @@ import textwrap
 import warnings
 from pathlib import Path
 
+import jvm_crash
 import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
@@ -351,9 +352,10 @@ def test_found_by_name_in_a_fresh_session(master, tmp_path):
         [sys.executable, str(job), master, str(LOGS)],
         capture_output=True,
         text=True,
-        env=env,
+        env=jvm_crash.env(tmp_path, env),
         timeout=600,
     )
+    jvm_crash.check(tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     want = _read(LOGS)

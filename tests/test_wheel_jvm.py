@@ -16,6 +16,7 @@ import sys
 import venv
 from pathlib import Path
 
+import jvm_crash
 import pytest
 
 HERE = Path(__file__).resolve().parent
@@ -128,9 +129,10 @@ def test_spark_submit_with_the_installed_jar_reads_with_the_jvm_source(installed
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        env=env,
+        env=jvm_crash.env(tmp_path, env),
         timeout=600,
     )
+    jvm_crash.check(tmp_path)
     assert done.returncode == 0, done.stderr[-4000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["equal"] and got["rows"] > 0, got

@@ -17,6 +17,7 @@ import time
 import warnings
 from pathlib import Path
 
+import jvm_crash
 import pyarrow as pa
 import pytest
 
@@ -169,6 +170,7 @@ def test_spark_dataframe_writer_refuses_escaping_topic(tmp_path):
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", "1")
+            .config(map=jvm_crash.spark_conf(tmp_path))
             .getOrCreate()
         )
         spark.sparkContext.setLogLevel("OFF")
@@ -177,6 +179,7 @@ def test_spark_dataframe_writer_refuses_escaping_topic(tmp_path):
     finally:
         if own:
             spark.stop()
+            jvm_crash.check(tmp_path)
 
 
 def spark_escape_case(spark, ks, tmp_path):

@@ -191,6 +191,7 @@ class ControlRecord:
     def coordinator_epoch(self) -> int | None: ...
 
 def control_record(key: bytes | None, value: bytes | None) -> ControlRecord: ...
+def nearest_name(given: str, names: Sequence[str]) -> str | None: ...
 def read_index(
     path: str,
     base_offset: int | None = None,
@@ -541,6 +542,14 @@ def spark_subscribed(
     assign: str | None = None,
     partitions: str | None = None,
 ) -> list[bool]: ...
+def spark_typed_left_out(
+    found: Sequence[str],
+    topics: str | None = None,
+    pattern: str | None = None,
+    assign: str | None = None,
+    partitions: str | None = None,
+    schemas_topic: str | None = None,
+) -> list[str]: ...
 def spark_bounds(
     start_offset: str | None = None,
     end_offset: str | None = None,

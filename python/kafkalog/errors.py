@@ -43,6 +43,7 @@ __all__ = [
     "ValueDecodeError",
     "UndecodedValueWarning",
     "NotASegmentError",
+    "MissingDependencyError",
 ]
 
 
@@ -119,6 +120,12 @@ class LimitExceededError(KafkaLogError):
 
 class InvalidArgumentError(KafkaLogError, ValueError):
     """An option or input value is not acceptable."""
+
+
+class MissingDependencyError(KafkaLogError, ImportError):
+    """A library an optional part of kafkalog needs is not installed (deltalake, pyiceberg and
+    pyiceberg-core for tables, PySpark for Spark): the message names it and the extra that
+    installs it (``pip install 'kafkalog[lake]'``). The command line exits with code 5."""
 
 
 class TieredStorageError(CorruptRecordError):

@@ -35,6 +35,7 @@ from kafkalog.errors import warn as _warn
 from kafkalog.reading import reader_options, to_reader
 from kafkalog.types import IsolationLevel, Issue, OnCorrupt, Visibility
 from kafkalog.values import Format, OnValueError
+from kafkalog.values import extra_value_options as _extra_value_options
 from kafkalog.values import value_options as _value_options
 
 __all__ = ["plan", "read_items", "WorkItem", "DEFAULT_TARGET_BYTES"]
@@ -221,7 +222,7 @@ def read_items(
             value_format=value_format,
             schemas=schemas,
             on_value_error=on_value_error,
-            **dict(value_options or {}),
+            **_extra_value_options(value_options),
         ),
     )
     rows = [tuple(i) for i in items]

@@ -30,6 +30,7 @@ from kafkalog.cleanup import read_compacted as _read_compacted
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.types import IsolationLevel, Issue, OnCorrupt, Segment, Visibility
 from kafkalog.values import Format, OnValueError
+from kafkalog.values import extra_value_options as _extra_value_options
 from kafkalog.values import value_options as _value_options
 
 if TYPE_CHECKING:
@@ -386,7 +387,7 @@ def read(
             value_format=value_format,
             schemas=schemas,
             on_value_error=on_value_error,
-            **dict(value_options or {}),
+            **_extra_value_options(value_options),
         ),
     )
     return to_reader(_Reader.open(_paths(path), options))
@@ -434,7 +435,7 @@ def read_bytes(
             value_format=value_format,
             schemas=schemas,
             on_value_error=on_value_error,
-            **dict(value_options or {}),
+            **_extra_value_options(value_options),
         ),
     )
     return to_reader(_Reader.from_bytes(bytes(data), options))

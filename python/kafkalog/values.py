@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
+from kafkalog._native import nearest_name as _nearest_name
 from kafkalog._native import registry_import_requests as _registry_import_requests
 from kafkalog._native import schemas_table as _schemas_table
 from kafkalog._storage import storage_kwargs as _storage_kwargs
@@ -155,6 +156,46 @@ def _subject_list(subjects: Sequence[str] | None, what: str) -> list[str] | None
     out = [str(s).strip() for s in subjects if str(s).strip()]
     if not out:
         raise InvalidArgumentError(f"{what}: no subject named")
+    return out
+
+
+#: What ``value_options={...}`` may hold: :func:`value_options`' own keywords less those the
+#: reading and writing functions take as arguments of their own.
+EXTRA_VALUE_OPTIONS: tuple[str, ...] = (
+    "key_subject",
+    "value_subject",
+    "key_subjects",
+    "value_subjects",
+    "key_version",
+    "value_version",
+    "key_schema",
+    "value_schema",
+    "framing",
+    "schemas_topic",
+    "key_message",
+    "value_message",
+)
+_OWN_ARGUMENTS = ("key_format", "value_format", "schemas", "on_value_error")
+
+
+def extra_value_options(given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``value_options`` as :func:`kafkalog.read` and its siblings take it, checked: a key that
+    is no option is an :class:`InvalidArgumentError` naming it and the nearest option."""
+    out = dict(given or {})
+    for key in out:
+        if key in EXTRA_VALUE_OPTIONS or key == "resolved":  # a Spark driver's, for its tasks
+            continue
+        if key in _OWN_ARGUMENTS:
+            raise InvalidArgumentError(
+                f"value_options: {key} is an argument of its own: {key}=..., not in value_options"
+            )
+        names = EXTRA_VALUE_OPTIONS + _OWN_ARGUMENTS
+        near = _nearest_name(str(key), list(names))
+        hint = f" (did you mean {near}?)" if near else ""
+        raise InvalidArgumentError(
+            f"value_options: unknown option {key!r}{hint}; the options are "
+            f"{', '.join(EXTRA_VALUE_OPTIONS)}"
+        )
     return out
 
 

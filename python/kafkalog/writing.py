@@ -25,6 +25,7 @@ from kafkalog._storage import PathLike as _PathLike
 from kafkalog._storage import storage_kwargs as _storage_kwargs
 from kafkalog.errors import InvalidArgumentError
 from kafkalog.types import Compression, TimestampTypeName, WrittenSegment
+from kafkalog.values import extra_value_options as _extra_value_options
 from kafkalog.values import value_options as _value_options
 
 if TYPE_CHECKING:
@@ -206,7 +207,7 @@ def write(
         key_format=key_format,
         value_format=value_format,
         schemas=schemas,
-        **dict(value_options or {}),
+        **_extra_value_options(value_options),
     )
     if values is not None:
         batches = _encoded(batches, values, topic, os.fspath(path), options["storage_options"])

@@ -75,6 +75,9 @@ pub struct Decoder<O = RecordColumns> {
     stopped: bool,
     /// The output wants nothing more from this input (past the end offset).
     done: bool,
+    /// A file named otherwise than a log: judged more strictly at its start
+    /// (`format::segment::check_segment_start`).
+    other_name: bool,
     issues: Vec<Issue>,
 }
 
@@ -120,6 +123,7 @@ impl<O: Output> Decoder<O> {
             zeros_from: None,
             stopped: false,
             done: false,
+            other_name: false,
             issues: Vec::new(),
         }
     }
@@ -135,6 +139,14 @@ impl<O: Output> Decoder<O> {
     /// that errors tell a batch header's offset from garbage in its place.
     pub fn set_segment_base(&mut self, base: Option<i64>) {
         self.batches.segment_base = base;
+    }
+
+    /// Sets what the file's name says: the base offset of a segment's name, and whether it is
+    /// named otherwise than a log, so that a file that is not one is told by its first bytes
+    /// (`format::segment::check_segment_start`).
+    pub fn set_file_name(&mut self, path: &std::path::Path) {
+        self.batches.segment_base = crate::format::segment::base_offset_from_name(path);
+        self.other_name = !crate::format::segment::named_like_a_log(path);
     }
 
     /// Position of the next byte the decoder expects.
@@ -193,7 +205,7 @@ impl<O: Output> Decoder<O> {
             if self.position == 0 {
                 // The start of a segment (or buffer): refuse what cannot be Kafka's at all
                 // before taking it for a torn batch. Checked again as more bytes arrive.
-                check_segment_start(rest, self.batches.segment_base)?;
+                check_segment_start(rest, self.batches.segment_base, self.other_name)?;
             }
             match next_entry(rest) {
                 Ok(Frame::Incomplete { need }) => {
@@ -294,7 +306,7 @@ impl<O: Output> Decoder<O> {
         }
         if self.position == 0 && self.zeros_from.is_none() {
             let base = self.batches.segment_base;
-            if let Some(e) = torn_first_entry(rest, base, rest.len() as u64) {
+            if let Some(e) = torn_first_entry(rest, base, rest.len() as u64, self.other_name) {
                 return Err(e);
             }
         }

@@ -78,22 +78,67 @@ pub fn next_entry(buf: &[u8]) -> Result<Frame> {
 ///   crash tears a batch's end, never the header it wrote first);
 /// - [`undecodable_first_entry`]: offsets not the segment's, and the entry does not decode.
 ///
+/// A file whose name is not a log's (`other_name`: not a segment's, a tiered segment
+/// object's or a KRaft snapshot's, see [`named_like_a_log`]) has no name to vouch for it: its
+/// first entry breaking any one rule makes it not a segment (a Parquet file, whose size
+/// field or magic byte is no entry's), and so does a first entry running past the end of the
+/// file, the file shorter than the smallest entry ([`SMALLEST_ENTRY`]: `/etc/hostname`) among
+/// them ([`torn_first_entry`]). A torn tail after complete batches stays a torn tail. Bytes
+/// with no file (in memory, a Fetch response's records) are judged as a named file's.
+///
 /// Leading zeros (a preallocated segment never written) are none of these. The error is
 /// [`ErrorKind::NotASegment`] at position 0, naming what at the start cannot be Kafka's.
 ///
 /// [`ErrorKind::NotASegment`]: crate::error::ErrorKind::NotASegment
-pub fn check_segment_start(head: &[u8], segment_base: Option<i64>) -> Result<()> {
+pub fn check_segment_start(head: &[u8], segment_base: Option<i64>, other_name: bool) -> Result<()> {
     match (offset_fault(head, segment_base), header_fault(head)) {
         (Some(offsets), Some(header)) => Err(not_a_segment(head, &format!("{offsets}; {header}"))),
+        (Some(why), None) | (None, Some(why)) if other_name => Err(not_a_segment(head, &why)),
         _ => Ok(()),
     }
 }
 
+/// The fewest bytes an entry takes: its offset and size, and the smallest entry Kafka writes
+/// (a v0 message with no key and no value).
+pub const SMALLEST_ENTRY: usize = LOG_OVERHEAD + MIN_ENTRY_SIZE as usize;
+
+/// Whether `path` is named as Kafka names a file of log entries: a segment
+/// (`00000000000000001234.log`, or any suffix after those digits), a tiered-storage segment
+/// object, a KRaft snapshot (`<offset>-<epoch>.checkpoint`). A file named otherwise is judged
+/// more strictly ([`check_segment_start`]).
+pub fn named_like_a_log(path: &Path) -> bool {
+    base_offset_from_name(path).is_some() || kraft_snapshot_id(path).is_some()
+}
+
 /// The error for a first entry (its bytes `head`, the whole rest of a file of `len` bytes)
 /// that runs past the end of the file and breaks one of Kafka's rules (see
-/// [`check_segment_start`]); `None` when it breaks none: a torn batch.
-pub fn torn_first_entry(head: &[u8], segment_base: Option<i64>, len: u64) -> Option<Error> {
-    let why = offset_fault(head, segment_base).or_else(|| header_fault(head))?;
+/// [`check_segment_start`]), or is in a file named otherwise than a log (`other_name`: a
+/// crash tears the last batch of a segment, which only a segment's name vouches for when it
+/// is also the first); `None` when it is neither: a torn batch.
+pub fn torn_first_entry(
+    head: &[u8],
+    segment_base: Option<i64>,
+    len: u64,
+    other_name: bool,
+) -> Option<Error> {
+    if other_name && len < SMALLEST_ENTRY as u64 {
+        let size = match len {
+            0 => "empty".to_string(),
+            1 => "1 byte".to_string(),
+            n => format!("{n} bytes"),
+        };
+        return Some(not_a_segment(
+            head,
+            &format!(
+                "the file is {size}, less than the smallest entry Kafka writes ({SMALLEST_ENTRY} \
+                 bytes), and its name is not a segment's"
+            ),
+        ));
+    }
+    let name_fault = || other_name.then(|| "its name is not a segment's".to_string());
+    let why = offset_fault(head, segment_base)
+        .or_else(|| header_fault(head))
+        .or_else(name_fault)?;
     let size = head
         .get(8..12)
         .map(|b| i32::from_be_bytes(b.try_into().unwrap()));
@@ -125,12 +170,16 @@ pub fn undecodable_first_entry(
 ///
 /// [`ErrorKind::NotASegment`]: crate::error::ErrorKind::NotASegment
 fn not_a_segment(head: &[u8], why: &str) -> Error {
+    let starts = match head.len() {
+        0 => String::new(),
+        n => format!(
+            " (the file starts with {})",
+            shown_bytes(&head[..n.min(16)])
+        ),
+    };
     Error::new(
         crate::error::ErrorKind::NotASegment,
-        format!(
-            "not a Kafka segment: {why} (the file starts with {})",
-            shown_bytes(&head[..head.len().min(16)])
-        ),
+        format!("not a Kafka segment: {why}{starts}"),
     )
     .at(0)
 }
@@ -513,10 +562,14 @@ mod tests {
             Some(101),
             Some(104 - i32::MAX as i64),
         ] {
-            assert_eq!(check_segment_start(&head, base), Ok(()), "{base:?}");
+            assert_eq!(check_segment_start(&head, base, false), Ok(()), "{base:?}");
             // A torn batch: whatever part of its header there is, it is one.
             for n in [1, 7, 8, 12, 16, 17, 20, 27] {
-                assert_eq!(torn_first_entry(&head[..n], base, n as u64), None, "{n}");
+                assert_eq!(
+                    torn_first_entry(&head[..n], base, n as u64, false),
+                    None,
+                    "{n}"
+                );
             }
             assert_eq!(undecodable_first_entry(&head, base, "crc"), None);
         }
@@ -528,8 +581,8 @@ mod tests {
         };
         // Offsets not the name's: a whole batch is read (Kafka splits such a segment), a torn
         // or undecodable one is not a segment.
-        assert_eq!(check_segment_start(&head, Some(105)), Ok(()));
-        let msg = not(torn_first_entry(&head, Some(105), 27));
+        assert_eq!(check_segment_start(&head, Some(105), false), Ok(()));
+        let msg = not(torn_first_entry(&head, Some(105), 27, false));
         assert!(
             msg.contains(
                 "last offset is 104 (base offset 100 at byte 0), not the segment's base offset 105"
@@ -545,7 +598,7 @@ mod tests {
         assert!(msg.ends_with("; its first entry does not decode: crc (the file starts with \"\\x00\\x00\\x00\\x00\\x00\\x00\\x00d\\x00\\x00\\x00=\\x00\\x00\\x00\\x00\")"), "{msg}");
         // Text: its offset is no segment's, nor is its magic byte.
         let text = b"# kafkalog\n\nRead Apache Kafka's on-disk log";
-        let msg = not(check_segment_start(text, Some(0)).err());
+        let msg = not(check_segment_start(text, Some(0), false).err());
         assert!(msg.starts_with("not a Kafka segment: the offset at byte 0 is 2531141056656531820, not the segment's base offset 0"), "{msg}");
         assert!(
             msg.contains("; the magic byte at byte 16 is 32, where Kafka writes 0, 1 or 2"),
@@ -553,24 +606,52 @@ mod tests {
         );
         // Without a name a positive offset is one; torn, the magic byte is not.
         let text = b"root:x:0:0:root:/root:/bin/bash\n";
-        assert_eq!(check_segment_start(text, None), Ok(()));
-        let msg = not(torn_first_entry(text, None, 32));
+        assert_eq!(check_segment_start(text, None, false), Ok(()));
+        let msg = not(torn_first_entry(text, None, 32, false));
         assert!(msg.contains("magic byte at byte 16 is 47"), "{msg}");
         assert!(msg.contains("starts with \"root:x:0:0:root:\")"), "{msg}");
         // A negative offset (seen in 8 bytes); a size below 14 with it.
         let mut bad = head.clone();
         bad[0] = 0xff;
-        assert!(not(torn_first_entry(&bad[..8], None, 8)).contains("negative"));
+        assert!(not(torn_first_entry(&bad[..8], None, 8, false)).contains("negative"));
         bad[8..12].copy_from_slice(&13i32.to_be_bytes());
-        assert!(not(check_segment_start(&bad, None).err()).contains("size at byte 8 is 13"));
+        assert!(not(check_segment_start(&bad, None, false).err()).contains("size at byte 8 is 13"));
         // A damaged header with the segment's offsets is a corrupt batch, not this.
         let mut bad = head.clone();
         bad[16] = 0xfe;
-        assert_eq!(check_segment_start(&bad, Some(100)), Ok(()));
+        assert_eq!(check_segment_start(&bad, Some(100), false), Ok(()));
         // Zeros (a preallocated segment) and nothing at all are none of these.
-        assert_eq!(check_segment_start(&[0u8; 40], Some(500)), Ok(()));
-        assert_eq!(torn_first_entry(&[0u8; 40], Some(500), 40), None);
-        assert_eq!(torn_first_entry(&[], Some(500), 0), None);
+        assert_eq!(check_segment_start(&[0u8; 40], Some(500), false), Ok(()));
+        assert_eq!(torn_first_entry(&[0u8; 40], Some(500), 40, false), None);
+        assert_eq!(torn_first_entry(&[], Some(500), 0, false), None);
+
+        // Named otherwise than a log: one broken rule is enough, a short file is not a
+        // segment; a plausible header is still read (a renamed segment), a torn one torn.
+        // The size field (bytes 8 to 12) negative, as in a Parquet file the issue met.
+        let parquet = b"PAR1\x15\x04\x15\x80\xc1\x02\x15\x84L\x15\x02\x15\x00\x12\x00\x00";
+        assert_eq!(check_segment_start(parquet, None, false), Ok(()));
+        let msg = not(check_segment_start(parquet, None, true).err());
+        assert!(
+            msg.starts_with("not a Kafka segment: the size at byte 8 is "),
+            "{msg}"
+        );
+        assert!(msg.contains("starts with \"PAR1"), "{msg}");
+        assert_eq!(check_segment_start(&head, None, true), Ok(()));
+        let msg = not(torn_first_entry(&head, None, 27, true));
+        assert!(msg.contains("its name is not a segment's; its first entry of 61 bytes (after its offset and size) runs past the end of the file (27 bytes)"), "{msg}");
+        let msg = not(torn_first_entry(b"vm\n", None, 3, true));
+        assert!(msg.contains("the file is 3 bytes, less than the smallest entry Kafka writes (26 bytes), and its name is not a segment's (the file starts with \"vm\\x0a\")"), "{msg}");
+        assert_eq!(torn_first_entry(b"vm\n", Some(0), 3, false), None);
+        assert_eq!(torn_first_entry(b"vm\n", None, 3, false), None);
+        assert!(not(torn_first_entry(&[], None, 0, true)).ends_with("the file is empty, less than the smallest entry Kafka writes (26 bytes), and its name is not a segment's"));
+        assert!(named_like_a_log(Path::new(
+            "/d/t-0/00000000000000000012.log"
+        )));
+        assert!(named_like_a_log(Path::new(
+            "/s/00000000000000000100-0000000001.checkpoint"
+        )));
+        assert!(!named_like_a_log(Path::new("/d/sensors.parquet")));
+        assert!(!named_like_a_log(Path::new("/etc/hostname")));
     }
 
     #[test]

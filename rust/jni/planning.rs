@@ -153,10 +153,26 @@ pub(super) fn discover_files(
         return Err(Error::invalid_argument("no path given").into());
     }
     let (files, notes) = crate::read::files::resolve(storage, &paths)?;
-    let groups = by_partition(files)
+    let mut groups: Vec<Vec<SegmentFile>> = by_partition(files)
         .into_iter()
         .filter(|g| subscription.takes(g[0].origin.topic.as_deref(), g[0].origin.partition))
         .collect();
+    // A typed read leaves out the registry's storage topic and Kafka's own (the core's rule).
+    if let Some(values) = crate::spark::common::values(options)? {
+        let mut found: Vec<&str> = Vec::new();
+        for t in groups.iter().filter_map(|g| g[0].origin.topic.as_deref()) {
+            if !found.contains(&t) {
+                found.push(t);
+            }
+        }
+        let left_out = subscription.typed_left_out(&found, values.schemas_topic());
+        groups.retain(|g| {
+            g[0].origin
+                .topic
+                .as_deref()
+                .is_none_or(|t| !left_out.iter().any(|l| l == t))
+        });
+    }
     Ok((groups, notes))
 }
 

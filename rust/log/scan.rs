@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::format::batch::annotate;
 use crate::format::segment::{
-    base_offset_from_name, check_segment_start, next_entry, torn_first_entry,
+    base_offset_from_name, check_segment_start, named_like_a_log, next_entry, torn_first_entry,
     undecodable_first_entry, Frame,
 };
 use crate::storage::Storage;
@@ -72,7 +72,8 @@ pub fn for_each_entry(
         }
         if position == 0 {
             // A file that is not a segment at all is refused, not read as a torn tail.
-            check_segment_start(&buf[begin..end], base_offset_from_name(path))
+            let other_name = !named_like_a_log(path);
+            check_segment_start(&buf[begin..end], base_offset_from_name(path), other_name)
                 .map_err(|e| e.with_path(path))?;
         }
         match next_entry(&buf[begin..end]) {
@@ -100,7 +101,8 @@ pub fn for_each_entry(
             Ok(Frame::Incomplete { need }) => {
                 if unread == 0 && position == 0 && zeros_from.is_none() {
                     let base = base_offset_from_name(path);
-                    if let Some(e) = torn_first_entry(&buf[begin..end], base, len) {
+                    let other_name = !named_like_a_log(path);
+                    if let Some(e) = torn_first_entry(&buf[begin..end], base, len, other_name) {
                         return Err(e.with_path(path));
                     }
                 }

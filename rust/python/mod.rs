@@ -70,6 +70,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spark::spark_typed_options, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_subscription, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_subscribed, m)?)?;
+    m.add_function(wrap_pyfunction!(spark::spark_typed_left_out, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_bounds, m)?)?;
     m.add_function(wrap_pyfunction!(spark::spark_check_partitions, m)?)?;
 

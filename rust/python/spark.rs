@@ -90,6 +90,24 @@ pub fn spark_subscribed(
         .collect())
 }
 
+/// The topics of `found` (each topic a typed read took, once) that the read leaves out, for
+/// the subscription of those texts (`Subscription::typed_left_out`, as the JVM source's
+/// discovery applies it).
+#[pyfunction]
+#[pyo3(signature = (found, topics=None, pattern=None, assign=None, partitions=None, schemas_topic=None))]
+pub fn spark_typed_left_out(
+    found: Vec<String>,
+    topics: Option<&str>,
+    pattern: Option<&str>,
+    assign: Option<&str>,
+    partitions: Option<&str>,
+    schemas_topic: Option<&str>,
+) -> PyResult<Vec<String>> {
+    let s = Subscription::make(topics, pattern, assign, partitions).py_err()?;
+    let found: Vec<&str> = found.iter().map(String::as_str).collect();
+    Ok(s.typed_left_out(&found, schemas_topic))
+}
+
 /// Bounds of texts as Spark's options hold them (precedence already applied), checked; as
 /// JSON.
 #[pyfunction]

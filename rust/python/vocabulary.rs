@@ -110,5 +110,13 @@ pub fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_DELETE_RETENTION_MS", DEFAULT_DELETE_RETENTION_MS)?;
     m.add_class::<ControlRecord>()?;
     m.add_function(wrap_pyfunction!(control_record, m)?)?;
+    m.add_function(wrap_pyfunction!(nearest_name, m)?)?;
     Ok(())
+}
+
+/// The name of `names` nearest to `given` (a misspelt option), or `None` when none is close:
+/// the core's rule for every "did you mean" (`error::nearest_name`).
+#[pyfunction]
+pub fn nearest_name(given: &str, names: Vec<String>) -> Option<String> {
+    crate::error::nearest_name(given, names.iter().map(String::as_str)).map(str::to_owned)
 }

@@ -202,16 +202,7 @@ pub fn typed_topics(
     topics: &TopicFilter,
     schemas_topic: Option<&str>,
 ) -> (Vec<SegmentFile>, Vec<String>) {
-    let registry = schemas_topic.unwrap_or(DEFAULT_SCHEMAS_TOPIC);
-    let names: Vec<&str> = distinct_topics(&files);
-    if names.len() <= 1 {
-        return (files, Vec::new());
-    }
-    let left_out: Vec<String> = names
-        .iter()
-        .filter(|t| (is_internal_topic(t) || **t == registry) && !topics.names(t))
-        .map(|t| t.to_string())
-        .collect();
+    let left_out = typed_left_out(&distinct_topics(&files), |t| topics.names(t), schemas_topic);
     if left_out.is_empty() {
         return (files, left_out);
     }
@@ -225,6 +216,26 @@ pub fn typed_topics(
         })
         .collect();
     (kept, left_out)
+}
+
+/// The rule of [`typed_topics`] on the topics a read found (`names`, each once): those it
+/// leaves out. `named(t)`: whether the read names topic `t` itself (a `topics` pattern naming
+/// it, Spark's `subscribe` or `assign` listing it). Both Spark sources apply it to their
+/// subscription (`spark::selection::Subscription::typed_left_out`).
+pub fn typed_left_out(
+    names: &[&str],
+    named: impl Fn(&str) -> bool,
+    schemas_topic: Option<&str>,
+) -> Vec<String> {
+    let registry = schemas_topic.unwrap_or(DEFAULT_SCHEMAS_TOPIC);
+    if names.len() <= 1 {
+        return Vec::new();
+    }
+    names
+        .iter()
+        .filter(|t| (is_internal_topic(t) || **t == registry) && !named(t))
+        .map(|t| t.to_string())
+        .collect()
 }
 
 /// The topics of `files`, each once, in reading order.

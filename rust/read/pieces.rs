@@ -5,7 +5,7 @@
 use crate::arrow::decoder::Decoder;
 use crate::error::{catch_panic, Error, Result};
 use crate::format::batch::entry_magic;
-use crate::format::segment::{base_offset_from_name, next_entry, Frame};
+use crate::format::segment::{next_entry, Frame};
 use crate::log::bounds::Planned;
 use crate::log::discover::SegmentFile;
 use crate::log::issues::Issue;
@@ -462,7 +462,7 @@ pub(super) fn decode_piece(shared: &Shared, file: &Planned, mut piece: Piece, ou
                 &mut cached.insert(Box::new((shared.read, d))).1
             }
         };
-        decoder.set_segment_base(base_offset_from_name(&segment.path));
+        decoder.set_file_name(&segment.path);
         if views {
             decoder.set_backing(Some(piece.bytes.backing()));
         }

@@ -10,7 +10,6 @@ use crate::arrow::output::Output;
 use crate::arrow::schema::Projection;
 use crate::error::{Error, Result};
 use crate::format::batch::CrcPolicy;
-use crate::format::segment::base_offset_from_name;
 use crate::log::bounds::{plan, Bounds, FileBounds, Planned};
 use crate::log::discover::SegmentFile;
 use crate::log::issues::OnCorrupt;
@@ -326,7 +325,7 @@ impl<O: Output> OpenFile<O> {
             _ => open_range(builder.storage.as_ref(), &segment)?,
         };
         let mut decoder = builder.decoder_for(make, segment.origin.clone(), bounds, segment.start);
-        decoder.set_segment_base(base_offset_from_name(&segment.path));
+        decoder.set_file_name(&segment.path);
         let map = file.mapped();
         let views = builder.options.projection.binary_view();
         if let (Some(map), true) = (&map, views) {

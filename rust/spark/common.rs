@@ -14,16 +14,25 @@ use crate::read::values::ValueArgs;
 /// Options as Spark hands them, names lower-cased (Spark matches option names in any case,
 /// and hands a Python data source its options lower-cased).
 #[derive(Clone, Debug, Default)]
-pub struct Raw(BTreeMap<String, String>);
+pub struct Raw(BTreeMap<String, String>, BTreeMap<String, String>);
 
 impl Raw {
     /// `raw`'s names in lower case (a later duplicate in another case wins, as in Spark's
     /// case-insensitive map).
     pub fn new<K: AsRef<str>, V: AsRef<str>>(raw: impl IntoIterator<Item = (K, V)>) -> Raw {
-        Raw(raw
-            .into_iter()
-            .map(|(k, v)| (k.as_ref().to_lowercase(), v.as_ref().to_owned()))
-            .collect())
+        let mut out = Raw::default();
+        for (k, v) in raw {
+            let lower = k.as_ref().to_lowercase();
+            out.1.insert(lower.clone(), k.as_ref().to_owned());
+            out.0.insert(lower, v.as_ref().to_owned());
+        }
+        out
+    }
+
+    /// Option `name` (lower case) as the user spelled it (a Python data source is handed its
+    /// options lower-cased by PySpark: then so).
+    pub fn spelled<'a>(&'a self, name: &'a str) -> &'a str {
+        self.1.get(name).map_or(name, String::as_str)
     }
 
     /// The options of a JSON object of strings (what the JNI and Python bindings pass).

@@ -192,17 +192,29 @@ pub fn typed(o: &Raw) -> Result<Option<Value>> {
     })))
 }
 
-/// The message for options this source does not know (the same from both sources).
-fn unknown(names: &[String]) -> Error {
+/// The message for options this source does not know (the same from both sources): each as
+/// the user spelled it (`o`), with the nearest known one.
+fn unknown(o: &Raw, names: &[String]) -> Error {
     let known: Vec<&str> = KAFKALOG_READ
         .iter()
         .chain(VALUE_OPTIONS.iter())
         .copied()
         .collect();
+    let every = || SPARK_READ.iter().chain(known.iter()).copied();
+    let named: Vec<String> = names
+        .iter()
+        .map(|n| {
+            let spelled = o.spelled(n);
+            match crate::error::nearest_name(spelled, every()) {
+                Some(near) => format!("{spelled} (did you mean {near}?)"),
+                None => spelled.to_owned(),
+            }
+        })
+        .collect();
     Error::invalid_argument(format!(
         "unknown option(s) for the kafkalog data source: {}; it takes Spark's Kafka source \
          options ({}, kafka.*), and {}, storage.<key>",
-        names.join(", "),
+        named.join(", "),
         SPARK_READ.join(", "),
         known.join(", ")
     ))
@@ -228,7 +240,7 @@ impl ReadOptions {
             .map(str::to_owned)
             .collect();
         if !unknown_names.is_empty() {
-            return Err(unknown(&unknown_names));
+            return Err(unknown(o, &unknown_names));
         }
         let ignored = o
             .iter()
@@ -419,7 +431,7 @@ mod tests {
     #[test]
     fn errors_name_the_option() {
         for (options, streaming, text) in [
-            (&[("path", "/l"), ("startingOffset", "earliest")][..], false, "unknown option(s) for the kafkalog data source: startingoffset; it takes Spark's Kafka source options (assign, subscribe,"),
+            (&[("path", "/l"), ("startingOffset", "earliest")][..], false, "unknown option(s) for the kafkalog data source: startingOffset (did you mean startingOffsets?); it takes Spark's Kafka source options (assign, subscribe,"),
             (&[("startingOffsets", "earliest")][..], false, "give the log files to read"),
             (&[("path", "/l"), ("kafka.isolation.level", "serializable")][..], false, "kafka.isolation.level must be 'read_uncommitted' or 'read_committed', not 'serializable'"),
             (&[("path", "/l"), ("onCorrupt", "ignore")][..], false, "onCorrupt must be \"error\", \"skip\" or \"stop\", not 'ignore'"),

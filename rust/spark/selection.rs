@@ -133,6 +133,26 @@ impl Subscription {
         )
     }
 
+    /// Whether the subscription names `topic` itself: `subscribe` or `assign` lists it (a
+    /// pattern that matches it does not name it).
+    pub fn names(&self, topic: &str) -> bool {
+        self.topics.as_ref().is_some_and(|t| t.contains(topic))
+            || self
+                .assign
+                .as_ref()
+                .is_some_and(|a| a.iter().any(|(t, _)| t == topic))
+    }
+
+    /// The topics of `found` (each topic the subscription took, once) that a read of typed
+    /// keys or values leaves out: Kafka's internal topics and the registry's storage topic
+    /// (`schemas_topic`, default `_schemas`) when the read has other topics, unless the
+    /// subscription names them, as `kafkalog convert` and `kafkalog.read` do
+    /// (`read::files::typed_topics`). Then a log directory of one data topic is a read of
+    /// that topic, its subjects `<topic>-key` and `<topic>-value`.
+    pub fn typed_left_out(&self, found: &[&str], schemas_topic: Option<&str>) -> Vec<String> {
+        crate::read::files::typed_left_out(found, |t| self.names(t), schemas_topic)
+    }
+
     /// Whether the subscription takes the topic-partition.
     pub fn takes(&self, topic: Option<&str>, partition: Option<i32>) -> bool {
         if let Some(topics) = &self.topics {

@@ -694,7 +694,46 @@ pub fn reader_schema(
             side.format
         )));
     };
-    registry.text(registered(side_name, side, registry, topic)?)
+    let found = registered(side_name, side, registry, topic)?;
+    if let Some(wrong) = wrong_language(side_name, side.format, found) {
+        return Err(wrong);
+    }
+    registry.text(found)
+}
+
+/// The error for a registered schema in another language than the side's format reads (a
+/// Protobuf read of a subject holding Avro): which subject, version and id, what it holds,
+/// and the format that reads it. `None` when they agree (or the format takes any).
+fn wrong_language(
+    side_name: &str,
+    format: Format,
+    found: &crate::values::registry::Registered,
+) -> Option<Error> {
+    let name = |t: SchemaType| match t {
+        SchemaType::Avro => ("Avro", "avro"),
+        SchemaType::Protobuf => ("Protobuf", "protobuf"),
+        SchemaType::Json => ("JSON Schema", "json"),
+    };
+    let wanted = match format {
+        Format::Avro => SchemaType::Avro,
+        Format::Protobuf => SchemaType::Protobuf,
+        Format::Json => SchemaType::Json,
+        Format::Binary | Format::String | Format::Auto => return None,
+    };
+    if found.schema_type == wanted {
+        return None;
+    }
+    let ((held, reads), (asked, flag)) = (name(found.schema_type), name(wanted));
+    Some(Error::invalid_argument(format!(
+        "the {side_name} format is {flag}, but subject {:?} version {} (schema id {}) holds \
+         a{} {held} schema, not a {asked} one: the {side_name} format {reads} reads it \
+         (--{side_name}-format {reads}; {side_name}_format=\"{reads}\" in Python, \
+         {side_name}Format in Spark), or auto, which follows the registry",
+        found.subject,
+        found.version,
+        found.id,
+        if held == "Avro" { "n" } else { "" },
+    )))
 }
 
 /// The registered schema of one side's subject: the one named (at the version named), or

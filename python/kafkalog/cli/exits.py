@@ -14,6 +14,7 @@ EXIT_DATA = 1
 EXIT_USAGE = 2
 EXIT_IO = 3
 EXIT_INTERNAL = 4
+EXIT_MISSING = 5
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = """\
@@ -25,6 +26,8 @@ exit codes:
   2    usage error (unknown option, bad argument value)
   3    I/O error (a file is missing or cannot be read or written)
   4    internal error (a bug in kafkalog; set KAFKALOG_DEBUG=1 to see the traceback)
+  5    a library this command needs is not installed (the message names it and the
+       extra that installs it: pip install 'kafkalog[lake]' for delta:// and iceberg://)
   130  interrupted
 Errors are printed as one line on stderr: "kafkalog: <path>: <message> (batch at byte
 position N, offset O)"; warnings (such as a partial batch at the end of a segment) as one line

@@ -30,6 +30,7 @@ from kafkalog.cli.exits import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_IO,
+    EXIT_MISSING,
     EXIT_OK,
     EXIT_USAGE,
     PROG,
@@ -42,6 +43,7 @@ from kafkalog.errors import (
     KafkaLogError,
     KafkaLogIOError,
     KafkaLogWarning,
+    MissingDependencyError,
 )
 
 
@@ -96,7 +98,10 @@ def _silence_stdout() -> None:
 
 
 def _exit_code(e: KafkaLogError | OSError) -> int:
-    """The exit code of an error: I/O, bad arguments, or bad data."""
+    """The exit code of an error: a library not installed, I/O, bad arguments, or bad
+    data."""
+    if isinstance(e, MissingDependencyError):
+        return EXIT_MISSING
     if isinstance(e, KafkaLogIOError) or not isinstance(e, KafkaLogError):
         return EXIT_IO
     if isinstance(e, InvalidArgumentError):

@@ -35,7 +35,7 @@ from kafkalog.spark.planning import discover, items, offset_ranges, plan
 from kafkalog.spark.schema import arrow_schema, conform, spark_columns, spark_schema
 from kafkalog.spark.subscription import BoundSpec
 from kafkalog.spark.values import resolve
-from kafkalog.values import Format, OnValueError
+from kafkalog.values import Format, OnValueError, extra_value_options
 from kafkalog.values import value_options as _value_options
 
 __all__ = ["WORK_ITEM_SCHEMA", "decode", "decoder", "plan_df", "read_work_items"]
@@ -335,7 +335,7 @@ def decoder(
         value_format=value_format,
         schemas=schemas,
         on_value_error=on_value_error,
-        **dict(value_options or {}),
+        **extra_value_options(value_options),
     )
     if values is not None:
         resolved, decoded = resolve(values, topic, storage_options)

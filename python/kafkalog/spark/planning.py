@@ -95,10 +95,13 @@ def discover(
     subscription: Subscription | None = None,
     storage_options: Mapping[str, Any] | None = None,
     filesystem: Any | None = None,
+    typed: Mapping[str, Any] | None = None,
 ) -> list[Partition]:
     """The topic-partitions under ``paths`` (files, partition or log directories, globs;
     local, object-store or pyarrow-filesystem URIs) that ``subscription`` takes, in the core's
-    order."""
+    order. ``typed``: the typed keys and values read (``kafkalog.values.value_options``' form):
+    then the registry's storage topic and Kafka's own are left out of a read of other topics
+    unless the subscription names them (the core's rule, ``Subscription::typed_left_out``)."""
     parts: list[Partition] = []
     for r, core_paths in _routes(paths, storage_options, filesystem):
         current: Partition | None = None
@@ -112,6 +115,21 @@ def discover(
                 current = Partition(topic, partition, [], r)
                 parts.append(current)
             current.segments.append((s["path"], topic, partition, s.get("size")))
+    if typed is not None:
+        found = list(dict.fromkeys(p.topic for p in parts if p.topic is not None))
+        texts = subscription.texts if subscription is not None else (None, None, None, None)
+        topics, pattern, assign, partitions = texts
+        left_out = set(
+            _native.spark_typed_left_out(
+                found,
+                topics=topics,
+                pattern=pattern,
+                assign=assign,
+                partitions=partitions,
+                schemas_topic=typed.get("schemas_topic"),
+            )
+        )
+        parts = [p for p in parts if p.topic not in left_out]
     return parts
 
 

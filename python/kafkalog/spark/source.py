@@ -53,7 +53,12 @@ class _BatchReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         o = self.options
-        parts = discover(o.paths, subscription=o.subscription, storage_options=o.storage_options)
+        parts = discover(
+            o.paths,
+            subscription=o.subscription,
+            storage_options=o.storage_options,
+            typed=o.values,
+        )
         ranges = offset_ranges(
             parts,
             o.bounds,

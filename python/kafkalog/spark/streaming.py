@@ -109,7 +109,12 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _partitions(self) -> list[Partition]:
         o = self.options
-        parts = discover(o.paths, subscription=o.subscription, storage_options=o.storage_options)
+        parts = discover(
+            o.paths,
+            subscription=o.subscription,
+            storage_options=o.storage_options,
+            typed=o.values,
+        )
         for p in parts:
             _key(p)
         list_offsets(

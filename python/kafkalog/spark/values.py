@@ -42,11 +42,17 @@ def resolve(
 
 
 def _topic_and_firsts(
-    paths: Sequence[str], subscription: Subscription | None, storage_options: Any
+    paths: Sequence[str],
+    subscription: Subscription | None,
+    storage_options: Any,
+    values: Mapping[str, Any],
 ) -> tuple[str | None, list[tuple[str, str | None, int | None]]]:
-    """The one topic the paths hold (None if several; it names the default subjects), and
-    each partition's first segment as (path, topic, partition)."""
-    parts = discover(paths, subscription=subscription, storage_options=storage_options)
+    """The one topic the paths hold (None if several; it names the default subjects), the
+    registry's storage topic and Kafka's own left out, and each partition's first segment as
+    (path, topic, partition)."""
+    parts = discover(
+        paths, subscription=subscription, storage_options=storage_options, typed=values
+    )
     topics = {p.topic for p in parts}
     topics.discard(None)
     firsts = [(str(p.segments[0][0]), p.topic, p.partition) for p in parts if p.segments]
@@ -60,7 +66,7 @@ def _resolved(
     storage_options: Mapping[str, str] | None,
 ) -> tuple[dict[str, Any], pa.Schema]:
     """The typed-value options the core parsed, resolved (the registry read, here)."""
-    topic, firsts = _topic_and_firsts(paths, subscription, storage_options)
+    topic, firsts = _topic_and_firsts(paths, subscription, storage_options, values)
     named = [k for k in ("key_subject", "value_subject", "key_subjects", "value_subjects")]
     if sum(values.get(k) is not None for k in named) >= 2:
         topic = None

@@ -6,11 +6,19 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from kafkalog.errors import KafkaLogError
+from kafkalog.errors import MissingDependencyError
+
+#: The name this error had before it was public (:class:`kafkalog.errors.MissingDependencyError`).
+MissingLibraryError = MissingDependencyError
 
 
-class MissingLibraryError(KafkaLogError, ImportError):
-    """A table format's library is not installed."""
+def missing(package: str, why: object, extra: str = "lake") -> MissingDependencyError:
+    """The error for ``package`` not installed (``why``: what failed), naming kafkalog's
+    ``extra`` that installs it."""
+    return MissingDependencyError(
+        f"writing this table needs {package}, which is not installed ({why}): "
+        f"pip install 'kafkalog[{extra}]' (or pip install '{package}')"
+    )
 
 
 def require(module: str, package: str) -> ModuleType:
@@ -19,7 +27,4 @@ def require(module: str, package: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise MissingLibraryError(
-            f"writing this table needs {package} ({e}): pip install 'kafkalog[lake]' "
-            f"(or pip install '{package}')"
-        ) from e
+        raise missing(package, e) from e

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from kafkalog.errors import ConcurrentWriteError, InvalidArgumentError
 from kafkalog.tables._files import PartitionedFiles
-from kafkalog.tables._lazy import require
+from kafkalog.tables._lazy import missing, require
 from kafkalog.tables._rows import (
     DAY_COLUMN,
     TOMBSTONE,
@@ -171,6 +171,8 @@ class IcebergSink:
         target_file_size: int,
     ) -> None:
         require("pyiceberg", "pyiceberg[sql-sqlite,pyiceberg-core]")
+        if mode == "upsert":  # its delete evaluates partitions through pyiceberg-core
+            require("pyiceberg_core", "pyiceberg[pyiceberg-core]")
         self.identifier = identifier(table)
         self.name = ".".join(self.identifier)
         self.mode = mode
@@ -214,12 +216,15 @@ class IcebergSink:
             try:
                 catalog = load_catalog(self.catalog_name, **props)
             except Exception as e:
+                why = f"{type(e).__name__}: {' '.join(str(e).split())}"
+                no_uri = "uri" in why.lower() and "uri" not in props  # its hint: pyiceberg's --uri
+                cause, why = (None, "no catalog URI given or configured") if no_uri else (e, why)
                 raise InvalidArgumentError(
                     f"iceberg://{self.name}: catalog {self.catalog_name!r} could not be loaded "
-                    f"({type(e).__name__}: {' '.join(str(e).split())}); name one of "
-                    "pyiceberg's configuration (--catalog NAME), or give --catalog-uri and "
-                    "--warehouse"
-                ) from e
+                    f"({why}); give --catalog-uri URI and --warehouse DIR (catalog_uri= and "
+                    "warehouse= in Python), or name a catalog of pyiceberg's configuration "
+                    "(--catalog NAME: ~/.pyiceberg.yaml, PYICEBERG_CATALOG__<NAME>__URI)"
+                ) from cause
             use_for(catalog)
             self.catalog = catalog
             self._connecting.set_result((catalog, self._load()))
@@ -576,6 +581,8 @@ class IcebergSink:
 
 def _error(name: str, e: Exception) -> Exception:
     text = " ".join(str(e).split())
+    if type(e).__name__ == "NotInstalledError":  # pyiceberg's: pyiceberg-core missing
+        return missing("pyiceberg[pyiceberg-core]", text)
     if type(e).__name__ == "CommitFailedException":
         return ConcurrentWriteError(
             f"{name}: the catalog refused the commit ({type(e).__name__}: {text}); nothing of "

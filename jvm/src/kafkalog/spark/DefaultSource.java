@@ -14,8 +14,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * buffers that Spark's column vectors read in place. Spark finds it by the short name {@code
  * kafkalog} (META-INF/services) when this jar is on the classpath; it then wins over the Python
  * data source of the same name, which Spark only looks up when no JVM source has the name.
- * It streams too ({@link KafkaLogStream}), and reads typed keys and values (the core decodes
- * them). Writes go on through that Python source (see {@link KafkaLogTable}).
+ * It streams too ({@link KafkaLogStream}), reads typed keys and values (the core decodes
+ * them) and writes ({@link KafkaLogWrite}): docs/spark-jvm.md's table of which source runs what.
  */
 public final class DefaultSource implements TableProvider, DataSourceRegister {
   @Override

@@ -17,11 +17,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * The files a query names. Batch and micro-batch streaming reads are this source's own, typed
- * keys and values (keyFormat, valueFormat, ...) included; writes are the Python data source's
- * (the same name's, {@code python/kafkalog/spark/}), which this table hands them to: with the
- * jar on the classpath, {@code format("kafkalog")} is this source for every use, so what it
- * does not do itself it delegates rather than refuse. That needs kafkalog installed in the
- * Python Spark uses (where Spark finds Python data sources by name).
+ * keys and values (keyFormat, valueFormat, ...) included, and so are batch and streaming
+ * writes ({@link KafkaLogWriteBuilder}): with the jar on the classpath, {@code
+ * format("kafkalog")} is this source for every use (docs/spark-jvm.md). {@link #python()}
+ * makes the Python data source's table for the same options.
  */
 final class KafkaLogTable implements SupportsRead, SupportsWrite {
   private final StructType schema;
