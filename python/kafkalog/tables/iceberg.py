@@ -104,10 +104,9 @@ def catalog_properties(
     storage_options: Mapping[str, str] | None,
 ) -> tuple[str, dict[str, Any]]:
     """The catalog's name and the properties pyiceberg loads it with: ``catalog`` as a name of
-    pyiceberg's configuration (``~/.pyiceberg.yaml``, ``PYICEBERG_CATALOG__*``) or as
-    properties; ``catalog_uri`` and ``warehouse`` make a SQL catalog (a SQLite file:
-    ``sqlite:///cat.db``); the read's storage options become the FileIO's where the catalog
-    does not give them."""
+    pyiceberg's configuration (``~/.pyiceberg.yaml``, ``PYICEBERG_CATALOG__*``) or as properties;
+    ``catalog_uri`` and ``warehouse`` make a SQL catalog (a SQLite file: ``sqlite:///cat.db``);
+    the read's storage options become the FileIO's where the catalog does not give them."""
     name = "default"
     props: dict[str, Any] = {}
     if isinstance(catalog, str):
