@@ -714,7 +714,7 @@ def test_struct_of_an_empty_batch_is_kafkas(tmp_path):
 # --- Spark --------------------------------------------------------------------------------------
 
 
-def test_spark_compaction_equals_the_local_one(tmp_path):
+def test_spark_compaction_equals_the_local_one(tmp_path, spark_crash_dir):
     pytest.importorskip("pyspark")
     import sys
 
@@ -734,7 +734,9 @@ def test_spark_compaction_equals_the_local_one(tmp_path):
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
-        .config(map=jvm_crash.spark_conf(tmp_path))
+        # The session-wide crash directory: whichever session starts the JVM, the later ones
+        # run in it (tests/test_spark_first_day.py checks the driver's option).
+        .config(map=jvm_crash.spark_conf(spark_crash_dir))
         .getOrCreate()
     )
     try:
@@ -743,7 +745,7 @@ def test_spark_compaction_equals_the_local_one(tmp_path):
         )
     finally:
         spark.stop()
-        jvm_crash.check(tmp_path)
+        jvm_crash.check(spark_crash_dir)
     assert sorted(os.path.basename(r["dir"]) for r in reports) == ["orders-0", "users-0"]
     assert all(r["cleaned"] for r in reports)
     for name in ("users-0", "orders-0"):
