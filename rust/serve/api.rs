@@ -1,7 +1,8 @@
 //! Each request the endpoint answers, by API: the versions it takes (Kafka 4.x's, as the
 //! `kafka-protocol` crate generates them from Kafka's own message definitions) and its answer.
-//! Reads are served from the [`Catalog`], groups by the [`Coordinator`]; every API that would
-//! write is refused with `POLICY_VIOLATION` and a message saying why.
+//! Reads are served from the [`Catalog`](super::catalog::Catalog), groups by the
+//! [`Coordinator`](super::groups::Coordinator); every API that would write is refused with
+//! `POLICY_VIOLATION` and a message saying why.
 
 use super::codes::code;
 use super::fetch::read_partition;
