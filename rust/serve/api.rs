@@ -46,6 +46,39 @@ pub const APIS: &[ApiKey] = &[
     ApiKey::IncrementalAlterConfigs,
 ];
 
+/// Calls `$m!` with each served API and its request message (one list for the versions taken
+/// and the fuzz target's decoding).
+macro_rules! served {
+    ($m:ident) => {
+        $m!(
+            ApiVersions => ApiVersionsRequest,
+            Metadata => MetadataRequest,
+            Fetch => FetchRequest,
+            ListOffsets => ListOffsetsRequest,
+            OffsetForLeaderEpoch => OffsetForLeaderEpochRequest,
+            DescribeCluster => DescribeClusterRequest,
+            DescribeConfigs => DescribeConfigsRequest,
+            FindCoordinator => FindCoordinatorRequest,
+            JoinGroup => JoinGroupRequest,
+            SyncGroup => SyncGroupRequest,
+            Heartbeat => HeartbeatRequest,
+            LeaveGroup => LeaveGroupRequest,
+            OffsetCommit => OffsetCommitRequest,
+            OffsetFetch => OffsetFetchRequest,
+            ListGroups => ListGroupsRequest,
+            DescribeGroups => DescribeGroupsRequest,
+            Produce => ProduceRequest,
+            InitProducerId => InitProducerIdRequest,
+            CreateTopics => CreateTopicsRequest,
+            DeleteTopics => DeleteTopicsRequest,
+            DeleteRecords => DeleteRecordsRequest,
+            CreatePartitions => CreatePartitionsRequest,
+            AlterConfigs => AlterConfigsRequest,
+            IncrementalAlterConfigs => IncrementalAlterConfigsRequest,
+        )
+    };
+}
+
 /// The versions of `key` the endpoint takes: those of the request's message definition (the
 /// API keys' own ranges can run ahead of the messages the crate generates).
 pub fn versions(key: ApiKey) -> Option<(i16, i16)> {
@@ -57,32 +90,7 @@ pub fn versions(key: ApiKey) -> Option<(i16, i16)> {
             }
         };
     }
-    let range = range!(
-        ApiVersions => ApiVersionsRequest,
-        Metadata => MetadataRequest,
-        Fetch => FetchRequest,
-        ListOffsets => ListOffsetsRequest,
-        OffsetForLeaderEpoch => OffsetForLeaderEpochRequest,
-        DescribeCluster => DescribeClusterRequest,
-        DescribeConfigs => DescribeConfigsRequest,
-        FindCoordinator => FindCoordinatorRequest,
-        JoinGroup => JoinGroupRequest,
-        SyncGroup => SyncGroupRequest,
-        Heartbeat => HeartbeatRequest,
-        LeaveGroup => LeaveGroupRequest,
-        OffsetCommit => OffsetCommitRequest,
-        OffsetFetch => OffsetFetchRequest,
-        ListGroups => ListGroupsRequest,
-        DescribeGroups => DescribeGroupsRequest,
-        Produce => ProduceRequest,
-        InitProducerId => InitProducerIdRequest,
-        CreateTopics => CreateTopicsRequest,
-        DeleteTopics => DeleteTopicsRequest,
-        DeleteRecords => DeleteRecordsRequest,
-        CreatePartitions => CreatePartitionsRequest,
-        AlterConfigs => AlterConfigsRequest,
-        IncrementalAlterConfigs => IncrementalAlterConfigsRequest,
-    );
+    let range = served!(range);
     debug_assert!(APIS.contains(&key));
     Some((range.min, range.max))
 }
@@ -344,32 +352,7 @@ pub fn decode_only(key: ApiKey, version: i16, mut body: Bytes) -> anyhow::Result
             }
         };
     }
-    decode!(
-        ApiVersions => ApiVersionsRequest,
-        Metadata => MetadataRequest,
-        Fetch => FetchRequest,
-        ListOffsets => ListOffsetsRequest,
-        OffsetForLeaderEpoch => OffsetForLeaderEpochRequest,
-        DescribeCluster => DescribeClusterRequest,
-        DescribeConfigs => DescribeConfigsRequest,
-        FindCoordinator => FindCoordinatorRequest,
-        JoinGroup => JoinGroupRequest,
-        SyncGroup => SyncGroupRequest,
-        Heartbeat => HeartbeatRequest,
-        LeaveGroup => LeaveGroupRequest,
-        OffsetCommit => OffsetCommitRequest,
-        OffsetFetch => OffsetFetchRequest,
-        ListGroups => ListGroupsRequest,
-        DescribeGroups => DescribeGroupsRequest,
-        Produce => ProduceRequest,
-        InitProducerId => InitProducerIdRequest,
-        CreateTopics => CreateTopicsRequest,
-        DeleteTopics => DeleteTopicsRequest,
-        DeleteRecords => DeleteRecordsRequest,
-        CreatePartitions => CreatePartitionsRequest,
-        AlterConfigs => AlterConfigsRequest,
-        IncrementalAlterConfigs => IncrementalAlterConfigsRequest,
-    );
+    served!(decode);
     Ok(())
 }
 
