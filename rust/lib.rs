@@ -82,9 +82,59 @@ pub mod jni;
 
 pub use error::{Error, ErrorKind, Result};
 
-#[cfg(feature = "mimalloc")]
+#[cfg(all(feature = "mimalloc", not(test)))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The crate's own tests run on the system allocator with one guard: a single allocation over
+/// 2 GiB ends the test run with a message (as a fuzzer's malloc limit does). A huge allocation
+/// mostly succeeds on Linux without touching memory, so without the guard no test could see a
+/// decoder reserving room from an untrusted count (issue 45's bounded decoding).
+#[cfg(test)]
+#[global_allocator]
+static GLOBAL: GuardedForTests = GuardedForTests;
+
+#[cfg(test)]
+struct GuardedForTests;
+
+#[cfg(test)]
+impl GuardedForTests {
+    const LIMIT: usize = 2 << 30;
+
+    fn check(size: usize) {
+        if size > Self::LIMIT {
+            use std::io::Write;
+            // Stderr is unbuffered: this writes without allocating.
+            let _ = std::io::stderr()
+                .write_all(b"a single allocation over 2 GiB in a test: aborting the run\n");
+            std::process::abort();
+        }
+    }
+}
+
+// SAFETY: every call goes to the system allocator unchanged, after a size check that allocates
+// nothing.
+#[cfg(test)]
+unsafe impl std::alloc::GlobalAlloc for GuardedForTests {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        Self::check(layout.size());
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        Self::check(layout.size());
+        unsafe { std::alloc::System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        Self::check(new_size);
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
 
 /// Tunes mimalloc for building large tables (issue 18), unless its environment variables say
 /// otherwise:

@@ -312,6 +312,80 @@ def test_hostile_clients_do_not_hurt_others() -> None:
         assert any("closed" in line for line in server.log_lines())
 
 
+def _memory_kib(pid: int) -> dict[str, int]:
+    """A process's peak virtual size and peak resident size (kB), from /proc."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmPeak", "VmHWM"):
+            fields[name] = int(value.split()[0])
+    return fields
+
+
+# Requests whose declared element counts cannot fit in what follows them: the protocol crate
+# would reserve room for every element before reading one (2^31 Metadata topics are ~150 GB).
+HUGE_COUNTS = [
+    # Found by the fuzz target: Metadata v1 declaring 0x0e000000 topics, in 14 bytes.
+    bytes.fromhex("00030001080001000000" + "0e000000"),
+    # Metadata v4 (non-flexible): 2^31 - 1 topics, then allow_auto_topic_creation.
+    struct.pack(">hhih", 3, 4, 1, -1) + struct.pack(">i", 2**31 - 1) + b"\x00",
+    # Metadata v12 (flexible header v2: client id, empty tagged fields): 2^32 - 2 topics.
+    struct.pack(">hhih", 3, 12, 2, -1) + b"\x00" + b"\xff\xff\xff\xff\x0f" + b"\x00\x00\x00",
+    # Fetch v4: replica, max wait, min bytes, max bytes, isolation, then 2^31 - 1 topics.
+    struct.pack(">hhih", 1, 4, 3, -1)
+    + struct.pack(">iiiib", -1, 0, 1, 1 << 20, 0)
+    + struct.pack(">i", 2**31 - 1),
+    # OffsetCommit v2: group, generation, member, retention, then 2^31 - 1 topics.
+    struct.pack(">hhih", 8, 2, 4, -1)
+    + struct.pack(">h", 1)
+    + b"g"
+    + struct.pack(">ih", 1, 1)
+    + b"m"
+    + struct.pack(">qi", -1, 2**31 - 1),
+]
+
+
+def test_huge_declared_counts_are_refused_without_memory() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kafkalog", "serve", str(EXAMPLES), "--listen", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        line = process.stdout.readline()
+        assert line.startswith("listening on 127.0.0.1:"), line
+        bootstrap = line.split()[2]
+        host, port = bootstrap.rsplit(":", 1)
+        before = _memory_kib(process.pid)
+        for request in HUGE_COUNTS:
+            with socket.create_connection((host, int(port)), timeout=10) as s:
+                s.sendall(struct.pack(">i", len(request)) + request)
+                s.shutdown(socket.SHUT_WR)
+                # The connection is closed, with nothing sent back.
+                assert s.recv(65536) == b""
+            assert process.poll() is None, process.stderr.read()
+        after = _memory_kib(process.pid)
+        # Reserving any one of those arrays would add gigabytes of address space at least.
+        assert after["VmPeak"] - before["VmPeak"] < 1 << 20, (before, after)
+        assert after["VmHWM"] < 1 << 20, after
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+        try:
+            assert "orders" in consumer.topics()
+        finally:
+            consumer.close()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+        log = process.stderr.read()
+        # Each closed connection is logged with the count that could not fit.
+        assert log.count("cannot fit") + log.count("remain after it") >= len(HUGE_COUNTS), log
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def test_cli_serve_prints_where_and_stops_on_sigterm() -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "kafkalog", "serve", str(EXAMPLES), "--listen", "127.0.0.1:0"],

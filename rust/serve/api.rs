@@ -10,7 +10,7 @@ use super::offsets::{epoch_error, leader_epochs, list_offsets};
 use super::shared::Shared;
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes};
+use kafka_protocol::protocol::{Encodable, Message, StrBytes};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -112,7 +112,7 @@ pub async fn answer(
     key: ApiKey,
     version: i16,
     header: &RequestHeader,
-    mut body: Bytes,
+    body: Bytes,
     peer: &str,
 ) -> anyhow::Result<Answer> {
     let client_id = header
@@ -122,7 +122,7 @@ pub async fn answer(
         .unwrap_or_default();
     macro_rules! decode {
         ($t:ty) => {
-            <$t>::decode(&mut body, version)?
+            super::bounded::decode::<$t>(&body, version)?
         };
     }
     let catalog = &shared.catalog;
@@ -307,8 +307,7 @@ pub async fn answer(
         | ApiKey::CreatePartitions
         | ApiKey::AlterConfigs
         | ApiKey::IncrementalAlterConfigs => {
-            let Some(encoded) = super::refuse::answer(shared, key, version, &mut body, peer)?
-            else {
+            let Some(encoded) = super::refuse::answer(shared, key, version, &body, peer)? else {
                 return Ok(None);
             };
             Box::new(move |b| {
@@ -341,12 +340,12 @@ pub fn framed(
 }
 
 /// Decodes a request body of `key` as [`answer`] would, answering nothing (the fuzz target).
-pub fn decode_only(key: ApiKey, version: i16, mut body: Bytes) -> anyhow::Result<()> {
+pub fn decode_only(key: ApiKey, version: i16, body: Bytes) -> anyhow::Result<()> {
     macro_rules! decode {
         ($($key:ident => $t:ty),* $(,)?) => {
             match key {
                 $(ApiKey::$key => {
-                    <$t>::decode(&mut body, version)?;
+                    super::bounded::decode::<$t>(&body, version)?;
                 })*
                 other => anyhow::bail!("API {other:?} is not served"),
             }
@@ -354,6 +353,27 @@ pub fn decode_only(key: ApiKey, version: i16, mut body: Bytes) -> anyhow::Result
     }
     served!(decode);
     Ok(())
+}
+
+/// For the tests: a request body decoded through [`super::bounded`] and by the protocol crate
+/// alone. None when the bounded decoding refused it; else whether the crate gave the same
+/// request (the plain decoding only runs once the bounded one found every count to fit).
+#[cfg(test)]
+pub fn decodes_alike(key: ApiKey, version: i16, body: &Bytes) -> Option<bool> {
+    use kafka_protocol::protocol::Decodable;
+    macro_rules! alike {
+        ($($key:ident => $t:ty),* $(,)?) => {
+            match key {
+                $(ApiKey::$key => {
+                    let bounded = super::bounded::decode::<$t>(body, version).ok()?;
+                    let plain = <$t>::decode(&mut body.clone(), version);
+                    Some(plain.map(|p| p == bounded).unwrap_or(false))
+                })*
+                _ => None,
+            }
+        };
+    }
+    served!(alike)
 }
 
 /// The ApiVersions answer: every API served with its versions.

@@ -10,6 +10,7 @@
 //! | `fetch.rs` | a partition's answer to a fetch: stored entries, sliced as a broker slices them |
 //! | `codes.rs` | Kafka's error codes the endpoint answers with |
 //! | `api.rs` | each API: the versions taken, the dispatch, Metadata and Fetch |
+//! | `bounded.rs` | requests decoded with every element count checked against the bytes left |
 //! | `offsets.rs` | ListOffsets and OffsetForLeaderEpoch |
 //! | `group_offsets.rs` | OffsetCommit and OffsetFetch |
 //! | `refuse.rs` | every API that would write, refused with a message |
@@ -26,6 +27,7 @@
 //! answer an error, never a stall of the others.
 
 pub mod api;
+mod bounded;
 pub mod catalog;
 pub mod codes;
 mod configs;
@@ -392,6 +394,7 @@ pub fn parse_frame(mut frame: Bytes) -> std::result::Result<Parsed, String> {
             "{key:?} version {version} (this endpoint takes {min} to {max})"
         ));
     }
+    // A header has no arrays (see `bounded.rs`), so the crate's decoder reads it directly.
     let header = RequestHeader::decode(&mut frame, key.request_header_version(version))
         .map_err(|e| format!("malformed {key:?} request header: {e}"))?;
     let body = frame.copy_to_bytes(frame.remaining());

@@ -7,7 +7,7 @@ use super::codes::code;
 use super::shared::Shared;
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::protocol::{Encodable, StrBytes};
 
 fn s(text: &str) -> StrBytes {
     StrBytes::from_string(text.to_string())
@@ -26,12 +26,12 @@ pub fn answer(
     shared: &Shared,
     key: ApiKey,
     version: i16,
-    body: &mut Bytes,
+    body: &Bytes,
     peer: &str,
 ) -> anyhow::Result<Option<BytesMut>> {
     macro_rules! decode {
         ($t:ty) => {
-            <$t>::decode(body, version)?
+            super::bounded::decode::<$t>(body, version)?
         };
     }
     let mut out = BytesMut::new();

@@ -324,3 +324,112 @@ fn every_api_at_every_version() {
     assert!(answered > 120, "{answered}");
     server.close();
 }
+
+/// A request body of `key` at `version` for the decoding tests: [`request`]'s, or one with an
+/// array in it for the group APIs it leaves out.
+fn sample_body(key: ApiKey, version: i16) -> Bytes {
+    let mut out = BytesMut::new();
+    match request(key, version) {
+        Some(encode) => encode(&mut out).unwrap(),
+        None => match key {
+            ApiKey::JoinGroup => {
+                let mut r = JoinGroupRequest::default();
+                r.group_id = GroupId(s("readers"));
+                r.protocol_type = s("consumer");
+                let mut p = join_group_request::JoinGroupRequestProtocol::default();
+                p.name = s("range");
+                p.metadata = Bytes::from_static(b"\0\x01\0\0\0\x01\0\x06orders");
+                r.protocols = vec![p.clone(), p];
+                r.encode(&mut out, version).unwrap()
+            }
+            ApiKey::SyncGroup => {
+                let mut r = SyncGroupRequest::default();
+                r.group_id = GroupId(s("readers"));
+                let mut a = sync_group_request::SyncGroupRequestAssignment::default();
+                a.member_id = s("m-1");
+                a.assignment = Bytes::from_static(b"\0\x01\0\0\0\x01");
+                r.assignments = vec![a];
+                r.encode(&mut out, version).unwrap()
+            }
+            ApiKey::LeaveGroup => {
+                let mut r = LeaveGroupRequest::default();
+                r.group_id = GroupId(s("readers"));
+                if version >= 3 {
+                    let mut m = leave_group_request::MemberIdentity::default();
+                    m.member_id = s("m-1");
+                    r.members = vec![m];
+                } else {
+                    r.member_id = s("m-1");
+                }
+                r.encode(&mut out, version).unwrap()
+            }
+            other => panic!("{other:?} has no sample"),
+        },
+    }
+    out.freeze()
+}
+
+/// Mutated requests (counts made huge, bytes changed, bodies cut) are either refused by the
+/// bounded decoding or decoded by it exactly as the protocol crate decodes them; unchanged
+/// ones are always taken. (A huge count that slipped through would make the crate reserve
+/// gigabytes, and this test abort.)
+#[test]
+fn bounded_decoding_refuses_only_what_cannot_fit() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut taken, mut refused) = (0, 0);
+    for &key in APIS {
+        let (min, max) = versions(key).unwrap();
+        for version in min..=max {
+            let body = sample_body(key, version);
+            assert_eq!(
+                super::api::decodes_alike(key, version, &body),
+                Some(true),
+                "{key:?} v{version} unchanged"
+            );
+            for _ in 0..200 {
+                let mut bytes = body.to_vec();
+                if bytes.is_empty() {
+                    break;
+                }
+                let at = (next() % bytes.len() as u64) as usize;
+                match next() % 4 {
+                    0 => {
+                        let big = [0x7f, 0xff, 0xff, (next() % 256) as u8];
+                        for (i, b) in big.iter().enumerate() {
+                            if let Some(slot) = bytes.get_mut(at + i) {
+                                *slot = *b;
+                            }
+                        }
+                    }
+                    1 => {
+                        let big = [0xff, 0xff, 0xff, 0xff, (next() % 16) as u8];
+                        for (i, b) in big.iter().enumerate() {
+                            if let Some(slot) = bytes.get_mut(at + i) {
+                                *slot = *b;
+                            }
+                        }
+                    }
+                    2 => bytes[at] = next() as u8,
+                    _ => bytes.truncate(at),
+                }
+                match super::api::decodes_alike(key, version, &Bytes::from(bytes.clone())) {
+                    Some(alike) => {
+                        assert!(alike, "{key:?} v{version}: {bytes:02x?}");
+                        taken += 1;
+                    }
+                    None => refused += 1,
+                }
+            }
+        }
+    }
+    assert!(
+        taken > 1000 && refused > 1000,
+        "{taken} taken, {refused} refused"
+    );
+}
