@@ -42,8 +42,22 @@ pub struct Segment {
 pub enum Source {
     /// A local file, mapped: slices are served without a copy.
     Mapped(Mapped),
-    /// An object in a store (or a file that could not be mapped), read by ranges.
-    Object(Mutex<Box<dyn Object>>),
+    /// An object in a store (or a file that could not be mapped), read in order through
+    /// `fetch.rs`'s reader, with what was read past the last answer.
+    Object(Mutex<Stored>),
+}
+
+/// A segment in a store, as the fetches of its partition read it: in order, one stream after
+/// another, each fetch starting inside the bytes the one before read past its end.
+pub struct Stored {
+    /// The object.
+    pub object: Box<dyn Object>,
+    /// Where `bytes` starts in the segment.
+    pub at: u64,
+    /// Bytes read and not yet passed; the object's next read in order starts after them.
+    pub bytes: Vec<u8>,
+    /// Where the range the object was last told it would read ends (see `Object::will_read`).
+    pub told_end: u64,
 }
 
 impl Segment {
@@ -55,7 +69,12 @@ impl Segment {
         let mut object = storage.open(&self.file.path)?;
         let source = match object.mapped() {
             Some(map) => Source::Mapped(map),
-            None => Source::Object(Mutex::new(object)),
+            None => Source::Object(Mutex::new(Stored {
+                object,
+                at: 0,
+                bytes: Vec::new(),
+                told_end: 0,
+            })),
         };
         Ok(self.source.get_or_init(|| source))
     }

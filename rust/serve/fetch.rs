@@ -5,16 +5,20 @@
 //! first entry whole even when it is larger than the limit if the fetch has nothing yet
 //! (KIP-74), else the limit's bytes as they fall (clients drop a partial entry at the end).
 
-use super::catalog::{entry_span, Partition, Source};
+use super::catalog::{entry_span, Partition, Source, Stored};
 use crate::error::{Error, Result};
 use crate::format::segment::{ENTRY_SPAN_BYTES, LOG_OVERHEAD};
 use crate::log::position::seek_position;
 use crate::storage::{read_range, Storage};
 use bytes::Bytes;
-use std::sync::Mutex;
+use std::sync::MutexGuard;
 
-/// The bytes read from a store at a time while walking entries (a memory map needs none).
+/// The bytes read from a store at a time past what a fetch needs, walking entries.
 const WINDOW: u64 = 256 << 10;
+/// How far ahead a store is told a partition's reads will go: one stream of this many bytes
+/// serves the fetches of a consumer reading in order (a request per fetch would pay a store's
+/// latency each time).
+const STREAM_SPAN: u64 = 64 << 20;
 
 /// What one partition's fetch found.
 #[derive(Debug, Default)]
@@ -31,70 +35,94 @@ pub struct Slice {
     pub upper_offset: i64,
 }
 
-/// Bytes of a segment, either in place (a map) or read through a window.
-struct Reader<'a> {
-    source: &'a Source,
-    len: u64,
-    window_at: u64,
-    window: Bytes,
+/// Bytes of a segment, either in place (a map) or read in order from a store.
+enum Reader<'a> {
+    Mapped(&'a crate::storage::Mapped, u64),
+    /// The segment's store state, held for the whole fetch (one fetch of a segment reads at a
+    /// time), and where the answer ended: what follows is kept for the next fetch.
+    Object(MutexGuard<'a, Stored>, u64, Option<u64>),
 }
 
 impl<'a> Reader<'a> {
-    fn new(source: &'a Source, len: u64) -> Self {
-        Reader {
-            source,
-            len,
-            window_at: 0,
-            window: Bytes::new(),
-        }
+    fn new(source: &'a Source, len: u64) -> Result<Self> {
+        Ok(match source {
+            Source::Mapped(map) => Reader::Mapped(map, len),
+            Source::Object(stored) => Reader::Object(
+                stored.lock().map_err(|_| {
+                    Error::new(crate::error::ErrorKind::Internal, "segment lock poisoned")
+                })?,
+                len,
+                None,
+            ),
+        })
     }
 
     /// Bytes `[at, at + n)` (fewer at the end of the segment).
     fn bytes(&mut self, at: u64, n: u64) -> Result<Bytes> {
-        let end = (at + n).min(self.len);
-        if at >= end {
-            return Ok(Bytes::new());
-        }
-        match self.source {
-            Source::Mapped(map) => {
+        match self {
+            Reader::Mapped(map, len) => {
                 let whole = map.bytes();
-                let end = end.min(whole.len() as u64);
+                let end = (at + n).min(*len).min(whole.len() as u64);
                 if at >= end {
                     return Ok(Bytes::new());
                 }
                 Ok(Bytes::from_owner(MapSlice {
-                    map: map.clone(),
+                    map: (*map).clone(),
                     start: at as usize,
                     end: end as usize,
                 }))
             }
-            Source::Object(object) => {
-                let window_end = self.window_at + self.window.len() as u64;
-                if at >= self.window_at && end <= window_end {
-                    let from = (at - self.window_at) as usize;
-                    return Ok(self.window.slice(from..from + (end - at) as usize));
+            Reader::Object(stored, len, _) => {
+                let end = (at + n).min(*len);
+                if at >= end {
+                    return Ok(Bytes::new());
                 }
-                let read_end = end.max((at + WINDOW).min(self.len));
-                let bytes = read_object(object, at, read_end)?;
-                self.window_at = at;
-                self.window = Bytes::from(bytes);
-                let n = ((end - at) as usize).min(self.window.len());
-                Ok(self.window.slice(..n))
+                let s = &mut **stored;
+                let mut held_end = s.at + s.bytes.len() as u64;
+                if at < s.at || at > held_end + STREAM_SPAN {
+                    // Off the track of the reads before: start again here. (A read a little
+                    // ahead, past an entry the walk stepped over, reads on in order.)
+                    s.bytes.clear();
+                    s.at = at;
+                    s.told_end = at;
+                    held_end = at;
+                }
+                if end > held_end {
+                    let target = end.max((held_end + WINDOW).min(*len));
+                    if target > s.told_end {
+                        let told = target.max((held_end + STREAM_SPAN).min(*len));
+                        s.object.will_read(held_end..told);
+                        s.told_end = told;
+                    }
+                    let read = read_range(s.object.as_mut(), held_end..target)?;
+                    s.bytes.extend_from_slice(&read);
+                }
+                let from = (at - s.at) as usize;
+                let to = ((end - s.at) as usize).min(s.bytes.len());
+                Ok(Bytes::copy_from_slice(&s.bytes[from.min(to)..to]))
             }
+        }
+    }
+
+    /// Says where the answer ended: the bytes before it are let go when the fetch is done.
+    fn answered_to(&mut self, end: u64) {
+        if let Reader::Object(_, _, kept) = self {
+            *kept = Some(end);
         }
     }
 }
 
-fn read_object(
-    object: &Mutex<Box<dyn crate::storage::Object>>,
-    at: u64,
-    end: u64,
-) -> Result<Vec<u8>> {
-    let mut object = object
-        .lock()
-        .map_err(|_| Error::new(crate::error::ErrorKind::Internal, "segment lock poisoned"))?;
-    object.will_read(at..end);
-    read_range(object.as_mut(), at..end)
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        if let Reader::Object(s, _, Some(end)) = self {
+            let held_end = s.at + s.bytes.len() as u64;
+            if s.at <= *end && *end <= held_end {
+                let passed = (*end - s.at) as usize;
+                s.bytes.drain(..passed);
+                s.at = *end;
+            }
+        }
+    }
 }
 
 /// A slice of a memory map, owning the map for as long as the bytes are referenced.
@@ -149,7 +177,7 @@ pub fn read_partition(
     while index < partition.segments.len() {
         let segment = &partition.segments[index];
         let source = segment.source(storage)?;
-        let mut reader = Reader::new(source, segment.len);
+        let mut reader = Reader::new(source, segment.len)?;
         let start = loop {
             let head = reader.bytes(position, ENTRY_SPAN_BYTES as u64)?;
             let Some((_, last, size)) = entry_span(&head) else {
@@ -195,6 +223,7 @@ pub fn read_partition(
             next = Some(last + 1);
         }
         slice.records = reader.bytes(start, end - start)?;
+        reader.answered_to(end);
         slice.next_offset = next;
         slice.next_position = next.map(|_| (index, end));
         slice.upper_offset = partition
@@ -319,5 +348,111 @@ mod tests {
         assert_eq!(entries(&bounded.records), vec![first]);
         let none = read_partition(storage.as_ref(), &p, hw, hw, u64::MAX, true, None).unwrap();
         assert!(none.records.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod store_tests {
+    use super::*;
+    use crate::read::files::TopicFilter;
+    use crate::serve::catalog::Catalog;
+    use crate::storage::{Entry, Object, Router, Stat};
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    /// Local files served as a store serves them: never mapped, every byte read and every
+    /// read-ahead told counted.
+    #[derive(Debug)]
+    struct Unmapped {
+        inner: Router,
+        read: Arc<AtomicU64>,
+        told: Arc<AtomicU64>,
+    }
+
+    struct Counted {
+        inner: Box<dyn Object>,
+        read: Arc<AtomicU64>,
+        told: Arc<AtomicU64>,
+    }
+
+    impl Object for Counted {
+        fn len(&self) -> u64 {
+            self.inner.len()
+        }
+        fn read_into(&mut self, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<usize> {
+            let n = self.inner.read_into(offset, len, out)?;
+            self.read.fetch_add(n as u64, Ordering::Relaxed);
+            Ok(n)
+        }
+        fn will_read(&mut self, _range: std::ops::Range<u64>) {
+            self.told.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    impl Storage for Unmapped {
+        fn stat(&self, path: &Path) -> Result<Stat> {
+            self.inner.stat(path)
+        }
+        fn list(&self, dir: &Path) -> Result<Vec<Entry>> {
+            self.inner.list(dir)
+        }
+        fn open(&self, path: &Path) -> Result<Box<dyn Object>> {
+            Ok(Box::new(Counted {
+                inner: self.inner.open(path)?,
+                read: self.read.clone(),
+                told: self.told.clone(),
+            }))
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    /// A consumer reading a partition in order from a store, a few entries a fetch, gets the
+    /// bytes the mapped files give, reads each stored byte about once (a fetch starts in the
+    /// bytes the one before read past its end), and tells the store once per segment.
+    #[test]
+    fn fetches_in_order_read_a_store_once() {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+            "tests/corpus/segments/dipendrasaini__kafka-learnning-series/tmp/kafka-logs-1/invoice-0",
+        );
+        let read = Arc::new(AtomicU64::new(0));
+        let told = Arc::new(AtomicU64::new(0));
+        let unmapped: Arc<dyn Storage> = Arc::new(Unmapped {
+            inner: Router::new(Vec::new()),
+            read: read.clone(),
+            told: told.clone(),
+        });
+        let mapped: Arc<dyn Storage> = Arc::new(Router::new(Vec::new()));
+        let filter = TopicFilter::default();
+        let from_store =
+            Catalog::build(unmapped.clone(), std::slice::from_ref(&path), &filter).unwrap();
+        let from_files = Catalog::build(mapped.clone(), &[path], &filter).unwrap();
+        let p = from_store.partition("invoice", 0).unwrap().clone();
+        let q = from_files.partition("invoice", 0).unwrap().clone();
+        let stored: u64 = p.segments.iter().map(|s| s.len).sum();
+        assert!(stored > 3 << 20 && p.segments.len() > 2, "{stored}");
+        let (before_read, before_told) =
+            (read.load(Ordering::Relaxed), told.load(Ordering::Relaxed));
+        let hw = p.high_watermark;
+        let (mut offset, mut hint, mut fetches) = (p.log_start, None, 0);
+        while offset < hw {
+            let got = read_partition(unmapped.as_ref(), &p, offset, hw, 4096, true, hint).unwrap();
+            let want = read_partition(mapped.as_ref(), &q, offset, hw, 4096, true, hint).unwrap();
+            assert_eq!(got.records, want.records, "at offset {offset}");
+            assert_eq!(got.next_offset, want.next_offset);
+            let Some(next) = got.next_offset else { break };
+            (offset, hint) = (next, got.next_position);
+            fetches += 1;
+        }
+        assert!(fetches > 100, "{fetches}");
+        let bytes_read = read.load(Ordering::Relaxed) - before_read;
+        let tells = told.load(Ordering::Relaxed) - before_told;
+        assert!(
+            bytes_read <= stored + WINDOW,
+            "{bytes_read} read for {stored} stored ({tells} tells, {fetches} fetches)"
+        );
+        assert!(tells <= p.segments.len() as u64, "{tells} tells");
     }
 }
