@@ -15,10 +15,9 @@ use std::sync::MutexGuard;
 
 /// The bytes read from a store at a time past what a fetch needs, walking entries.
 const WINDOW: u64 = 256 << 10;
-/// How far ahead a store is told a partition's reads will go: one stream of this many bytes
-/// serves the fetches of a consumer reading in order (a request per fetch would pay a store's
-/// latency each time).
-const STREAM_SPAN: u64 = 64 << 20;
+/// How far past the bytes held a read may start and still read on in order (the walk steps
+/// over entries it does not answer with).
+const READ_ON: u64 = 64 << 20;
 
 /// What one partition's fetch found.
 #[derive(Debug, Default)]
@@ -79,7 +78,7 @@ impl<'a> Reader<'a> {
                 }
                 let s = &mut **stored;
                 let mut held_end = s.at + s.bytes.len() as u64;
-                if at < s.at || at > held_end + STREAM_SPAN {
+                if at < s.at || at > held_end + READ_ON {
                     // Off the track of the reads before: start again here. (A read a little
                     // ahead, past an entry the walk stepped over, reads on in order.)
                     s.bytes.clear();
@@ -90,9 +89,12 @@ impl<'a> Reader<'a> {
                 if end > held_end {
                     let target = end.max((held_end + WINDOW).min(*len));
                     if target > s.told_end {
-                        let told = target.max((held_end + STREAM_SPAN).min(*len));
-                        s.object.will_read(held_end..told);
-                        s.told_end = told;
+                        // To the end of the segment: one request, streamed as it is read (the
+                        // store reads a bounded way ahead), serves a consumer reading in order;
+                        // a request per range would pay a store's latency each time, and some
+                        // stores (moto) read the whole object for any range.
+                        s.object.will_read(held_end..*len);
+                        s.told_end = *len;
                     }
                     let read = read_range(s.object.as_mut(), held_end..target)?;
                     s.bytes.extend_from_slice(&read);
