@@ -212,6 +212,9 @@ def _answers(bootstrap: str, epochs: bool) -> dict[str, Any]:
             out[f"{topic} list-offsets {spec}"] = sorted(
                 json.dumps(r, sort_keys=True) for r in rows
             )
+        # DescribeConfigs: the overrides set on the topic (from the KRaft metadata log).
+        configs = kafka_tool(bootstrap, "topic-configs", "--topic", topic)
+        out[f"{topic} configs"] = sorted(json.dumps(r, sort_keys=True) for r in configs)
     out["group g-orders"] = sorted(
         json.dumps(r, sort_keys=True) for r in kafka_tool(bootstrap, "group-offsets", "g-orders")
     )
@@ -235,6 +238,7 @@ def test_side_by_side_with_the_broker(broker_backup: Any, tmp_path: Path) -> Non
     for key in theirs:
         assert ours[key] == theirs[key], key
     assert len(theirs["payments read_uncommitted"]) > len(theirs["payments read_committed"])
+    assert any('"retention.ms"' in c for c in theirs["orders configs"]), theirs["orders configs"]
     # And what the broker serves is what kafkalog.read reads from its files.
     expected = _read_rows(kafkalog.read(str(files), topics="orders|payments").read_all())
     served = sorted(

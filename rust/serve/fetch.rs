@@ -9,7 +9,7 @@ use super::catalog::{entry_span, Partition, Source, Stored};
 use crate::error::{Error, Result};
 use crate::format::segment::{ENTRY_SPAN_BYTES, LOG_OVERHEAD};
 use crate::log::position::seek_position;
-use crate::storage::{read_range, Storage};
+use crate::storage::Storage;
 use bytes::Bytes;
 use std::sync::MutexGuard;
 
@@ -96,8 +96,16 @@ impl<'a> Reader<'a> {
                         s.object.will_read(held_end..*len);
                         s.told_end = *len;
                     }
-                    let read = read_range(s.object.as_mut(), held_end..target)?;
-                    s.bytes.extend_from_slice(&read);
+                    let mut at = held_end;
+                    while at < target {
+                        let n = s
+                            .object
+                            .read_into(at, (target - at) as usize, &mut s.bytes)?;
+                        if n == 0 {
+                            break; // shorter than it was
+                        }
+                        at += n as u64;
+                    }
                 }
                 let from = (at - s.at) as usize;
                 let to = ((end - s.at) as usize).min(s.bytes.len());

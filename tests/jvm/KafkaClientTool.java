@@ -30,6 +30,8 @@ import java.util.Properties;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -41,6 +43,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -65,6 +68,7 @@ public final class KafkaClientTool {
                 case "list-offsets": listOffsets(args); break;
                 case "group-offsets": groupOffsets(args); break;
                 case "describe": describe(args); break;
+                case "topic-configs": topicConfigs(args); break;
                 default: throw new IllegalArgumentException("unknown command " + argv[0]);
             }
             System.out.flush();
@@ -450,6 +454,23 @@ public final class KafkaClientTool {
             o.put("topicId", d.topicId().toString());
             o.put("partitions", d.partitions().size());
             emit(o);
+        }
+    }
+
+    /** A topic's configs set on the topic itself (DescribeConfigs), one line each. */
+    static void topicConfigs(Args args) throws Exception {
+        String topic = args.need("topic");
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        try (Admin admin = Admin.create(common(args))) {
+            Config config = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+            for (ConfigEntry e : config.entries()) {
+                if (e.source() != ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG) continue;
+                ObjectNode o = JSON.createObjectNode();
+                o.put("name", e.name());
+                o.put("value", e.value());
+                o.put("readOnly", e.isReadOnly());
+                emit(o);
+            }
         }
     }
 }
