@@ -6,7 +6,8 @@ endpoint, ...), each serves those files to Kafka's Java consumer, which reads th
 (benches/java/ServeConsumerBench.java: ByteArrayDeserializer, the client's default fetch
 sizes). Per run: the consumer's records/s, and the server process's CPU seconds (user + system,
 from /proc) while the consumer ran, per GB served. With `--s3`, the same log uploaded to a moto
-S3 server on 127.0.0.1 is served by the endpoint from the bucket, against its local rate.
+S3 server on 127.0.0.1 is served by the endpoint from the bucket, against its local rate, and
+moto's own rate handing one client the segment whole; all sides take turns in every round.
 
     python benches/serve_bench.py --gb 1 --rounds 3 [--s3]
 
@@ -17,6 +18,7 @@ Markdown table for BENCHMARKS.md, after one JSON line per run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -25,7 +27,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -164,22 +168,36 @@ def main() -> None:
     log_dir = broker.log_dir
     size = sum(p.stat().st_size for p in (log_dir / f"{TOPIC}-0").glob("*.log"))
     gb = size / 1e9
-    runs: dict[str, list[dict]] = {"broker": [], "kafkalog serve": []}
-    for i in range(args.rounds):
-        order = ["broker", "kafkalog serve"] if i % 2 == 0 else ["kafkalog serve", "broker"]
-        for side in order:
-            if side == "broker":
-                r = run_broker(broker)
-            else:
-                r = run_endpoint([str(log_dir)], [])
-            r["side"], r["round"] = side, i
-            r["cpu_per_gb"] = r["server_cpu"] / gb
-            print(json.dumps(r), flush=True)
-            runs[side].append(r)
-    if args.s3:
-        runs["kafkalog serve, moto S3"] = s3_runs(log_dir, gb)
+    sides = ["broker", "kafkalog serve"]
+    with contextlib.ExitStack() as stack:
+        s3 = stack.enter_context(moto_bucket(log_dir)) if args.s3 else None
+        if s3 is not None:
+            sides += ["kafkalog serve, moto S3", "moto S3 itself: one whole GET"]
+        runs: dict[str, list[dict]] = {side: [] for side in sides}
+        records = 0
+        for i in range(args.rounds):
+            # Each round in another order, so that the machine's drift falls on every side.
+            order = sides[i % len(sides) :] + sides[: i % len(sides)]
+            for side in order:
+                if side == "broker":
+                    r = run_broker(broker)
+                elif side == "kafkalog serve":
+                    r = run_endpoint([str(log_dir)], [])
+                elif side == "kafkalog serve, moto S3":
+                    assert s3 is not None
+                    r = run_endpoint(["s3://bench/logs"], s3.options)
+                else:
+                    assert s3 is not None
+                    r = s3.whole_get()
+                r["side"], r["round"] = side, i
+                r["cpu_per_gb"] = r["server_cpu"] / gb
+                records = r.get("records", records)
+                print(json.dumps(r), flush=True)
+                runs[side].append(r)
+    for r in runs.get("moto S3 itself: one whole GET", []):
+        r["records_per_s"] = records / r["seconds"]
     print()
-    print(f"log: {size / 1e9:.2f} GB, {runs['broker'][0]['records']} records, lz4, 1 KB values")
+    print(f"log: {size / 1e9:.2f} GB, {records} records, lz4, 1 KB values")
     print("| server | consumer records/s (median) | server CPU s per GB (median) |")
     print("|---|---:|---:|")
     med = {}
@@ -194,7 +212,35 @@ def main() -> None:
         print(f"moto S3 / local: records/s {med['kafkalog serve, moto S3'][0] / k[0]:.2f}x")
 
 
-def s3_runs(log_dir: Path, gb: float) -> list[dict]:
+class MotoBucket:
+    """The log uploaded to a moto S3 server on 127.0.0.1: the endpoint's storage options, and
+    the store's own ceiling (one client reading the segment whole, the bytes thrown away)."""
+
+    def __init__(self, endpoint: str, client: Any, key: str) -> None:
+        self.client, self.key = client, key
+        self.options = [
+            "-o",
+            f"aws_endpoint={endpoint}",
+            "-o",
+            "aws_allow_http=true",
+            "-o",
+            "aws_access_key_id=test",
+            "-o",
+            "aws_secret_access_key=test",
+            "-o",
+            "aws_region=us-east-1",
+        ]
+
+    def whole_get(self) -> dict:
+        start = time.perf_counter()
+        body = self.client.get_object(Bucket="bench", Key=self.key)["Body"]
+        while body.read(8 << 20):
+            pass
+        return {"seconds": time.perf_counter() - start, "server_cpu": 0.0}
+
+
+@contextlib.contextmanager
+def moto_bucket(log_dir: Path) -> Iterator[MotoBucket]:
     import boto3
 
     port = free_port()
@@ -218,26 +264,8 @@ def s3_runs(log_dir: Path, gb: float) -> list[dict]:
         for f in sorted((log_dir / f"{TOPIC}-0").iterdir()):
             if f.is_file():
                 client.upload_file(str(f), "bench", f"logs/{TOPIC}-0/{f.name}")
-        options = [
-            "-o",
-            f"aws_endpoint={endpoint}",
-            "-o",
-            "aws_allow_http=true",
-            "-o",
-            "aws_access_key_id=test",
-            "-o",
-            "aws_secret_access_key=test",
-            "-o",
-            "aws_region=us-east-1",
-        ]
-        out = []
-        for i in range(args.rounds):
-            r = run_endpoint(["s3://bench/logs"], options)
-            r["side"], r["round"] = "kafkalog serve, moto S3", i
-            r["cpu_per_gb"] = r["server_cpu"] / gb
-            print(json.dumps(r), flush=True)
-            out.append(r)
-        return out
+        (segment,) = sorted((log_dir / f"{TOPIC}-0").glob("*.log"))
+        yield MotoBucket(endpoint, client, f"logs/{TOPIC}-0/{segment.name}")
     finally:
         proc.terminate()
         proc.wait(timeout=10)
