@@ -77,41 +77,33 @@ impl<'a> Reader<'a> {
                     return Ok(Bytes::new());
                 }
                 let s = &mut **stored;
-                let mut held_end = s.at + s.bytes.len() as u64;
-                if at < s.at || at > held_end + READ_ON {
-                    // Off the track of the reads before: start again here. (A read a little
-                    // ahead, past an entry the walk stepped over, reads on in order.)
-                    s.bytes.clear();
-                    s.at = at;
-                    s.told_end = at;
-                    held_end = at;
-                }
-                if end > held_end {
-                    let target = end.max((held_end + WINDOW).min(*len));
-                    if target > s.told_end {
-                        // To the end of the segment: one request, streamed as it is read (the
-                        // store reads a bounded way ahead), serves a consumer reading in order;
-                        // a request per range would pay a store's latency each time, and some
-                        // stores (moto) read the whole object for any range.
-                        s.object.will_read(held_end..*len);
-                        s.told_end = *len;
-                    }
-                    let mut at = held_end;
-                    while at < target {
-                        let n = s
-                            .object
-                            .read_into(at, (target - at) as usize, &mut s.bytes)?;
-                        if n == 0 {
-                            break; // shorter than it was
-                        }
-                        at += n as u64;
-                    }
-                }
+                fill(s, *len, at, end)?;
                 let from = (at - s.at) as usize;
                 let to = ((end - s.at) as usize).min(s.bytes.len());
                 Ok(Bytes::copy_from_slice(&s.bytes[from.min(to)..to]))
             }
         }
+    }
+
+    /// The answer's bytes `[start, end)`; from a store, handed over without a copy, the bytes
+    /// after them kept for the next fetch.
+    fn answer(&mut self, start: u64, end: u64) -> Result<Bytes> {
+        let Reader::Object(stored, len, kept) = self else {
+            return self.bytes(start, end - start);
+        };
+        let end = end.min(*len);
+        if start >= end {
+            return Ok(Bytes::new());
+        }
+        let s = &mut **stored;
+        fill(s, *len, start, end)?;
+        let whole = Bytes::from(std::mem::take(&mut s.bytes));
+        let from = (start - s.at) as usize;
+        let to = ((end - s.at) as usize).min(whole.len());
+        s.bytes = whole[to..].to_vec();
+        s.at += to as u64;
+        *kept = None;
+        Ok(whole.slice(from.min(to)..to))
     }
 
     /// Says where the answer ended: the bytes before it are let go when the fetch is done.
@@ -133,6 +125,42 @@ impl Drop for Reader<'_> {
             }
         }
     }
+}
+
+/// Makes `stored` hold bytes `[at, end)` of its segment (`len` bytes), reading on in order
+/// from what it holds, or starting again at `at` when that is off its track.
+fn fill(s: &mut Stored, len: u64, at: u64, end: u64) -> Result<()> {
+    let mut held_end = s.at + s.bytes.len() as u64;
+    if at < s.at || at > held_end + READ_ON {
+        // Off the track of the reads before: start again here. (A read a little ahead, past
+        // an entry the walk stepped over, reads on in order.)
+        s.bytes.clear();
+        s.at = at;
+        s.told_end = at;
+        held_end = at;
+    }
+    if end > held_end {
+        let target = end.max((held_end + WINDOW).min(len));
+        if target > s.told_end {
+            // To the end of the segment: one request, streamed as it is read (the store reads
+            // a bounded way ahead), serves a consumer reading in order; a request per range
+            // would pay a store's latency each time, and some stores (moto) read the whole
+            // object for any range.
+            s.object.will_read(held_end..len);
+            s.told_end = len;
+        }
+        let mut at = held_end;
+        while at < target {
+            let n = s
+                .object
+                .read_into(at, (target - at) as usize, &mut s.bytes)?;
+            if n == 0 {
+                break; // shorter than it was
+            }
+            at += n as u64;
+        }
+    }
+    Ok(())
 }
 
 /// A slice of a memory map, owning the map for as long as the bytes are referenced.
@@ -232,7 +260,7 @@ pub fn read_partition(
             end += size;
             next = Some(last + 1);
         }
-        slice.records = reader.bytes(start, end - start)?;
+        slice.records = reader.answer(start, end)?;
         reader.answered_to(end);
         slice.next_offset = next;
         slice.next_position = next.map(|_| (index, end));
