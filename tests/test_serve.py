@@ -4,6 +4,7 @@ side by side and Spark's Kafka source in tests/test_serve_kafka.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -12,6 +13,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -345,7 +347,10 @@ HUGE_COUNTS = [
 ]
 
 
-def test_huge_declared_counts_are_refused_without_memory() -> None:
+@contextlib.contextmanager
+def _cli_server() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`kafkalog serve` of the examples as a command: the process and the address its first
+    line gives. Killed on the way out if the test left it running."""
     process = subprocess.Popen(
         [sys.executable, "-m", "kafkalog", "serve", str(EXAMPLES), "--listen", "127.0.0.1:0"],
         stdout=subprocess.PIPE,
@@ -356,7 +361,27 @@ def test_huge_declared_counts_are_refused_without_memory() -> None:
         assert process.stdout is not None and process.stderr is not None
         line = process.stdout.readline()
         assert line.startswith("listening on 127.0.0.1:"), line
-        bootstrap = line.split()[2]
+        assert "topics" in line and "partitions" in line
+        yield process, line.split()[2]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _sees_orders_and_stops_on_sigterm(process: subprocess.Popen[str], bootstrap: str) -> None:
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        assert "orders" in consumer.topics()
+    finally:
+        consumer.close()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=20) == 0
+
+
+def test_huge_declared_counts_are_refused_without_memory() -> None:
+    with _cli_server() as (process, bootstrap):
+        assert process.stderr is not None
         host, port = bootstrap.rsplit(":", 1)
         before = _memory_kib(process.pid)
         for request in HUGE_COUNTS:
@@ -370,46 +395,15 @@ def test_huge_declared_counts_are_refused_without_memory() -> None:
         # Reserving any one of those arrays would add gigabytes of address space at least.
         assert after["VmPeak"] - before["VmPeak"] < 1 << 20, (before, after)
         assert after["VmHWM"] < 1 << 20, after
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap)
-        try:
-            assert "orders" in consumer.topics()
-        finally:
-            consumer.close()
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=20) == 0
+        _sees_orders_and_stops_on_sigterm(process, bootstrap)
         log = process.stderr.read()
         # Each closed connection is logged with the count that could not fit.
         assert log.count("cannot fit") + log.count("remain after it") >= len(HUGE_COUNTS), log
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def test_cli_serve_prints_where_and_stops_on_sigterm() -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kafkalog", "serve", str(EXAMPLES), "--listen", "127.0.0.1:0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("listening on 127.0.0.1:"), line
-        assert "topics" in line and "partitions" in line
-        bootstrap = line.split()[2]
-        consumer = KafkaConsumer(bootstrap_servers=bootstrap)
-        try:
-            assert "orders" in consumer.topics()
-        finally:
-            consumer.close()
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=20) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    with _cli_server() as (process, bootstrap):
+        _sees_orders_and_stops_on_sigterm(process, bootstrap)
 
 
 def test_serve_refuses_what_is_not_there(tmp_path: Path) -> None:
